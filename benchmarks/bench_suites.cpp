@@ -1,0 +1,6 @@
+// Every benchmark suite of the hayate_bench executable.
+namespace hayate::bench {
+void register_stream_suite();
+
+void register_all_suites() { register_stream_suite(); }
+}  // namespace hayate::bench

@@ -1,0 +1,32 @@
+#pragma once
+// Runs the hayate binary as a user would and captures exit code and combined output.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace hayate::test {
+
+struct CliResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+inline CliResult run_cli(const std::string& args) {
+  const std::string command = std::string("\"") + HAYATE_BINARY + "\" " + args + " 2>&1";
+  CliResult result;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return result;
+  std::array<char, 4096> buffer{};
+  while (std::fgets(buffer.data(), buffer.size(), pipe)) result.output += buffer.data();
+  const int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return result;
+}
+
+inline std::string source_path(const std::string& relative) {
+  return std::string(HAYATE_SOURCE_DIR) + "/" + relative;
+}
+
+}  // namespace hayate::test

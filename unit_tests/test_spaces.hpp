@@ -1,0 +1,51 @@
+#pragma once
+// Typed tests over every enabled execution space. Test names end in the backend name
+// ("Suite/openmp.Case"), which CTest uses to register and label one test per backend.
+#include "run/backend.hpp"
+
+#include <Kokkos_Core.hpp>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+
+namespace hayate::test {
+
+template <class... Ts>
+struct TupleToTypes;
+template <class... Ts>
+struct TupleToTypes<std::tuple<Ts...>> {
+  using type = ::testing::Types<Ts...>;
+};
+
+#ifdef KOKKOS_ENABLE_SERIAL
+using SerialSpaces = std::tuple<Kokkos::Serial>;
+#else
+using SerialSpaces = std::tuple<>;
+#endif
+#ifdef KOKKOS_ENABLE_OPENMP
+using OpenMPSpaces = std::tuple<Kokkos::OpenMP>;
+#else
+using OpenMPSpaces = std::tuple<>;
+#endif
+#ifdef KOKKOS_ENABLE_CUDA
+using CudaSpaces = std::tuple<Kokkos::Cuda>;
+#else
+using CudaSpaces = std::tuple<>;
+#endif
+
+using EnabledSpaces =
+    TupleToTypes<decltype(std::tuple_cat(CudaSpaces{}, OpenMPSpaces{}, SerialSpaces{}))>::type;
+
+struct SpaceNames {
+  template <class Space>
+  static std::string GetName(int) {
+    return core::space_name<Space>();
+  }
+};
+
+}  // namespace hayate::test
+
+// Declares a typed test suite that runs for every enabled execution space.
+#define HAYATE_SPACE_TEST_SUITE(Suite) \
+  TYPED_TEST_SUITE(Suite, ::hayate::test::EnabledSpaces, ::hayate::test::SpaceNames)
