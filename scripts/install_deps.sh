@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages hayate builds against. Idempotent: skips apt when all are present.
 set -euo pipefail
-pkgs=(build-essential cmake ninja-build git xz-utils ca-certificates
+pkgs=(build-essential cmake ninja-build git patch xz-utils ca-certificates
       libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev libbenchmark-tools
       libcli11-dev libspdlog-dev libfmt-dev)
 missing=()
