@@ -30,6 +30,7 @@ class StreamProblem final : public core::Problem {
         steps_(config.integer("run.steps")),
         every_(config.integer("output.every")),
         scalar_(static_cast<Real>(config.real("run.scalar"))),
+        unroll_(static_cast<int>(config.integer("run.unroll"))),
         arrays_(n_) {}
 
   void initialize(RunContext& ctx) override {
@@ -65,7 +66,7 @@ class StreamProblem final : public core::Problem {
     for (std::size_t k = 0; k < 4; ++k) {
       const Kernel kernel = all_kernels[k];
       const auto start = std::chrono::steady_clock::now();
-      arrays_.run(kernel, scalar_);
+      arrays_.run(kernel, scalar_, unroll_);
       Kokkos::fence();
       const double s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -129,6 +130,7 @@ class StreamProblem final : public core::Problem {
 
   std::int64_t n_, steps_, every_;
   Real scalar_;
+  int unroll_;
   StreamArrays<Space, Real> arrays_;
   std::int64_t step_ = 0, ran_ = 0;
   double last_rate_[4] = {0, 0, 0, 0};
@@ -147,6 +149,9 @@ void declare(core::Schema& s) {
   s.real("run.scalar", "Scalar s in b = s*c and a = b + s*c; the default keeps values bounded")
       .defaults(0.41421356237309515)
       .range(-1, 1);
+  s.choice("run.unroll", {"1", "2", "4", "8"},
+           "Elements per thread, loads issued before stores (memory-level parallelism)")
+      .defaults("4");
   s.integer("output.every", "Write a stream.csv row every this many rounds").defaults(1).at_least(1);
 }
 

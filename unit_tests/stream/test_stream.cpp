@@ -19,25 +19,30 @@ template <class Space>
 class Stream : public ::testing::Test {};
 HAYATE_SPACE_TEST_SUITE(Stream);
 
-TYPED_TEST(Stream, KernelsMatchHostRecurrence) {
+TYPED_TEST(Stream, KernelsMatchHostRecurrenceForEveryUnroll) {
   using Space = TypeParam;
-  stream::StreamArrays<Space, double> arrays(1000);
-  arrays.fill();
-  const double s = 0.375;
-  for (int r = 0; r < 3; ++r)
-    for (auto k : stream::all_kernels) arrays.run(k, s);
-  double ea, eb, ec;
-  stream::expected_values<double>(3, s, ea, eb, ec);
-  auto a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), arrays.a);
-  auto b = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), arrays.b);
-  auto c = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), arrays.c);
-  for (int i = 0; i < 1000; i += 111) {
-    EXPECT_DOUBLE_EQ(a(i), ea);
-    EXPECT_DOUBLE_EQ(b(i), eb);
-    EXPECT_DOUBLE_EQ(c(i), ec);
+  const std::int64_t n = 1001;  // not a multiple of any unroll factor: tails are exercised
+  for (int unroll : {1, 2, 4, 8}) {
+    stream::StreamArrays<Space, double> arrays(n);
+    arrays.fill();
+    const double s = 0.375;
+    for (int r = 0; r < 3; ++r)
+      for (auto k : stream::all_kernels) arrays.run(k, s, unroll);
+    double ea, eb, ec;
+    stream::expected_values<double>(3, s, ea, eb, ec);
+    auto a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), arrays.a);
+    auto b = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), arrays.b);
+    auto c = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), arrays.c);
+    for (std::int64_t i = 0; i < n; ++i) {
+      ASSERT_DOUBLE_EQ(a(i), ea) << "unroll " << unroll << " i " << i;
+      ASSERT_DOUBLE_EQ(b(i), eb) << "unroll " << unroll << " i " << i;
+      ASSERT_DOUBLE_EQ(c(i), ec) << "unroll " << unroll << " i " << i;
+    }
+    EXPECT_EQ(arrays.bytes(stream::Kernel::Triad), 3 * n * 8);
+    EXPECT_EQ(arrays.bytes(stream::Kernel::Copy), 2 * n * 8);
   }
-  EXPECT_EQ(arrays.bytes(stream::Kernel::Triad), 3 * 1000 * 8);
-  EXPECT_EQ(arrays.bytes(stream::Kernel::Copy), 2 * 1000 * 8);
+  stream::StreamArrays<Space, double> arrays(8);
+  EXPECT_THROW(arrays.run(stream::Kernel::Copy, 1.0, 3), std::invalid_argument);
 }
 
 namespace {
