@@ -26,7 +26,7 @@ run: build
 	  $(HAYATE) run inputs/stream/bandwidth.yaml
 
 test: build
-	cd $(BUILD) && ctest --output-on-failure
+	ctest --preset $(PRESET)
 
 # CUDA binary (sm_90) with the OpenMP host backend; builds here, runs on the GPU machine.
 cuda:

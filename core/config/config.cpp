@@ -114,7 +114,7 @@ class Validator {
     if (in.IsMap()) {
       std::set<std::string> seen;
       for (auto it = in.begin(); it != in.end(); ++it) {
-        const YAML::Node& key = it->first;
+        const YAML::Node key = it->first;  // a copy: the iterator yields temporaries
         if (!key.IsScalar()) {
           report(at("", key, here), "expected a plain key name");
           continue;
