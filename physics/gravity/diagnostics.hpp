@@ -12,34 +12,54 @@ struct Thermo {
   double virial_ratio() const { return pe != 0 ? ke / (pe < 0 ? -pe : pe) : 0.0; }
 };
 
-template <class Space, class F>
-double particle_sum(const int n, const F& f) {
-  double s = 0;
-  Kokkos::parallel_reduce(
-      "hayate::gravity::diagnostics", Kokkos::RangePolicy<Space>(0, n),
-      KOKKOS_LAMBDA(const int i, double& acc) { acc += f(i); }, s);
-  return s;
-}
+// One pass over the particles: 2K, sum m phi, momentum, angular momentum (8 sums).
+template <class Space>
+struct ThermoSums {
+  using value_type = double[];
+  using size_type = int;
+  static constexpr int count = 8;
+  int value_count = count;
+  typename Particles<Space>::Vec x, v;
+  typename Particles<Space>::Scalar m, pot;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int i, value_type s) const {
+    const double mi = m(i);
+    s[0] += mi * (v(i, 0) * v(i, 0) + v(i, 1) * v(i, 1) + v(i, 2) * v(i, 2));
+    s[1] += mi * pot(i);
+    for (int c = 0; c < 3; ++c) {
+      const int c1 = (c + 1) % 3, c2 = (c + 2) % 3;
+      s[2 + c] += mi * v(i, c);
+      s[5 + c] += mi * (x(i, c1) * v(i, c2) - x(i, c2) * v(i, c1));
+    }
+  }
+  KOKKOS_INLINE_FUNCTION void init(value_type s) const {
+    for (int k = 0; k < count; ++k) s[k] = 0;
+  }
+  KOKKOS_INLINE_FUNCTION void join(value_type dst, const value_type src) const {
+    for (int k = 0; k < count; ++k) dst[k] += src[k];
+  }
+  // Kokkos 3.x joins through volatile references.
+  KOKKOS_INLINE_FUNCTION void join(volatile value_type dst, const volatile value_type src) const {
+    for (int k = 0; k < count; ++k) dst[k] += src[k];
+  }
+};
 
 // p.pot must hold the potential (G included) of the current positions.
 template <class Space>
 Thermo measure_thermo(const Particles<Space>& p) {
-  const auto x = p.x, v = p.v;
-  const auto m = p.m, pot = p.pot;
+  ThermoSums<Space> f;
+  f.x = p.x;
+  f.v = p.v;
+  f.m = p.m;
+  f.pot = p.pot;
+  double s[ThermoSums<Space>::count];
+  Kokkos::parallel_reduce("hayate::gravity::thermo", Kokkos::RangePolicy<Space>(0, p.n), f, s);
   Thermo t;
-  t.ke = 0.5 * particle_sum<Space>(
-                   p.n, KOKKOS_LAMBDA(const int i) {
-                     return m(i) * (v(i, 0) * v(i, 0) + v(i, 1) * v(i, 1) + v(i, 2) * v(i, 2));
-                   });
-  t.pe = 0.5 * particle_sum<Space>(
-                   p.n, KOKKOS_LAMBDA(const int i) { return m(i) * pot(i); });
+  t.ke = 0.5 * s[0];
+  t.pe = 0.5 * s[1];
   for (int c = 0; c < 3; ++c) {
-    const int c1 = (c + 1) % 3, c2 = (c + 2) % 3;
-    t.p[c] = particle_sum<Space>(
-        p.n, KOKKOS_LAMBDA(const int i) { return m(i) * v(i, c); });
-    t.l[c] = particle_sum<Space>(
-        p.n,
-        KOKKOS_LAMBDA(const int i) { return m(i) * (x(i, c1) * v(i, c2) - x(i, c2) * v(i, c1)); });
+    t.p[c] = s[2 + c];
+    t.l[c] = s[5 + c];
   }
   return t;
 }

@@ -56,6 +56,12 @@ struct MonopolePolicy {
   using Source = Body<T>;
   static constexpr int components = 4;  // ax, ay, az, phi
 
+  // Particle i of double-precision state as a source (velocities unused).
+  template <class X, class V, class M>
+  KOKKOS_INLINE_FUNCTION static Source load(const X& x, const V&, const M& m, const int i) {
+    return Source{T(x(i, 0)), T(x(i, 1)), T(x(i, 2)), T(m(i))};
+  }
+
   template <bool WithPotential>
   KOKKOS_FORCEINLINE_FUNCTION static void interact(const Source& ti, const Source& sj, const T eps2,
                                                    Acc* v) {
@@ -64,6 +70,20 @@ struct MonopolePolicy {
     v[1] += Acc(p.m_inv_r3 * p.dy);
     v[2] += Acc(p.m_inv_r3 * p.dz);
     if (WithPotential) v[3] += Acc(pair_potential(p));
+  }
+
+  // A tree node: its monopole through the pair function, plus its quadrupole.
+  template <bool WithPotential>
+  KOKKOS_FORCEINLINE_FUNCTION static void interact_node(const Source& ti, const Source& node,
+                                                        const Quadrupole<T>& q, const T eps2,
+                                                        Acc* v) {
+    const PairTerms<T> p = gravity_pair(ti.x, ti.y, ti.z, node.x, node.y, node.z, node.m, eps2);
+    T qx, qy, qz, qphi;
+    quadrupole_terms(p, q, qx, qy, qz, qphi);
+    v[0] += Acc(p.m_inv_r3 * p.dx + qx);
+    v[1] += Acc(p.m_inv_r3 * p.dy + qy);
+    v[2] += Acc(p.m_inv_r3 * p.dz + qz);
+    if (WithPotential) v[3] += Acc(pair_potential(p) + qphi);
   }
 };
 
@@ -77,6 +97,14 @@ struct HermitePolicy {
     Velocity<T> v;
   };
   static constexpr int components = 7;  // ax, ay, az, phi, jx, jy, jz
+
+  template <class X, class V, class M>
+  KOKKOS_INLINE_FUNCTION static Source load(const X& x, const V& v, const M& m, const int i) {
+    Source s;
+    s.p = Body<T>{T(x(i, 0)), T(x(i, 1)), T(x(i, 2)), T(m(i))};
+    s.v = Velocity<T>{T(v(i, 0)), T(v(i, 1)), T(v(i, 2)), T(0)};
+    return s;
+  }
 
   template <bool WithPotential>
   KOKKOS_FORCEINLINE_FUNCTION static void interact(const Source& ti, const Source& sj, const T eps2,

@@ -75,6 +75,23 @@ class DirectSolver {
     }
   }
 
+  // Packs particle `index(k)` (or k) into entry k; entries past `count` are zero-mass padding.
+  // Public only because nvcc forbids device lambdas in private member functions.
+  template <class Policy>
+  static void pack(const Kokkos::View<typename Policy::Source*, Mem>& dst, const Vec& x,
+                   const Vec& v, const Scalar& m, const Kokkos::View<const int*, Mem>& index,
+                   int count) {
+    using Source = typename Policy::Source;
+    const bool indexed = index.extent(0) > 0;
+    Kokkos::parallel_for(
+        "hayate::gravity::pack", Kokkos::RangePolicy<Space>(0, dst.extent(0)),
+        KOKKOS_LAMBDA(const int k) {
+          Source s{};
+          if (k < count) s = Policy::load(x, v, m, indexed ? index(k) : k);
+          dst(k) = s;
+        });
+  }
+
  private:
   template <class Policy>
   struct Buffers {
@@ -102,33 +119,6 @@ class DirectSolver {
       else
         return mono_f_;
     }
-  }
-
-  // Packs particle `index(k)` (or k) into entry k; entries past `count` are zero-mass padding.
-  template <class Policy>
-  static void pack(const Kokkos::View<typename Policy::Source*, Mem>& dst, const Vec& x,
-                   const Vec& v, const Scalar& m, const Kokkos::View<const int*, Mem>& index,
-                   int count) {
-    using T = typename Policy::Real;
-    using Source = typename Policy::Source;
-    const bool indexed = index.extent(0) > 0;
-    constexpr bool hermite = Policy::components == 7;
-    Kokkos::parallel_for(
-        "hayate::gravity::pack", Kokkos::RangePolicy<Space>(0, dst.extent(0)),
-        KOKKOS_LAMBDA(const int k) {
-          Source s{};
-          if (k < count) {
-            const int i = indexed ? index(k) : k;
-            Body<T> b{T(x(i, 0)), T(x(i, 1)), T(x(i, 2)), T(m(i))};
-            if constexpr (hermite) {
-              s.p = b;
-              s.v = Velocity<T>{T(v(i, 0)), T(v(i, 1)), T(v(i, 2)), T(0)};
-            } else {
-              s = b;
-            }
-          }
-          dst(k) = s;
-        });
   }
 
   template <class Policy>

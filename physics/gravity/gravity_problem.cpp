@@ -5,8 +5,10 @@
 
 #include "gravity/diagnostics.hpp"
 #include "gravity/force.hpp"
+#include "gravity/force_error.hpp"
 #include "gravity/initial_conditions.hpp"
 #include "gravity/integrators.hpp"
+#include "gravity/tree_solver.hpp"
 #include "io/csv_writer.hpp"
 #include "io/xyz.hpp"
 #include "run/backend.hpp"
@@ -49,14 +51,29 @@ class GravityProblem final : public core::Problem {
         max_level_(int(config.integer("time.max_level"))),
         steps_(config.integer("run.steps")),
         every_(config.integer("output.every")),
-        snapshot_every_(config.integer("output.snapshot_every")) {
+        snapshot_every_(config.integer("output.snapshot_every")),
+        force_error_every_(config.integer("output.force_error_every")),
+        force_error_sample_(config.integer("output.force_error_sample")) {
     DirectShape shape;
     shape.team_size = int(config.integer("direct.team_size"));
     shape.tile = int(config.integer("direct.tile"));
     shape.splits = int(config.integer("direct.j_split"));
     const Precision precision = parse_precision(config.string("precision"));
-    direct_ = std::make_unique<DirectForce<Space>>(DirectSolver<Space>(precision, shape, G_, eps_));
     check_scratch(config, shape);
+    DirectSolver<Space> direct(precision, shape, G_, eps_);
+    if (config.string("solver") == "tree") {
+      TreeParams t;
+      t.mac = config.string("tree.mac") == "theta" ? Mac::Theta : Mac::Acceleration;
+      t.dacc = config.real("tree.dacc");
+      t.theta = config.real("tree.theta");
+      t.first_direct = config.string("tree.first_step") == "direct";
+      t.leaf_size = int(config.integer("tree.leaf_size"));
+      t.rebuild_every = int(config.integer("tree.rebuild_every"));
+      t.quadrupole = config.boolean("tree.quadrupole");
+      solver_ = std::make_unique<TreeForce<Space>>(precision, t, G_, eps_, direct);
+    } else {
+      direct_ = std::make_unique<DirectForce<Space>>(direct);
+    }
   }
 
   void initialize(RunContext& ctx) override {
@@ -105,6 +122,7 @@ class GravityProblem final : public core::Problem {
     cp.get_view("jerk", p_.jerk);
     cp.get_view("m", p_.m);
     cp.get_view("level", p_.level);
+    solver().restore(cp, p_.n);
     open_output(ctx);
   }
 
@@ -121,6 +139,7 @@ class GravityProblem final : public core::Problem {
     cp.put_view("jerk", p_.jerk);
     cp.put_view("m", p_.m);
     cp.put_view("level", p_.level);
+    solver_or_direct().save(cp);
   }
 
   std::int64_t current_step() const override { return step_; }
@@ -144,9 +163,11 @@ class GravityProblem final : public core::Problem {
   void output(RunContext& ctx, bool final) override {
     if (step_ % every_ == 0 || final) thermo_row(ctx);
     if ((snapshot_every_ > 0 && step_ % snapshot_every_ == 0) || final) snapshot(ctx);
+    if (force_error_every_ > 0 && (step_ % force_error_every_ == 0 || final)) force_error(ctx);
     if (final) {
       thermo_.commit();
       snapshots_.commit();
+      if (force_errors_.is_open()) force_errors_.commit();
     }
   }
 
@@ -175,13 +196,38 @@ class GravityProblem final : public core::Problem {
     }
   }
 
-  ForceSolver<Space>& solver() { return *direct_; }
+  ForceSolver<Space>& solver() {
+    return direct_ ? static_cast<ForceSolver<Space>&>(*direct_) : *solver_;
+  }
+  const ForceSolver<Space>& solver_or_direct() const {
+    return direct_ ? static_cast<const ForceSolver<Space>&>(*direct_) : *solver_;
+  }
 
   void all_forces(RunContext& ctx) {
-    solver().accelerations(p_, {{}, p_.n}, false, {p_.acc, {}, {}}, ctx.timers);
+    solver().accelerations(p_, {{}, p_.n}, false, {p_.acc, {}, {}}, ctx.timers, false);
+  }
+
+  // Accelerations of a fixed sample of particles from the run's solver against double-precision
+  // direct summation: percentiles of |da| / |a| into force_error.csv.
+  void force_error(RunContext& ctx) {
+    auto scope = ctx.timers.scope("force_error");
+    const int count = int(std::min<std::int64_t>(force_error_sample_, p_.n));
+    Kokkos::View<int*, typename Space::memory_space> index("hayate::gravity::sample", count);
+    auto h = Kokkos::create_mirror_view(index);
+    for (int k = 0; k < count; ++k) h(k) = int(std::int64_t(k) * p_.n / count);
+    Kokkos::deep_copy(index, h);
+    Vec approx("hayate::gravity::sample_acc", count), exact("hayate::gravity::sample_ref", count);
+    solver().accelerations(p_, {index, count}, false, {approx, {}, {}}, ctx.timers, true);
+    DirectSolver<Space> reference(Precision::Double, {}, G_, eps_);
+    reference.compute(p_.x, p_.m, p_.n, {index, count}, false, {exact, {}, {}});
+    const auto a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), approx);
+    const auto r = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), exact);
+    const ForceErrorStats s = force_error_stats(a, r, count);
+    force_errors_.row({step_, time_, std::int64_t(count), s.p50, s.p90, s.p99, s.max});
   }
 
   void hermite_forces(const Vec& acc, const Vec& jerk, RunContext& ctx) {
+    // The constructor only builds the direct solver for Hermite (the factory checks it).
     auto scope = ctx.timers.scope("direct");
     direct_->solver().compute_hermite(p_.x, p_.v, p_.m, p_.n, false, {acc, {}, jerk});
   }
@@ -230,7 +276,7 @@ class GravityProblem final : public core::Problem {
         tick = next;
         count = block_select(p_, tick, max_level_, active_);
       }
-      solver().accelerations(p_, {active_, count}, false, {tmp_acc_, {}, {}}, ctx.timers);
+      solver().accelerations(p_, {active_, count}, false, {tmp_acc_, {}, {}}, ctx.timers, false);
       auto scope = ctx.timers.scope("integrate");
       block_kick(p_, active_, count, tmp_acc_, tick, dt_, eta_, eps_, max_level_);
       force_evaluations_ += count;
@@ -239,7 +285,7 @@ class GravityProblem final : public core::Problem {
   }
 
   void thermo_row(RunContext& ctx) {
-    solver().accelerations(p_, {{}, p_.n}, true, {tmp_acc_, p_.pot, {}}, ctx.timers);
+    solver().accelerations(p_, {{}, p_.n}, true, {tmp_acc_, p_.pot, {}}, ctx.timers, true);
     Thermo t;
     {
       auto scope = ctx.timers.scope("diagnostics");
@@ -289,9 +335,12 @@ class GravityProblem final : public core::Problem {
                               {"step", "time", "ke", "pe", "etotal", "px", "py", "pz", "lx", "ly",
                                "lz", "virial_ratio", "energy_error", "force_evaluations"});
     snapshots_ = core::XyzWriter(ctx.path("snapshots.xyz"));
+    if (force_error_every_ > 0)
+      force_errors_ = core::CsvWriter(ctx.path("force_error.csv"),
+                                      {"step", "time", "samples", "p50", "p90", "p99", "max"});
     if (!ctx.quiet)
-      spdlog::info("gravity: {} particles, {} precision, {} integrator", p_.n,
-                   precision_name(direct_->solver().precision()),
+      spdlog::info("gravity: {} particles, {} solver, {} precision, {} integrator", p_.n,
+                   config_.string("solver"), config_.string("precision"),
                    config_.string("time.integrator"));
   }
 
@@ -299,8 +348,9 @@ class GravityProblem final : public core::Problem {
   Integrator integrator_;
   double G_, eps_, dt_, eta_;
   int max_level_;
-  std::int64_t steps_, every_, snapshot_every_;
-  std::unique_ptr<DirectForce<Space>> direct_;
+  std::int64_t steps_, every_, snapshot_every_, force_error_every_, force_error_sample_;
+  std::unique_ptr<DirectForce<Space>> direct_;  // solver: direct (and Hermite)
+  std::unique_ptr<ForceSolver<Space>> solver_;  // solver: tree
   Particles<Space> p_;
   Vec tmp_acc_, tmp_jerk_, x0_, v0_;
   Kokkos::View<int*, typename Space::memory_space> active_;
@@ -311,6 +361,7 @@ class GravityProblem final : public core::Problem {
   std::int64_t force_evaluations_ = 0;  // targets evaluated by block steps (this run segment)
   core::CsvWriter thermo_;
   core::XyzWriter snapshots_;
+  core::CsvWriter force_errors_;
 };
 
 void declare(core::Schema& s) {
@@ -325,7 +376,9 @@ void declare(core::Schema& s) {
       .defaults(0.01)
       .above(0);
   s.integer("system.seed", "Seed of the initial-condition random numbers").defaults(1).at_least(0);
-  s.choice("solver", {"direct"}, "Force solver: direct O(N^2) summation").defaults("direct");
+  s.choice("solver", {"direct", "tree"},
+           "Force solver: direct O(N^2) summation or the Barnes-Hut octree")
+      .defaults("direct");
   s.choice("precision", {"float", "double", "mixed"},
            "Force arithmetic: float, double, or mixed (float pair terms summed in double)")
       .defaults("mixed");
@@ -341,6 +394,29 @@ void declare(core::Schema& s) {
             "to fill the device")
       .defaults(0)
       .at_least(0);
+  s.section("tree", "Barnes-Hut tree (solver: tree)");
+  s.choice("tree.mac", {"acceleration", "theta"},
+           "Opening criterion: acceleration (G m/d^2 (b/d)^2 <= dacc |a_old|) or theta "
+           "(cell side / d < theta)")
+      .defaults("acceleration");
+  s.real("tree.dacc", "Acceleration-MAC tolerance (2^-9 = 0.001953125)")
+      .defaults(0.001953125)
+      .above(0)
+      .at_most(1);
+  s.real("tree.theta", "Opening angle of the theta MAC, and of the first step")
+      .defaults(0.5)
+      .above(0)
+      .at_most(2);
+  s.choice("tree.first_step", {"theta", "direct"},
+           "Forces of the first step, before accelerations exist for the acceleration MAC")
+      .defaults("theta");
+  s.integer("tree.leaf_size", "Most particles in a leaf").defaults(16).range(1, 1024);
+  s.integer("tree.rebuild_every",
+            "Rebuild the tree every this many force evaluations; 0 = automatic (when the "
+            "walk's slow-down has cost one rebuild; not reproducible run to run)")
+      .defaults(0)
+      .at_least(0);
+  s.boolean("tree.quadrupole", "Use node quadrupole moments (else monopoles only)").defaults(true);
   s.section("time", "Time integration");
   s.choice("time.integrator", {"leapfrog", "block", "hermite"},
            "leapfrog: KDK with the shared step dt; block: KDK with power-of-two individual steps "
@@ -403,6 +479,14 @@ void declare(core::Schema& s) {
             "Append a snapshots.xyz frame every this many steps (0 = only the final state)")
       .defaults(0)
       .at_least(0);
+  s.integer("output.force_error_every",
+            "Write force_error.csv (solver vs double direct summation on a sample) every this "
+            "many steps and at the end; 0 = never")
+      .defaults(0)
+      .at_least(0);
+  s.integer("output.force_error_sample", "Particles in the force-error sample")
+      .defaults(1024)
+      .range(1, 1 << 20);
 }
 
 }  // namespace
@@ -418,6 +502,8 @@ void register_problem(core::Registry& registry) {
           if (!(total > 0))
             config.fail("initial.galaxy.halo_mass", "the galaxy needs a positive total mass");
         }
+        if (config.string("time.integrator") == "hermite" && config.string("solver") != "direct")
+          config.fail("solver", "the Hermite integrator needs the direct solver (jerks)");
         return core::dispatch_backend(backend, [&](auto space) -> std::unique_ptr<core::Problem> {
           return std::make_unique<GravityProblem<decltype(space)>>(config);
         });

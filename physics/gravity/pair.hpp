@@ -61,6 +61,32 @@ KOKKOS_FORCEINLINE_FUNCTION void pair_jerk(const PairTerms<T>& p, const T dvx, c
   jz = p.m_inv_r3 * (dvz - rv * p.dz);
 }
 
+// Traceless quadrupole moment of a tree node about its centre of mass:
+//   Q = sum_k m_k (3 s_k s_k^T - |s_k|^2 I), s_k = x_k - com.
+template <class T>
+struct Quadrupole {
+  T xx, yy, zz, xy, xz, yz;
+};
+
+// Quadrupole correction to a node's monopole field at the target, from the same pair terms
+// (d = com - x_i, softened 1/r):
+//   a += -Q d / r^5 + 5/2 (d.Q.d) d / r^7,   phi += -1/2 (d.Q.d) / r^5   (times G).
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION void quadrupole_terms(const PairTerms<T>& p, const Quadrupole<T>& q,
+                                                  T& ax, T& ay, T& az, T& phi) {
+  const T qx = q.xx * p.dx + q.xy * p.dy + q.xz * p.dz;
+  const T qy = q.xy * p.dx + q.yy * p.dy + q.yz * p.dz;
+  const T qz = q.xz * p.dx + q.yz * p.dy + q.zz * p.dz;
+  const T dqd = p.dx * qx + p.dy * qy + p.dz * qz;
+  const T inv_r2 = p.inv_r * p.inv_r;
+  const T inv_r5 = inv_r2 * inv_r2 * p.inv_r;
+  const T f = T(2.5) * dqd * inv_r5 * inv_r2;
+  ax = f * p.dx - qx * inv_r5;
+  ay = f * p.dy - qy * inv_r5;
+  az = f * p.dz - qz * inv_r5;
+  phi = -T(0.5) * dqd * inv_r5;
+}
+
 // Floating-point operations counted per interaction by the usual conventions (for % of peak).
 inline constexpr double flops_per_interaction_20 = 20.0;
 inline constexpr double flops_per_interaction_38 = 38.0;

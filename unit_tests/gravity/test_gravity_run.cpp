@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 
 namespace {
 
@@ -23,7 +24,7 @@ system: {softening: 1.0e-7}
 initial: {type: kepler, kepler: {semi_major_axis: 1.0, eccentricity: 0.5}}
 time: {integrator: hermite, dt: 0.01}
 run: {steps: 760}
-output: {every: 2}
+output: {every: 4}
 )";
 
 // Period from the second apocentre: the potential energy peaks there; a parabola through the
@@ -52,10 +53,10 @@ TYPED_TEST(GravityRun, KeplerHermiteConservesEnergyAndKeepsThePeriod) {
   for (int half = 0; half < 2; ++half) {
     const std::string d = this->dir("kepler_hermite" + std::to_string(half));
     run_input(kepler_yaml, d, this->backend(),
-              half ? std::vector<std::string>{"time.dt=0.005", "run.steps=1520", "output.every=4"}
+              half ? std::vector<std::string>{"time.dt=0.005", "run.steps=1520", "output.every=8"}
                    : std::vector<std::string>{});
     auto th = read_csv_columns(d + "/thermo.csv");
-    ASSERT_GT(th["time"].size(), 300u);
+    ASSERT_GT(th["time"].size(), 150u);
     // E = -G m1 m2 / (2a) with m1 = m2 = 1/2.
     EXPECT_NEAR(th["etotal"][0], -0.125, 1e-9);
     for (double e : th["energy_error"]) worst[half] = std::max(worst[half], std::fabs(e));
@@ -70,7 +71,7 @@ TYPED_TEST(GravityRun, KeplerHermiteConservesEnergyAndKeepsThePeriod) {
 
 TYPED_TEST(GravityRun, KeplerLeapfrogEnergyErrorIsBoundedNotSecular) {
   run_input(kepler_yaml, this->dir("kepler_leapfrog"), this->backend(),
-            {"time.integrator=leapfrog", "time.dt=0.005", "run.steps=2600", "output.every=20"});
+            {"time.integrator=leapfrog", "time.dt=0.01", "run.steps=1300", "output.every=10"});
   auto th = read_csv_columns(this->dir("kepler_leapfrog") + "/thermo.csv");
   const auto& t = th["time"];
   const auto& e = th["energy_error"];
@@ -94,9 +95,9 @@ problem: gravity
 precision: mixed
 system: {n: 512, softening: 0.02, seed: 5}
 initial: {type: plummer}
-time: {integrator: leapfrog, dt: 0.015625}
-run: {steps: 544}
-output: {every: 16}
+time: {integrator: leapfrog, dt: 0.03125}
+run: {steps: 272}
+output: {every: 8}
 )";
   run_input(yaml, this->dir("plummer"), this->backend());
   auto th = read_csv_columns(this->dir("plummer") + "/thermo.csv");
@@ -104,7 +105,7 @@ output: {every: 16}
   EXPECT_NEAR(th["etotal"][0], -0.25, 0.02);  // N-body units, slightly softened
   for (std::size_t k = 0; k < th["time"].size(); ++k) {
     EXPECT_NEAR(th["virial_ratio"][k], 0.5, 0.1) << "t = " << th["time"][k];
-    EXPECT_LT(std::fabs(th["energy_error"][k]), 5e-3) << "t = " << th["time"][k];
+    EXPECT_LT(std::fabs(th["energy_error"][k]), 8e-3) << "t = " << th["time"][k];
   }
 }
 
@@ -129,6 +130,52 @@ output: {every: 1}
   EXPECT_GT(th["force_evaluations"].back(), 0);
   EXPECT_LT(th["force_evaluations"].back(), 16.0 * 200 * 256);
   EXPECT_NEAR(th["time"].back(), 1.0, 1e-12);
+}
+
+TYPED_TEST(GravityRun, TreeRunConservesEnergyAndReportsForceErrors) {
+  const char* yaml = R"(
+problem: gravity
+solver: tree
+precision: mixed
+system: {n: 1500, softening: 0.02, seed: 8}
+initial: {type: plummer}
+tree: {dacc: 0.001953125, rebuild_every: 4, leaf_size: 8}
+time: {dt: 0.015625}
+run: {steps: 12}
+output: {every: 4, force_error_every: 6, force_error_sample: 300}
+)";
+  run_input(yaml, this->dir("tree"), this->backend());
+  auto th = read_csv_columns(this->dir("tree") + "/thermo.csv");
+  for (double e : th["energy_error"]) EXPECT_LT(std::fabs(e), 1e-3);
+  auto fe = read_csv_columns(this->dir("tree") + "/force_error.csv");
+  ASSERT_EQ(fe["step"].size(), 3u);  // steps 0, 6, 12
+  for (std::size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(fe["samples"][k], 300);
+    EXPECT_LE(fe["p99"][k], 1e-3);
+    EXPECT_LE(fe["p50"][k], fe["p90"][k]);
+    EXPECT_LE(fe["p99"][k], fe["max"][k]);
+    EXPECT_GT(fe["p50"][k], 0);  // an approximation, not the reference
+  }
+  std::ifstream t(this->dir("tree") + "/timers.csv");
+  const std::string text((std::istreambuf_iterator<char>(t)), std::istreambuf_iterator<char>());
+  for (const char* phase :
+       {"tree_keys", "tree_sort", "tree_build", "tree_moments", "tree_walk", "integrate"})
+    EXPECT_NE(text.find(phase), std::string::npos) << phase;
+}
+
+TYPED_TEST(GravityRun, DirectForceErrorIsThePrecisionError) {
+  const char* yaml = R"(
+problem: gravity
+precision: float
+system: {n: 300, softening: 0.02}
+run: {steps: 1}
+output: {force_error_every: 1, force_error_sample: 300}
+)";
+  run_input(yaml, this->dir("direct_error"), this->backend());
+  auto fe = read_csv_columns(this->dir("direct_error") + "/force_error.csv");
+  ASSERT_EQ(fe["step"].size(), 2u);
+  EXPECT_LT(fe["max"][0], 1e-5);
+  EXPECT_GT(fe["max"][0], 1e-9);
 }
 
 TYPED_TEST(GravityRun, RestartIsBitwiseForEveryIntegrator) {
@@ -156,6 +203,26 @@ checkpoint: {at_end: true}
     for (const char* entry : {"step", "time", "x", "v", "acc", "jerk", "m", "level", "e0"})
       EXPECT_EQ(a.bytes(entry), b.bytes(entry)) << integrator << ": " << entry;
     EXPECT_EQ(a.get<std::int64_t>("step"), 12);
+  }
+  // The tree with a fixed rebuild interval: the tree itself is part of the state.
+  for (const char* integrator : {"leapfrog", "block"}) {
+    const std::string tag = std::string("restart_tree_") + integrator;
+    const std::string straight = this->dir(tag + "_straight"), first = this->dir(tag + "_a"),
+                      second = this->dir(tag + "_b");
+    const std::vector<std::string> base{std::string("time.integrator=") + integrator, "solver=tree",
+                                        "tree.rebuild_every=3", "system.n=300"};
+    auto with = [&](std::vector<std::string> extra) {
+      extra.insert(extra.begin(), base.begin(), base.end());
+      return extra;
+    };
+    run_input(yaml, straight, this->backend(), with({}));
+    run_input(yaml, first, this->backend(), with({"run.steps=5"}));
+    run_input(yaml, second, this->backend(),
+              with({"checkpoint.restart=" + first + "/checkpoint.bin"}));
+    const hayate::core::CheckpointReader a(straight + "/checkpoint.bin");
+    const hayate::core::CheckpointReader b(second + "/checkpoint.bin");
+    for (const char* entry : {"x", "v", "acc", "level", "tree_order", "tree_skip"})
+      EXPECT_EQ(a.bytes(entry), b.bytes(entry)) << integrator << ": " << entry;
   }
 }
 
@@ -200,9 +267,12 @@ TEST(GravityInput, BadInputsFailWithLocationAndExitCode2) {
       {"problem: gravity\ninitial:\n  type: file\n", "run --quiet", "bad_nofile.yaml"},
       {"problem: gravity\ndirect:\n  tile: 4096\n", "run --quiet --backend serial",
        "bad_tile.yaml:3:9"},
+      {"problem: gravity\nsolver: tree\ntime:\n  integrator: hermite\n", "run --quiet",
+       "bad_hermite.yaml:2:9"},
+      {"problem: gravity\ntree:\n  dacc: -1\n", "check", "bad_dacc.yaml:3:9"},
   };
-  const char* names[] = {"bad_eps",  "bad_solver", "bad_key", "bad_ecc",
-                         "bad_file", "bad_nofile", "bad_tile"};
+  const char* names[] = {"bad_eps",    "bad_solver", "bad_key",     "bad_ecc", "bad_file",
+                         "bad_nofile", "bad_tile",   "bad_hermite", "bad_dacc"};
   for (std::size_t k = 0; k < cases.size(); ++k) {
     const std::string path = write_file(std::string(names[k]) + ".yaml", cases[k].yaml);
     const bool run = cases[k].command.rfind("run", 0) == 0;
@@ -232,7 +302,7 @@ TEST(GravityInput, MalformedParticleFilesNameLineAndColumn) {
 }
 
 TEST(GravityInput, ShippedInputsValidate) {
-  for (const char* f : {"plummer_direct", "kepler"}) {
+  for (const char* f : {"plummer_direct", "kepler", "plummer_tree", "galaxy_tree"}) {
     const auto r = hayate::test::run_cli("check " + hayate::test::source_path("inputs/gravity/") +
                                          f + ".yaml");
     EXPECT_EQ(r.exit_code, 0) << f << ": " << r.output;
