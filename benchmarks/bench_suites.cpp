@@ -1,6 +1,7 @@
 // Every benchmark suite of the hayate_bench executable.
 namespace hayate::bench {
 void register_stream_suite();
+void register_md_suite();
 
-void register_all_suites() { register_stream_suite(); }
+void register_all_suites() { register_stream_suite(); register_md_suite(); }
 }  // namespace hayate::bench
