@@ -1,5 +1,6 @@
 // Every physics compiled into this binary, in the order `hayate info` lists them.
 #include "gravity/gravity_problem.hpp"
+#include "md/md_problem.hpp"
 #include "run/registry.hpp"
 #include "stream/stream_problem.hpp"
 
@@ -7,8 +8,9 @@ namespace hayate::core {
 
 void register_builtin_problems(Registry& registry) {
   if (!registry.names().empty()) return;  // idempotent: tests and main may both call it
-  stream::register_problem(registry);
   gravity::register_problem(registry);
+  md::register_problem(registry);
+  stream::register_problem(registry);
 }
 
 }  // namespace hayate::core

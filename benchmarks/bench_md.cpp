@@ -1,0 +1,196 @@
+// Lennard-Jones MD on every backend:
+//   md/force/<case>/<variant>/<layout>/<precision>/<backend>
+//       100 force evaluations per iteration (the iteration time); the counter
+//       s_per_100_with_transfer adds copying positions to the device and forces back before
+//       and after every call, as the source study measured. Cases: rho1.0 (100,000 atoms) and
+//       rho0.5 (62,500 atoms), cutoff 2.5, skin 0.3, lattice rattled by up to 0.15 sigma.
+//   md/steps/<atoms>/<variant>/<precision>/<backend>
+//       100 full velocity-Verlet steps of the in.lj set-up (fcc 0.8442, T 1.44, rebuild every
+//       20 steps) per iteration; counter atom_steps_per_second.
+// Variants are named list_scatter_parallel (full_thread, half_atomic_warp, ...); "auto" is
+// what `force: auto` picks on that backend.
+#include "bench_util.hpp"
+#include "md/md_setup.hpp"
+#include "md/md_system.hpp"
+#include "util/random.hpp"
+
+#include <string>
+#include <vector>
+
+namespace hayate::bench {
+namespace {
+
+using md::ForceOptions;
+using md::Layout;
+using md::ListKind;
+using md::Parallel;
+using md::Scatter;
+
+md::InitialState bench_state(double density, int nx, int ny, int nz, double rattle) {
+  md::InitialState s = md::fcc_lattice(density, nx, ny, nz, {0});
+  s.types.names = {"A"};
+  s.types.mass = {1.0};
+  s.types.epsilon[0][0] = 1.0;
+  s.types.sigma[0][0] = 1.0;
+  s.types.cutoff[0][0] = 2.5;
+  for (std::size_t k = 0; k < s.x.size(); ++k)
+    s.x[k] += rattle * (2.0 * util::uniform01(2024, k, 0) - 1.0);
+  md::create_velocities(s, 1.44, 87287);
+  return s;
+}
+
+struct Variant {
+  ForceOptions options;
+  bool is_auto;
+};
+
+std::vector<Variant> variants() {
+  return {{{ListKind::Full, Scatter::Atomic, Parallel::Thread}, false},
+          {{ListKind::Full, Scatter::Atomic, Parallel::Team}, false},
+          {{ListKind::Half, Scatter::Atomic, Parallel::Thread}, false},
+          {{ListKind::Half, Scatter::Atomic, Parallel::Team}, false},
+          {{ListKind::Half, Scatter::Duplicated, Parallel::Thread}, false},
+          {{ListKind::Half, Scatter::Duplicated, Parallel::Team}, false},
+          {{}, true}};
+}
+
+// Resolves `auto` for a space and skips variants the space cannot run.
+template <class Space, class Real>
+bool resolve(const Variant& v, ForceOptions& o, Layout& layout, bool fixed_layout,
+             benchmark::State& state) {
+  const std::string backend = core::space_name<Space>();
+  o = v.is_auto ? md::auto_force_options(backend) : v.options;
+  if (!fixed_layout) layout = md::auto_layout(backend, o.parallel);
+  if (!md::ForceCompute<Space, Real>::supports(o)) {
+    state.SkipWithError("duplicated scatter needs one force copy per thread: not on GPUs");
+    return false;
+  }
+  return true;
+}
+
+struct ForceCase {
+  const char* name;
+  double density;
+  int cells[3];
+};
+
+template <class Real>
+void register_force(const ForceCase& c, const Variant& v, Layout layout, bool fixed_layout) {
+  const std::string variant = v.is_auto ? "auto" : md::variant_name(v.options);
+  const std::string name = std::string("md/force/") + c.name + "/" + variant + "/" +
+                           (fixed_layout ? md::layout_name(layout) : "auto_layout") + "/" +
+                           (sizeof(Real) == 4 ? "float" : "double");
+  register_for_each_space(
+      name,
+      [c, v, layout, fixed_layout](auto space, benchmark::State& state) {
+        using Space = decltype(space);
+        ForceOptions o;
+        Layout l = layout;
+        if (!resolve<Space, Real>(v, o, l, fixed_layout, state)) {
+          for (auto _ : state) {
+          }
+          return;
+        }
+        md::MdParams params;
+        params.force = o;
+        params.layout = l;
+        md::MdSystem<Space, Real> sys(
+            bench_state(c.density, c.cells[0], c.cells[1], c.cells[2], 0.15), params);
+        sys.initialize();
+        auto hx = Kokkos::create_mirror_view(sys.positions());
+        auto hf = Kokkos::create_mirror_view(sys.forces());
+        Kokkos::deep_copy(hx, sys.positions());
+        const int calls = 100;
+        sys.compute_forces(false);  // warm-up: scatter buffers, caches, clocks
+        double with_transfer = 0;
+        for (auto _ : state) {
+          time_region(state, space, [&] {
+            for (int k = 0; k < calls; ++k) sys.compute_forces(false);
+          });
+          space.fence();
+          const auto start = std::chrono::steady_clock::now();
+          for (int k = 0; k < calls; ++k) {
+            Kokkos::deep_copy(sys.positions(), hx);
+            sys.compute_forces(false);
+            Kokkos::deep_copy(hf, sys.forces());
+          }
+          space.fence();
+          with_transfer +=
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        }
+        const double pairs = double(sys.neighbors().total);
+        state.counters["atoms"] = sys.size();
+        state.counters["neighbors_per_atom"] = pairs / sys.size();
+        state.counters["atoms_per_second"] = rate(double(sys.size()) * calls);
+        state.counters["s_per_100_with_transfer"] =
+            benchmark::Counter(with_transfer, benchmark::Counter::kAvgIterations);
+        state.SetLabel(md::variant_name(o) + "/" + md::layout_name(l));
+      },
+      [](benchmark::internal::Benchmark* b) { b->Iterations(3); });
+}
+
+template <class Real>
+void register_steps(int cells, const Variant& v) {
+  const std::string variant = v.is_auto ? "auto" : md::variant_name(v.options);
+  const int atoms = 4 * cells * cells * cells;
+  const std::string name = "md/steps/" + std::to_string(atoms) + "/" + variant + "/" +
+                           (sizeof(Real) == 4 ? "float" : "double");
+  register_for_each_space(
+      name,
+      [cells, v](auto space, benchmark::State& state) {
+        using Space = decltype(space);
+        ForceOptions o;
+        Layout l = Layout::Csr;
+        if (!resolve<Space, Real>(v, o, l, false, state)) {
+          for (auto _ : state) {
+          }
+          return;
+        }
+        md::MdParams params;
+        params.force = o;
+        params.layout = l;
+        params.dt = 0.005;
+        params.skin = 0.3;
+        params.every = 20;
+        params.check = false;
+        md::MdSystem<Space, Real> sys(bench_state(0.8442, cells, cells, cells, 0.0), params);
+        sys.initialize();
+        const int steps = 100;
+        for (auto _ : state) {
+          // As LAMMPS' loop time: energies only where thermo would print (every 50 steps).
+          time_region(state, space, [&] {
+            for (int s = 1; s <= steps; ++s) sys.advance(s % 50 == 0);
+          });
+        }
+        state.counters["atoms"] = sys.size();
+        state.counters["atom_steps_per_second"] = rate(double(sys.size()) * steps);
+        state.counters["temp"] = sys.thermo().temp;
+        state.SetLabel(md::variant_name(o) + "/" + md::layout_name(l));
+      },
+      [](benchmark::internal::Benchmark* b) { b->Iterations(2); });
+}
+
+}  // namespace
+
+void register_md_suite() {
+  const ForceCase cases[] = {{"rho1.0_100000", 1.0, {25, 25, 40}},
+                             {"rho0.5_62500", 0.5, {25, 25, 25}}};
+  for (const auto& c : cases)
+    for (const auto& v : variants()) {
+      register_force<double>(c, v, Layout::Csr, false);
+      register_force<float>(c, v, Layout::Csr, false);
+    }
+  // Layout comparison on the denser case, one full and one half variant per parallel mode.
+  for (const auto layout : {Layout::Csr, Layout::Padded, Layout::Transposed})
+    for (const auto& v : variants()) {
+      if (v.is_auto || v.options.scatter == Scatter::Duplicated) continue;
+      register_force<double>(cases[0], v, layout, true);
+    }
+  for (const int cells : {20, 40, 80, 100})
+    for (const auto& v : variants()) {
+      register_steps<double>(cells, v);
+      if (v.is_auto) register_steps<float>(cells, v);
+    }
+}
+
+}  // namespace hayate::bench

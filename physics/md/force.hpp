@@ -1,0 +1,343 @@
+#pragma once
+// Lennard-Jones forces from a Verlet list. One functor holds the per-neighbor work (pair_term,
+// which calls lj_pair); the variants differ only in template arguments chosen once at the top:
+//   list      full (every pair twice, no scatter) | half (each pair once, Newton's third law)
+//   scatter   half list only: ScatterView atomic | duplicated (one copy per host thread)
+//   parallel  thread per atom (RangePolicy) | team per atom (TeamPolicy, neighbors over the
+//             vector lanes with a vector reduction: on CUDA a warp per atom, shuffle-reduced)
+//   layout    CSR | padded | transposed neighbor storage (NeighborList::visit)
+//   Real      float | double;  EV: energy and virial on request
+#include "compat/kokkos_compat.hpp"
+#include "lj.hpp"
+#include "neighbor.hpp"
+
+#include <Kokkos_Core.hpp>
+#include <Kokkos_ScatterView.hpp>
+
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
+namespace hayate::md {
+
+enum class Scatter { Atomic, Duplicated };
+enum class Parallel { Thread, Team };
+
+struct ForceOptions {
+  ListKind list = ListKind::Full;
+  Scatter scatter = Scatter::Atomic;
+  Parallel parallel = Parallel::Thread;
+};
+
+inline std::string variant_name(const ForceOptions& o) {
+  std::string s = o.list == ListKind::Full ? "full" : "half";
+  if (o.list == ListKind::Half) s += o.scatter == Scatter::Atomic ? "_atomic" : "_duplicated";
+  s += o.parallel == Parallel::Thread ? "_thread" : "_warp";
+  return s;
+}
+
+template <class Space>
+constexpr bool is_gpu_space() {
+#ifdef KOKKOS_ENABLE_CUDA
+  return std::is_same<Space, Kokkos::Cuda>::value;
+#else
+  return false;
+#endif
+}
+
+// Per-atom register accumulator; a sum type for the vector reduction of the team kernel.
+template <class Real>
+struct Accum {
+  Real fx = 0, fy = 0, fz = 0, e = 0, w = 0;
+  KOKKOS_INLINE_FUNCTION Accum() = default;
+  KOKKOS_INLINE_FUNCTION Accum& operator+=(const Accum& o) {
+    fx += o.fx;
+    fy += o.fy;
+    fz += o.fz;
+    e += o.e;
+    w += o.w;
+    return *this;
+  }
+  KOKKOS_INLINE_FUNCTION void operator+=(const volatile Accum& o) volatile {
+    fx += o.fx;
+    fy += o.fy;
+    fz += o.fz;
+    e += o.e;
+    w += o.w;
+  }
+};
+
+// Total pair energy and virial sum(r . f), accumulated in double whatever Real is.
+struct EnergyVirial {
+  double energy = 0, virial = 0;
+  KOKKOS_INLINE_FUNCTION EnergyVirial() = default;
+  KOKKOS_INLINE_FUNCTION EnergyVirial& operator+=(const EnergyVirial& o) {
+    energy += o.energy;
+    virial += o.virial;
+    return *this;
+  }
+  KOKKOS_INLINE_FUNCTION void operator+=(const volatile EnergyVirial& o) volatile {
+    energy += o.energy;
+    virial += o.virial;
+  }
+};
+
+}  // namespace hayate::md
+
+namespace Kokkos {
+template <class Real>
+struct reduction_identity<hayate::md::Accum<Real>> {
+  KOKKOS_FORCEINLINE_FUNCTION static hayate::md::Accum<Real> sum() {
+    return hayate::md::Accum<Real>();
+  }
+};
+template <>
+struct reduction_identity<hayate::md::EnergyVirial> {
+  KOKKOS_FORCEINLINE_FUNCTION static hayate::md::EnergyVirial sum() {
+    return hayate::md::EnergyVirial();
+  }
+};
+}  // namespace Kokkos
+
+namespace hayate::md {
+
+template <class Space, class Real>
+using ForceView = Kokkos::View<Real* [3], Kokkos::LayoutLeft, typename Space::memory_space>;
+
+// Full list: each thread owns its atom's force and writes it once; no scatter.
+template <class Space, class Real>
+struct DirectWrite {
+  static constexpr bool newton = false;
+  ForceView<Space, Real> f;
+  struct Access {
+    ForceView<Space, Real> f;
+    KOKKOS_INLINE_FUNCTION void add_j(int, Real, Real, Real) const {}
+    KOKKOS_INLINE_FUNCTION void add_i(int i, Real fx, Real fy, Real fz) const {
+      f(i, 0) = fx;
+      f(i, 1) = fy;
+      f(i, 2) = fz;
+    }
+  };
+  KOKKOS_INLINE_FUNCTION Access access() const { return Access{f}; }
+};
+
+// Half list: i keeps its sum in registers, j receives -f through the ScatterView.
+template <class Space, class Real, class Duplication, class Contribution>
+struct ScatterWrite {
+  static constexpr bool newton = true;
+  using SV = Kokkos::Experimental::ScatterView<Real* [3], Kokkos::LayoutLeft, Space,
+                                               Kokkos::Experimental::ScatterSum, Duplication,
+                                               Contribution>;
+  SV sv;
+  struct Access {
+    decltype(std::declval<const SV&>().access()) a;
+    KOKKOS_INLINE_FUNCTION void add_j(int j, Real fx, Real fy, Real fz) const {
+      a(j, 0) -= fx;
+      a(j, 1) -= fy;
+      a(j, 2) -= fz;
+    }
+    KOKKOS_INLINE_FUNCTION void add_i(int i, Real fx, Real fy, Real fz) const {
+      a(i, 0) += fx;
+      a(i, 1) += fy;
+      a(i, 2) += fz;
+    }
+  };
+  KOKKOS_INLINE_FUNCTION Access access() const { return Access{sv.access()}; }
+};
+
+struct ThreadTag {};
+struct TeamTag {};
+
+template <class Space, class Real, class Rows, class Sink, bool EV>
+struct LJForce {
+  using Mem = typename Space::memory_space;
+  using Team = typename Kokkos::TeamPolicy<Space>::member_type;
+  Kokkos::View<const Real* [3], Kokkos::LayoutLeft, Mem> x;
+  Kokkos::View<const int*, Mem> type;
+  Rows rows;
+  Sink sink;
+  Box<Real> box;
+  PairTable<Real> table;
+  int natoms;
+
+  // The per-neighbor work, shared by every variant.
+  template <class Access>
+  KOKKOS_INLINE_FUNCTION void pair_term(const int j, const Real xi, const Real yi, const Real zi,
+                                        const int ti, Accum<Real>& a, const Access& acc) const {
+    const Real dx = box.image(xi - x(j, 0), 0);
+    const Real dy = box.image(yi - x(j, 1), 1);
+    const Real dz = box.image(zi - x(j, 2), 2);
+    const Real r2 = dx * dx + dy * dy + dz * dz;
+    const PairForce<Real> p = lj_pair(r2, table.coeff[ti][type(j)]);
+    const Real fx = dx * p.fpair, fy = dy * p.fpair, fz = dz * p.fpair;
+    a.fx += fx;
+    a.fy += fy;
+    a.fz += fz;
+    if (Sink::newton) acc.add_j(j, fx, fy, fz);
+    if (EV) {
+      // A full list meets every pair twice.
+      const Real share = Sink::newton ? Real(1) : Real(0.5);
+      a.e += share * p.energy;
+      a.w += share * p.fpair * r2;
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void thread_atom(const int i, EnergyVirial& ev) const {
+    const auto acc = sink.access();
+    const auto row = rows.row(i);
+    const Real xi = x(i, 0), yi = x(i, 1), zi = x(i, 2);
+    const int ti = type(i);
+    Accum<Real> a;
+    const int n = row.size();
+    for (int k = 0; k < n; ++k) pair_term(row(k), xi, yi, zi, ti, a, acc);
+    acc.add_i(i, a.fx, a.fy, a.fz);
+    if (EV) {
+      ev.energy += a.e;
+      ev.virial += a.w;
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void team_atom(const Team& team, EnergyVirial& ev) const {
+    const int i = team.league_rank() * team.team_size() + team.team_rank();
+    if (i >= natoms) return;
+    const auto acc = sink.access();
+    const auto row = rows.row(i);
+    const Real xi = x(i, 0), yi = x(i, 1), zi = x(i, 2);
+    const int ti = type(i);
+    Accum<Real> a;
+    Kokkos::parallel_reduce(
+        Kokkos::ThreadVectorRange(team, row.size()),
+        [&](const int k, Accum<Real>& t) { pair_term(row(k), xi, yi, zi, ti, t, acc); }, a);
+    Kokkos::single(Kokkos::PerThread(team), [&]() {
+      acc.add_i(i, a.fx, a.fy, a.fz);
+      if (EV) {
+        ev.energy += a.e;
+        ev.virial += a.w;
+      }
+    });
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(ThreadTag, const int i) const {
+    EnergyVirial unused;
+    thread_atom(i, unused);
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(ThreadTag, const int i, EnergyVirial& ev) const {
+    thread_atom(i, ev);
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(TeamTag, const Team& team) const {
+    EnergyVirial unused;
+    team_atom(team, unused);
+  }
+  KOKKOS_INLINE_FUNCTION void operator()(TeamTag, const Team& team, EnergyVirial& ev) const {
+    team_atom(team, ev);
+  }
+};
+
+// Owns the scatter buffers and launches the variant the options name.
+template <class Space, class Real>
+class ForceCompute {
+ public:
+  using Atomic = ScatterWrite<Space, Real, Kokkos::Experimental::ScatterNonDuplicated,
+                              Kokkos::Experimental::ScatterAtomic>;
+  using Duplicated = ScatterWrite<Space, Real, Kokkos::Experimental::ScatterDuplicated,
+                                  Kokkos::Experimental::ScatterNonAtomic>;
+
+  // Duplication keeps one force copy per concurrent thread: fine for a few dozen host
+  // threads, impossible for the ~10^5 resident threads of a GPU.
+  static bool supports(const ForceOptions& o) {
+    return !(is_gpu_space<Space>() && o.list == ListKind::Half && o.scatter == Scatter::Duplicated);
+  }
+
+  template <class Rows>
+  EnergyVirial compute(
+      const ForceOptions& o, const Rows& rows,
+      const Kokkos::View<const Real* [3], Kokkos::LayoutLeft, typename Space::memory_space>& x,
+      const Kokkos::View<const int*, typename Space::memory_space>& type,
+      const ForceView<Space, Real>& f, const Box<Real>& box, const PairTable<Real>& table,
+      bool ev) {
+    if (!supports(o))
+      throw std::invalid_argument("duplicated scatter is not available on " +
+                                  std::string(Space::name()));
+    const int n = static_cast<int>(x.extent(0));
+    if (o.list == ListKind::Full) {
+      return launch(o, DirectWrite<Space, Real>{f}, rows, x, type, box, table, n, ev);
+    }
+    Kokkos::deep_copy(f, Real(0));
+    if (o.scatter == Scatter::Atomic) {
+      if (atomic_target_ != f.data()) {
+        atomic_.sv = typename Atomic::SV(f);
+        atomic_target_ = f.data();
+      }
+      atomic_.sv.reset_except(f);
+      const EnergyVirial r = launch(o, atomic_, rows, x, type, box, table, n, ev);
+      atomic_.sv.contribute_into(f);
+      return r;
+    }
+    return duplicated(o, rows, x, type, f, box, table, n, ev);
+  }
+
+ private:
+  template <class Rows, class X, class T>
+  EnergyVirial duplicated(const ForceOptions& o, const Rows& rows, const X& x, const T& type,
+                          const ForceView<Space, Real>& f, const Box<Real>& box,
+                          const PairTable<Real>& table, int n, bool ev) {
+    if constexpr (is_gpu_space<Space>()) {
+      throw std::logic_error("unreachable");
+    } else {
+      if (int(dup_extent_) != n) {
+        duplicated_.sv = typename Duplicated::SV(f);
+        dup_extent_ = n;
+      }
+      duplicated_.sv.reset_except(f);
+      const EnergyVirial r = launch(o, duplicated_, rows, x, type, box, table, n, ev);
+      duplicated_.sv.contribute_into(f);
+      return r;
+    }
+  }
+
+  template <class Sink, class Rows, class X, class T>
+  static EnergyVirial launch(const ForceOptions& o, const Sink& sink, const Rows& rows, const X& x,
+                             const T& type, const Box<Real>& box, const PairTable<Real>& table,
+                             int n, bool ev) {
+    EnergyVirial result;
+    if (ev)
+      run(o, LJForce<Space, Real, Rows, Sink, true>{x, type, rows, sink, box, table, n}, n,
+          &result);
+    else
+      run(o, LJForce<Space, Real, Rows, Sink, false>{x, type, rows, sink, box, table, n}, n,
+          nullptr);
+    return result;
+  }
+
+  template <class Functor>
+  static void run(const ForceOptions& o, const Functor& functor, int n, EnergyVirial* ev) {
+    const char* label = o.list == ListKind::Full       ? "hayate::md::lj_full"
+                        : o.scatter == Scatter::Atomic ? "hayate::md::lj_half_atomic"
+                                                       : "hayate::md::lj_half_duplicated";
+    if (o.parallel == Parallel::Thread) {
+      const Kokkos::RangePolicy<Space, ThreadTag> policy(0, n);
+      if (ev)
+        Kokkos::parallel_reduce(label, policy, functor, Kokkos::Sum<EnergyVirial>(*ev));
+      else
+        Kokkos::parallel_for(label, policy, functor);
+      return;
+    }
+    using Policy = Kokkos::TeamPolicy<Space, TeamTag>;
+    // A warp of vector lanes per atom and 4 atoms per block on GPUs; one lane per atom on host
+    // threads, where the vector loop is a plain (vectorizable) loop.
+    const int vector = is_gpu_space<Space>() ? 32 : 1;
+    const int per_team = is_gpu_space<Space>() ? 4 : 1;
+    const Policy policy((n + per_team - 1) / per_team, per_team, vector);
+    if (ev)
+      Kokkos::parallel_reduce(label, policy, functor, Kokkos::Sum<EnergyVirial>(*ev));
+    else
+      Kokkos::parallel_for(label, policy, functor);
+  }
+
+  Atomic atomic_;
+  Duplicated duplicated_;
+  const Real* atomic_target_ = nullptr;
+  std::size_t dup_extent_ = 0;
+};
+
+}  // namespace hayate::md

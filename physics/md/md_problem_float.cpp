@@ -1,0 +1,16 @@
+// MdProblem for every enabled backend in float precision (one translation unit per precision so
+// the two compile in parallel).
+#include "md_problem_impl.hpp"
+#include "run/backend.hpp"
+
+namespace hayate::md {
+
+template <>
+std::unique_ptr<core::Problem> make_md_problem<float>(const core::Config& config,
+                                                      const std::string& backend) {
+  return core::dispatch_backend(backend, [&](auto space) -> std::unique_ptr<core::Problem> {
+    return std::make_unique<MdProblem<decltype(space), float>>(config, backend);
+  });
+}
+
+}  // namespace hayate::md

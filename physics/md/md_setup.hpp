@@ -1,0 +1,36 @@
+#pragma once
+// From a validated input to an initial state and run parameters (host code, double precision).
+#include "config/config.hpp"
+#include "config/schema.hpp"
+#include "md_system.hpp"
+
+#include <cstdint>
+#include <string>
+
+namespace hayate::md {
+
+void declare_schema(core::Schema& schema);
+
+// Types and pair coefficients (mixing rule plus explicit pair overrides).
+TypeSet read_types(const core::Config& config);
+
+// Run parameters; `auto` choices are resolved for `backend`.
+MdParams read_params(const core::Config& config, const std::string& backend);
+
+// fcc lattice or extended XYZ file, velocities created where the file has none. Fails with
+// file:line:col for boxes too small for the cutoff, unknown types and similar input problems.
+InitialState make_initial_state(const core::Config& config);
+
+// fcc lattice as LAMMPS `lattice fcc rho`: 4 atoms per cubic cell of side (4/rho)^(1/3).
+// Atom b of each cell gets type types[b % types.size()].
+InitialState fcc_lattice(double density, int nx, int ny, int nz, const std::vector<int>& types);
+
+// Gaussian velocities keyed on (seed, atom id), zero total momentum, rescaled to exactly
+// temperature T with 3N - 3 degrees of freedom, as LAMMPS `velocity all create T seed`.
+void create_velocities(InitialState& state, double temperature, std::uint64_t seed);
+
+// The variants `auto` picks on a backend (by reasoning until device measurements decide).
+ForceOptions auto_force_options(const std::string& backend);
+Layout auto_layout(const std::string& backend, Parallel parallel);
+
+}  // namespace hayate::md

@@ -1,0 +1,393 @@
+#pragma once
+// The MD state on one execution space and the algorithms that advance it: velocity Verlet with
+// optional Langevin or Berendsen thermostats, neighbor rebuilds with cell-sorted reordering,
+// thermodynamic output in LAMMPS' LJ conventions, and bitwise checkpoints.
+#include "compat/kokkos_compat.hpp"
+#include "force.hpp"
+#include "lj.hpp"
+#include "neighbor.hpp"
+#include "run/checkpoint.hpp"
+#include "util/random.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace hayate::md {
+
+// Host-side initial state in double, particle-major (x0 y0 z0 x1 ...).
+struct InitialState {
+  double box[3] = {0, 0, 0};
+  std::vector<double> x, v;
+  std::vector<int> type;
+  std::vector<std::int64_t> id;
+  TypeSet types;
+  std::size_t size() const { return type.size(); }
+};
+
+enum class Thermostat { None, Langevin, Berendsen };
+
+struct MdParams {
+  double dt = 0.005;
+  double skin = 0.3;
+  int every = 20;     // forced rebuild period in steps; 0 = only on displacement
+  bool check = true;  // also rebuild when an atom moved more than skin / 2
+  Layout layout = Layout::Csr;
+  ForceOptions force;
+  Thermostat thermostat = Thermostat::None;
+  double t_target = 1.0, damp = 1.0, tau = 0.5;
+  std::uint64_t seed = 12345;
+};
+
+struct Thermo {
+  std::int64_t step = 0;
+  double temp = 0, pe = 0, ke = 0, etotal = 0, press = 0;
+};
+
+template <class Real>
+struct TypeMass {
+  Real mass[max_types] = {};
+};
+
+template <class Space, class Real>
+class MdSystem {
+ public:
+  using Mem = typename Space::memory_space;
+  using Vec = Kokkos::View<Real* [3], Kokkos::LayoutLeft, Mem>;
+  using ConstVec = Kokkos::View<const Real* [3], Kokkos::LayoutLeft, Mem>;
+
+  MdSystem(const InitialState& init, const MdParams& params) : params_(params) {
+    natoms_ = static_cast<int>(init.size());
+    types_ = init.types;
+    for (int d = 0; d < 3; ++d) box_.length[d] = Real(init.box[d]);
+    table_ = types_.template table<Real>(params.skin);
+    for (int t = 0; t < types_.size(); ++t) mass_.mass[t] = Real(types_.mass[t]);
+    cutneigh_ = types_.max_cutoff() + params.skin;
+    list_.layout = params.layout;
+    list_.kind = params.force.list;
+    allocate();
+    auto hx = Kokkos::create_mirror_view(x_);
+    auto hv = Kokkos::create_mirror_view(v_);
+    auto ht = Kokkos::create_mirror_view(type_);
+    auto hi = Kokkos::create_mirror_view(id_);
+    for (int i = 0; i < natoms_; ++i) {
+      for (int d = 0; d < 3; ++d) {
+        hx(i, d) = Real(init.x[3 * i + d]);
+        hv(i, d) = Real(init.v[3 * i + d]);
+      }
+      ht(i) = init.type[i];
+      hi(i) = init.id[i];
+    }
+    Kokkos::deep_copy(x_, hx);
+    Kokkos::deep_copy(v_, hv);
+    Kokkos::deep_copy(type_, ht);
+    Kokkos::deep_copy(id_, hi);
+  }
+
+  // Fresh start: neighbor list, then forces (with energy and virial) at step 0.
+  void initialize() {
+    rebuild();
+    compute_forces(true);
+  }
+
+  int size() const { return natoms_; }
+  std::int64_t step() const { return step_; }
+  const Box<Real>& box() const { return box_; }
+  const MdParams& params() const { return params_; }
+  const NeighborList<Space>& neighbors() const { return list_; }
+  const EnergyVirial& energy_virial() const { return ev_; }
+  std::int64_t rebuilds() const { return rebuilds_; }
+  const Vec& positions() const { return x_; }
+  const Vec& velocities() const { return v_; }
+  const Vec& forces() const { return f_; }
+  const Kokkos::View<int*, Mem>& types() const { return type_; }
+  const Kokkos::View<std::int64_t*, Mem>& ids() const { return id_; }
+  const TypeSet& type_set() const { return types_; }
+
+  // Switches the force variant (tests and benchmarks compare them on one state).
+  void set_force_options(const ForceOptions& o, Layout layout) {
+    params_.force = o;
+    params_.layout = layout;
+    list_.layout = layout;
+    list_.kind = o.list;
+    build_list();
+  }
+
+  // Wraps positions into the box, reorders atoms by cell for locality, records the build
+  // positions and builds the list from them.
+  void rebuild() {
+    wrap();
+    bins_.bin(ConstVec(x_), box_, cutneigh_);
+    permute(bins_.atoms);
+    Kokkos::deep_copy(x_build_, x_);
+    build_list();
+    last_build_ = step_;
+    ++rebuilds_;
+  }
+
+  // The list is a pure function of the build positions, so a restored run rebuilds exactly
+  // the list the uninterrupted run was using.
+  void build_list() {
+    bins_.bin(ConstVec(x_build_), box_, cutneigh_);
+    list_.build(ConstVec(x_build_), Kokkos::View<const int*, Mem>(type_), bins_, box_, table_);
+  }
+
+  bool needs_rebuild() const {
+    if (params_.every > 0 && step_ - last_build_ >= params_.every) return true;
+    if (!params_.check) return false;
+    const double half = 0.5 * params_.skin;
+    return max_displacement2() > half * half;
+  }
+
+  double max_displacement2() const {
+    const auto x = x_, xb = x_build_;
+    double m = 0;
+    Kokkos::parallel_reduce(
+        "hayate::md::displacement", Kokkos::RangePolicy<Space>(0, natoms_),
+        KOKKOS_LAMBDA(int i, double& v) {
+          const double dx = double(x(i, 0) - xb(i, 0)), dy = double(x(i, 1) - xb(i, 1)),
+                       dz = double(x(i, 2) - xb(i, 2));
+          const double r2 = dx * dx + dy * dy + dz * dz;
+          v = r2 > v ? r2 : v;
+        },
+        Kokkos::Max<double>(m));
+    return m;
+  }
+
+  void compute_forces(bool ev) {
+    EnergyVirial result;
+    list_.visit([&](const auto& rows) {
+      result = force_.compute(params_.force, rows, ConstVec(x_),
+                              Kokkos::View<const int*, Mem>(type_), f_, box_, table_, ev);
+    });
+    if (ev) ev_ = result;
+  }
+
+  // One velocity-Verlet step; energy and virial are computed when want_ev.
+  void advance(bool want_ev) {
+    kick_drift();
+    advance_counter();
+    if (needs_rebuild()) rebuild();
+    compute_forces(want_ev);
+    finish_step();
+  }
+
+  // The pieces of advance(), for callers that time them separately.
+  void advance_counter() { ++step_; }
+  void finish_step() {
+    if (params_.thermostat == Thermostat::Langevin) langevin();
+    kick();
+    if (params_.thermostat == Thermostat::Berendsen) berendsen();
+  }
+
+  void kick_drift() {
+    const auto x = x_, v = v_, f = f_;
+    const auto type = type_;
+    const auto mass = mass_;
+    const Real dt = Real(params_.dt), half = Real(0.5 * params_.dt);
+    Kokkos::parallel_for(
+        "hayate::md::verlet_initial", Kokkos::RangePolicy<Space>(0, natoms_), KOKKOS_LAMBDA(int i) {
+          const Real h = half / mass.mass[type(i)];
+          for (int d = 0; d < 3; ++d) {
+            v(i, d) += h * f(i, d);
+            x(i, d) += dt * v(i, d);
+          }
+        });
+  }
+
+  void kick() {
+    const auto v = v_, f = f_;
+    const auto type = type_;
+    const auto mass = mass_;
+    const Real half = Real(0.5 * params_.dt);
+    Kokkos::parallel_for(
+        "hayate::md::verlet_final", Kokkos::RangePolicy<Space>(0, natoms_), KOKKOS_LAMBDA(int i) {
+          const Real h = half / mass.mass[type(i)];
+          for (int d = 0; d < 3; ++d) v(i, d) += h * f(i, d);
+        });
+  }
+
+  // Langevin (as LAMMPS' fix langevin, with Gaussian noise): drag -m v / damp plus a random
+  // force of variance 2 m kT / (damp dt). The noise of atom `id` at step s is a pure function
+  // of (seed, id, s), so runs are independent of backend, ordering and restarts.
+  void langevin() {
+    const auto v = v_, f = f_;
+    const auto type = type_;
+    const auto id = id_;
+    const auto mass = mass_;
+    const double damp = params_.damp, kt = params_.t_target, dt = params_.dt;
+    const std::uint64_t seed = params_.seed, step = static_cast<std::uint64_t>(step_);
+    Kokkos::parallel_for(
+        "hayate::md::langevin", Kokkos::RangePolicy<Space>(0, natoms_), KOKKOS_LAMBDA(int i) {
+          const double m = double(mass.mass[type(i)]);
+          const double sigma = compat::sqrt(2.0 * m * kt / (damp * dt));
+          const std::uint64_t stream = static_cast<std::uint64_t>(id(i));
+          for (int d = 0; d < 3; ++d) {
+            const double g = util::normal01(seed, stream, 3 * step + std::uint64_t(d));
+            f(i, d) += Real(-m * double(v(i, d)) / damp + sigma * g);
+          }
+        });
+  }
+
+  // Berendsen velocity rescaling towards the target temperature with time constant tau.
+  void berendsen() {
+    const double t = temperature();
+    if (!(t > 0)) return;
+    const double lambda2 = 1.0 + params_.dt / params_.tau * (params_.t_target / t - 1.0);
+    const Real lambda = Real(std::sqrt(lambda2 > 0 ? lambda2 : 0.0));
+    const auto v = v_;
+    Kokkos::parallel_for(
+        "hayate::md::berendsen", Kokkos::RangePolicy<Space>(0, natoms_), KOKKOS_LAMBDA(int i) {
+          for (int d = 0; d < 3; ++d) v(i, d) *= lambda;
+        });
+  }
+
+  double kinetic_energy() const {
+    const auto v = v_;
+    const auto type = type_;
+    const auto mass = mass_;
+    double ke = 0;
+    Kokkos::parallel_reduce(
+        "hayate::md::kinetic", Kokkos::RangePolicy<Space>(0, natoms_),
+        KOKKOS_LAMBDA(int i, double& s) {
+          const double vx = v(i, 0), vy = v(i, 1), vz = v(i, 2);
+          s += 0.5 * double(mass.mass[type(i)]) * (vx * vx + vy * vy + vz * vz);
+        },
+        ke);
+    return ke;
+  }
+
+  // Degrees of freedom as LAMMPS' compute temp: 3N minus the 3 of the fixed total momentum.
+  double dof() const { return natoms_ > 1 ? 3.0 * natoms_ - 3.0 : 3.0 * natoms_; }
+  double temperature() const { return 2.0 * kinetic_energy() / dof(); }
+  double volume() const {
+    return double(box_.length[0]) * double(box_.length[1]) * double(box_.length[2]);
+  }
+
+  // LAMMPS `thermo_style one` in LJ units with thermo_modify norm yes: energies per atom,
+  // ke from the temperature (0.5 dof T), pressure (dof T + virial) / (3 V).
+  Thermo thermo() const {
+    Thermo t;
+    t.step = step_;
+    t.temp = temperature();
+    t.pe = ev_.energy / natoms_;
+    t.ke = 0.5 * dof() * t.temp / natoms_;
+    t.etotal = t.pe + t.ke;
+    t.press = (dof() * t.temp + ev_.virial) / (3.0 * volume());
+    return t;
+  }
+
+  void save(core::CheckpointWriter& cp) const {
+    cp.put<std::int64_t>("natoms", natoms_);
+    cp.put<std::int32_t>("real_bytes", static_cast<std::int32_t>(sizeof(Real)));
+    cp.put<std::int64_t>("step", step_);
+    cp.put<std::int64_t>("last_build", last_build_);
+    cp.put<std::int64_t>("rebuilds", rebuilds_);
+    cp.put<double>("energy", ev_.energy);
+    cp.put<double>("virial", ev_.virial);
+    cp.put_view("x", x_);
+    cp.put_view("v", v_);
+    cp.put_view("f", f_);
+    cp.put_view("x_build", x_build_);
+    cp.put_view("type", type_);
+    cp.put_view("id", id_);
+  }
+
+  // Restores every piece of state; throws std::runtime_error on a mismatching checkpoint.
+  void restore(const core::CheckpointReader& cp) {
+    if (cp.get<std::int64_t>("natoms") != natoms_)
+      throw std::runtime_error("the checkpoint holds " +
+                               std::to_string(cp.get<std::int64_t>("natoms")) +
+                               " atoms, the input " + std::to_string(natoms_));
+    if (cp.get<std::int32_t>("real_bytes") != std::int32_t(sizeof(Real)))
+      throw std::runtime_error("the checkpoint was written in another precision");
+    step_ = cp.get<std::int64_t>("step");
+    last_build_ = cp.get<std::int64_t>("last_build");
+    rebuilds_ = cp.get<std::int64_t>("rebuilds");
+    ev_.energy = cp.get<double>("energy");
+    ev_.virial = cp.get<double>("virial");
+    cp.get_view("x", x_);
+    cp.get_view("v", v_);
+    cp.get_view("f", f_);
+    cp.get_view("x_build", x_build_);
+    cp.get_view("type", type_);
+    cp.get_view("id", id_);
+    build_list();
+  }
+
+  // Wraps x into [0, L).
+  void wrap() {
+    const auto x = x_;
+    const Box<Real> box = box_;
+    Kokkos::parallel_for(
+        "hayate::md::wrap", Kokkos::RangePolicy<Space>(0, natoms_), KOKKOS_LAMBDA(int i) {
+          for (int d = 0; d < 3; ++d) {
+            const Real l = box.length[d];
+            Real p = x(i, d);
+            p -= l * compat::floor(p / l);
+            if (p >= l) p -= l;  // rounding of tiny negative values
+            x(i, d) = p;
+          }
+        });
+  }
+
+  // New atom k is old atom perm(k).
+  void permute(const Kokkos::View<int*, Mem>& perm) {
+    const auto x = x_, v = v_, xs = x_scratch_, vs = v_scratch_;
+    const auto type = type_, ts = type_scratch_;
+    const auto id = id_, is = id_scratch_;
+    Kokkos::parallel_for(
+        "hayate::md::reorder", Kokkos::RangePolicy<Space>(0, natoms_), KOKKOS_LAMBDA(int k) {
+          const int p = perm(k);
+          for (int d = 0; d < 3; ++d) {
+            xs(k, d) = x(p, d);
+            vs(k, d) = v(p, d);
+          }
+          ts(k) = type(p);
+          is(k) = id(p);
+        });
+    std::swap(x_, x_scratch_);
+    std::swap(v_, v_scratch_);
+    std::swap(type_, type_scratch_);
+    std::swap(id_, id_scratch_);
+  }
+
+ private:
+  void allocate() {
+    auto vec = [&](const char* label) {
+      return Vec(Kokkos::view_alloc(std::string(label), Kokkos::WithoutInitializing), natoms_);
+    };
+    x_ = vec("hayate::md::x");
+    v_ = vec("hayate::md::v");
+    f_ = Vec("hayate::md::f", natoms_);
+    x_build_ = vec("hayate::md::x_build");
+    x_scratch_ = vec("hayate::md::x_scratch");
+    v_scratch_ = vec("hayate::md::v_scratch");
+    type_ = Kokkos::View<int*, Mem>("hayate::md::type", natoms_);
+    type_scratch_ = Kokkos::View<int*, Mem>("hayate::md::type_scratch", natoms_);
+    id_ = Kokkos::View<std::int64_t*, Mem>("hayate::md::id", natoms_);
+    id_scratch_ = Kokkos::View<std::int64_t*, Mem>("hayate::md::id_scratch", natoms_);
+  }
+
+  MdParams params_;
+  int natoms_ = 0;
+  TypeSet types_;
+  Box<Real> box_;
+  PairTable<Real> table_;
+  TypeMass<Real> mass_;
+  double cutneigh_ = 0;
+  Vec x_, v_, f_, x_build_, x_scratch_, v_scratch_;
+  Kokkos::View<int*, Mem> type_, type_scratch_;
+  Kokkos::View<std::int64_t*, Mem> id_, id_scratch_;
+  CellBins<Space> bins_;
+  NeighborList<Space> list_;
+  ForceCompute<Space, Real> force_;
+  EnergyVirial ev_;
+  std::int64_t step_ = 0, last_build_ = 0, rebuilds_ = 0;
+};
+
+}  // namespace hayate::md

@@ -1,0 +1,367 @@
+#pragma once
+// Cell binning and Verlet neighbor lists. Atoms are binned into cells no smaller than the
+// neighbor cutoff (cutoff + skin); the list of atom i holds every j within that distance (full),
+// or only j > i (half, for Newton's third law). Three storage layouts share one search loop:
+// CSR (offsets + flat), padded row-major (i, k) and padded transposed (k fastest over i), the last
+// so that consecutive GPU threads read their k-th neighbors from consecutive addresses.
+#include "lj.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace hayate::md {
+
+enum class ListKind { Full, Half };
+enum class Layout { Csr, Padded, Transposed };
+
+inline const char* layout_name(Layout l) {
+  switch (l) {
+    case Layout::Csr:
+      return "csr";
+    case Layout::Padded:
+      return "padded";
+    case Layout::Transposed:
+      return "transposed";
+  }
+  return "?";
+}
+
+// Orthogonal periodic box [0, L) in each direction.
+template <class Real>
+struct Box {
+  Real length[3] = {0, 0, 0};
+
+  // Minimum-image displacement; valid while |d| < 1.5 L, i.e. atoms stay within half a box of
+  // the primary cell between rebuilds (they move at most a fraction of the skin).
+  KOKKOS_INLINE_FUNCTION Real image(Real d, int dim) const {
+    const Real l = length[dim];
+    if (d > Real(0.5) * l) return d - l;
+    if (d < Real(-0.5) * l) return d + l;
+    return d;
+  }
+};
+
+// Atoms of each cell, contiguous. After a reorder the atoms are stored in cell order, so
+// `atoms` is the identity and cell neighbors are memory neighbors.
+template <class Space>
+struct CellBins {
+  using Mem = typename Space::memory_space;
+  int n[3] = {1, 1, 1};
+  Kokkos::View<int*, Mem> cell_of;  // per atom
+  Kokkos::View<int*, Mem> start;    // cells + 1
+  Kokkos::View<int*, Mem> atoms;    // atom indices sorted by (cell, index)
+  Kokkos::View<int*, Mem> fill;
+
+  int cells() const { return n[0] * n[1] * n[2]; }
+
+  // Bins atoms deterministically: the order inside each cell is by index, whatever the order
+  // in which threads claimed the slots, so lists and force sums do not depend on scheduling.
+  template <class Real, class X>
+  void bin(const X& x, const Box<Real>& box, double cutneigh) {
+    const int natoms = static_cast<int>(x.extent(0));
+    for (int d = 0; d < 3; ++d) {
+      const int c = static_cast<int>(double(box.length[d]) / cutneigh);
+      n[d] = c < 1 ? 1 : c;
+    }
+    const int ncells = cells();
+    if (int(cell_of.extent(0)) < natoms) {
+      cell_of = Kokkos::View<int*, Mem>("hayate::md::cell_of", natoms);
+      atoms = Kokkos::View<int*, Mem>("hayate::md::cell_atoms", natoms);
+    }
+    if (int(start.extent(0)) != ncells + 1) {
+      start = Kokkos::View<int*, Mem>("hayate::md::cell_start", ncells + 1);
+      fill = Kokkos::View<int*, Mem>("hayate::md::cell_fill", ncells);
+    }
+    Kokkos::deep_copy(fill, 0);
+    const auto cell_of_ = cell_of, start_ = start, atoms_ = atoms, fill_ = fill;
+    const int nx = n[0], ny = n[1], nz = n[2];
+    const Real sx = Real(nx) / box.length[0], sy = Real(ny) / box.length[1],
+               sz = Real(nz) / box.length[2];
+    Kokkos::parallel_for(
+        "hayate::md::bin_count", Kokkos::RangePolicy<Space>(0, natoms), KOKKOS_LAMBDA(int i) {
+          int cx = int(x(i, 0) * sx), cy = int(x(i, 1) * sy), cz = int(x(i, 2) * sz);
+          cx = cx < 0 ? 0 : (cx >= nx ? nx - 1 : cx);
+          cy = cy < 0 ? 0 : (cy >= ny ? ny - 1 : cy);
+          cz = cz < 0 ? 0 : (cz >= nz ? nz - 1 : cz);
+          const int c = (cz * ny + cy) * nx + cx;
+          cell_of_(i) = c;
+          Kokkos::atomic_fetch_add(&fill_(c), 1);
+        });
+    Kokkos::parallel_scan(
+        "hayate::md::bin_scan", Kokkos::RangePolicy<Space>(0, ncells + 1),
+        KOKKOS_LAMBDA(int c, int& sum, bool final) {
+          if (final) start_(c) = sum;
+          if (c < ncells) sum += fill_(c);
+        });
+    Kokkos::deep_copy(fill, 0);
+    Kokkos::parallel_for(
+        "hayate::md::bin_fill", Kokkos::RangePolicy<Space>(0, natoms), KOKKOS_LAMBDA(int i) {
+          const int c = cell_of_(i);
+          atoms_(start_(c) + Kokkos::atomic_fetch_add(&fill_(c), 1)) = i;
+        });
+    Kokkos::parallel_for(
+        "hayate::md::bin_sort", Kokkos::RangePolicy<Space>(0, ncells), KOKKOS_LAMBDA(int c) {
+          const int b = start_(c), e = start_(c + 1);
+          for (int s = b + 1; s < e; ++s) {
+            const int a = atoms_(s);
+            int t = s - 1;
+            while (t >= b && atoms_(t) > a) {
+              atoms_(t + 1) = atoms_(t);
+              --t;
+            }
+            atoms_(t + 1) = a;
+          }
+        });
+  }
+};
+
+// Read access to one atom's neighbors, the same interface for every layout.
+template <class Mem>
+struct CsrRows {
+  Kokkos::View<const int*, Mem> offsets, flat;
+  struct Row {
+    const int* p;
+    int n;
+    KOKKOS_INLINE_FUNCTION int size() const { return n; }
+    KOKKOS_INLINE_FUNCTION int operator()(int k) const { return p[k]; }
+  };
+  KOKKOS_INLINE_FUNCTION Row row(int i) const {
+    const int b = offsets(i);
+    return Row{flat.data() + b, offsets(i + 1) - b};
+  }
+};
+
+template <class Mem, class L>
+struct PaddedRows {
+  Kokkos::View<const int*, Mem> count;
+  Kokkos::View<const int**, L, Mem> nb;
+  struct Row {
+    Kokkos::View<const int**, L, Mem> nb;
+    int i, n;
+    KOKKOS_INLINE_FUNCTION int size() const { return n; }
+    KOKKOS_INLINE_FUNCTION int operator()(int k) const { return nb(i, k); }
+  };
+  KOKKOS_INLINE_FUNCTION Row row(int i) const { return Row{nb, i, count(i)}; }
+};
+
+// Where the search puts what it finds.
+template <class Mem>
+struct CountSink {
+  Kokkos::View<int*, Mem> count;
+  KOKKOS_INLINE_FUNCTION void store(int, int, int) const {}
+  KOKKOS_INLINE_FUNCTION void finish(int i, int k) const { count(i) = k; }
+};
+template <class Mem>
+struct CsrSink {
+  Kokkos::View<const int*, Mem> offsets;
+  Kokkos::View<int*, Mem> flat;
+  KOKKOS_INLINE_FUNCTION void store(int i, int k, int j) const { flat(offsets(i) + k) = j; }
+  KOKKOS_INLINE_FUNCTION void finish(int, int) const {}
+};
+template <class Mem, class L>
+struct PaddedSink {
+  Kokkos::View<int*, Mem> count;
+  Kokkos::View<int**, L, Mem> nb;
+  int capacity;
+  // Past the capacity only the count grows; the caller sees the overflow and rebuilds.
+  KOKKOS_INLINE_FUNCTION void store(int i, int k, int j) const {
+    if (k < capacity) nb(i, k) = j;
+  }
+  KOKKOS_INLINE_FUNCTION void finish(int i, int k) const { count(i) = k; }
+};
+
+// The one neighbor search loop: the 27 (or fewer, for boxes of 1 or 2 cells) stencil cells
+// around atom i, minimum image, per type-pair neighbor cutoff.
+template <class Space, class Real, class Sink>
+struct NeighborSearch {
+  using Mem = typename Space::memory_space;
+  Kokkos::View<const Real* [3], Kokkos::LayoutLeft, Mem> x;
+  Kokkos::View<const int*, Mem> type;
+  Kokkos::View<const int*, Mem> cell_of, start, atoms;
+  int n[3];
+  Box<Real> box;
+  PairTable<Real> table;
+  bool half;
+  Sink sink;
+
+  KOKKOS_INLINE_FUNCTION void operator()(int i) const {
+    const int c = cell_of(i);
+    const int ci[3] = {c % n[0], (c / n[0]) % n[1], c / (n[0] * n[1])};
+    int lo[3], hi[3];
+    for (int d = 0; d < 3; ++d) {
+      lo[d] = n[d] >= 3 ? -1 : 0;
+      hi[d] = n[d] >= 2 ? 1 : 0;
+    }
+    const Real xi = x(i, 0), yi = x(i, 1), zi = x(i, 2);
+    const int ti = type(i);
+    int k = 0;
+    for (int oz = lo[2]; oz <= hi[2]; ++oz) {
+      const int cz = (ci[2] + oz + n[2]) % n[2];
+      for (int oy = lo[1]; oy <= hi[1]; ++oy) {
+        const int cy = (ci[1] + oy + n[1]) % n[1];
+        for (int ox = lo[0]; ox <= hi[0]; ++ox) {
+          const int cx = (ci[0] + ox + n[0]) % n[0];
+          const int cell = (cz * n[1] + cy) * n[0] + cx;
+          const int e = start(cell + 1);
+          for (int s = start(cell); s < e; ++s) {
+            const int j = atoms(s);
+            if (j == i || (half && j < i)) continue;
+            const Real dx = box.image(xi - x(j, 0), 0);
+            const Real dy = box.image(yi - x(j, 1), 1);
+            const Real dz = box.image(zi - x(j, 2), 2);
+            if (dx * dx + dy * dy + dz * dz < table.cutneighsq[ti][type(j)]) {
+              sink.store(i, k, j);
+              ++k;
+            }
+          }
+        }
+      }
+    }
+    sink.finish(i, k);
+  }
+};
+
+// A Verlet list in one of the three layouts. Capacity only grows; a build that finds more
+// neighbors than fit grows the storage and searches again, so nothing is ever dropped.
+template <class Space>
+struct NeighborList {
+  using Mem = typename Space::memory_space;
+  Layout layout = Layout::Csr;
+  ListKind kind = ListKind::Full;
+  int natoms = 0;
+  int capacity = 0;        // padded: neighbors per atom; CSR: total entries
+  int max_neighbors = 0;   // of the last build
+  std::int64_t total = 0;  // entries of the last build
+  int builds = 0, retries = 0;
+  Kokkos::View<int*, Mem> count, offsets, flat;
+  Kokkos::View<int**, Kokkos::LayoutRight, Mem> padded;
+  Kokkos::View<int**, Kokkos::LayoutLeft, Mem> transposed;
+
+  CsrRows<Mem> csr_rows() const { return {offsets, flat}; }
+  PaddedRows<Mem, Kokkos::LayoutRight> padded_rows() const { return {count, padded}; }
+  PaddedRows<Mem, Kokkos::LayoutLeft> transposed_rows() const { return {count, transposed}; }
+
+  // Calls f(rows) with the accessor of the active layout.
+  template <class F>
+  void visit(F&& f) const {
+    switch (layout) {
+      case Layout::Csr:
+        f(csr_rows());
+        break;
+      case Layout::Padded:
+        f(padded_rows());
+        break;
+      case Layout::Transposed:
+        f(transposed_rows());
+        break;
+    }
+  }
+
+  // Neighbors of atom i on the host, for tests and diagnostics.
+  std::vector<std::vector<int>> to_host() const {
+    std::vector<std::vector<int>> out(natoms);
+    auto c = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), count);
+    if (layout == Layout::Csr) {
+      auto o = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), offsets);
+      auto fl = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), flat);
+      for (int i = 0; i < natoms; ++i)
+        for (int k = o(i); k < o(i + 1); ++k) out[i].push_back(fl(k));
+    } else if (layout == Layout::Padded) {
+      auto p = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), padded);
+      for (int i = 0; i < natoms; ++i)
+        for (int k = 0; k < c(i); ++k) out[i].push_back(p(i, k));
+    } else {
+      auto p = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), transposed);
+      for (int i = 0; i < natoms; ++i)
+        for (int k = 0; k < c(i); ++k) out[i].push_back(p(i, k));
+    }
+    return out;
+  }
+
+  template <class Real, class X, class T>
+  void build(const X& x, const T& type, const CellBins<Space>& bins, const Box<Real>& box,
+             const PairTable<Real>& table) {
+    natoms = static_cast<int>(x.extent(0));
+    ++builds;
+    if (int(count.extent(0)) != natoms)
+      count = Kokkos::View<int*, Mem>("hayate::md::neigh_count", natoms);
+    const bool half = kind == ListKind::Half;
+    auto search = [&](auto sink) {
+      using Sink = decltype(sink);
+      NeighborSearch<Space, Real, Sink> functor{
+          x,   type,  bins.cell_of, bins.start, bins.atoms, {bins.n[0], bins.n[1], bins.n[2]},
+          box, table, half,         sink};
+      Kokkos::parallel_for("hayate::md::neigh_build", Kokkos::RangePolicy<Space>(0, natoms),
+                           functor);
+    };
+    if (layout == Layout::Csr) {
+      search(CountSink<Mem>{count});
+      if (int(offsets.extent(0)) != natoms + 1)
+        offsets = Kokkos::View<int*, Mem>("hayate::md::neigh_offsets", natoms + 1);
+      const auto count_ = count, offsets_ = offsets;
+      const int n = natoms;
+      std::int64_t sum = 0;
+      Kokkos::parallel_scan(
+          "hayate::md::neigh_scan", Kokkos::RangePolicy<Space>(0, n + 1),
+          KOKKOS_LAMBDA(int i, std::int64_t& s, bool final) {
+            if (final) offsets_(i) = int(s);
+            if (i < n) s += count_(i);
+          },
+          sum);
+      total = sum;
+      if (sum > std::int64_t(2147483647))
+        throw std::runtime_error("neighbor list exceeds 2^31 entries; use a padded layout");
+      if (sum > capacity || !flat.is_allocated()) {
+        capacity = static_cast<int>(sum + sum / 5 + 1);
+        flat = Kokkos::View<int*, Mem>(
+            Kokkos::view_alloc(std::string("hayate::md::neigh_flat"), Kokkos::WithoutInitializing),
+            capacity);
+      }
+      search(CsrSink<Mem>{offsets, flat});
+      max_neighbors = max_count();
+      return;
+    }
+    if (capacity < 1) capacity = 64;
+    for (;;) {
+      if (layout == Layout::Padded) {
+        if (int(padded.extent(0)) != natoms || int(padded.extent(1)) != capacity)
+          padded = Kokkos::View<int**, Kokkos::LayoutRight, Mem>(
+              Kokkos::view_alloc(std::string("hayate::md::neigh_padded"),
+                                 Kokkos::WithoutInitializing),
+              natoms, capacity);
+        search(PaddedSink<Mem, Kokkos::LayoutRight>{count, padded, capacity});
+      } else {
+        if (int(transposed.extent(0)) != natoms || int(transposed.extent(1)) != capacity)
+          transposed = Kokkos::View<int**, Kokkos::LayoutLeft, Mem>(
+              Kokkos::view_alloc(std::string("hayate::md::neigh_transposed"),
+                                 Kokkos::WithoutInitializing),
+              natoms, capacity);
+        search(PaddedSink<Mem, Kokkos::LayoutLeft>{count, transposed, capacity});
+      }
+      max_neighbors = max_count();
+      if (max_neighbors <= capacity) break;
+      capacity = max_neighbors + max_neighbors / 5 + 1;
+      ++retries;
+    }
+    const auto count_ = count;
+    std::int64_t sum = 0;
+    Kokkos::parallel_reduce(
+        "hayate::md::neigh_total", Kokkos::RangePolicy<Space>(0, natoms),
+        KOKKOS_LAMBDA(int i, std::int64_t& s) { s += count_(i); }, sum);
+    total = sum;
+  }
+
+  int max_count() const {
+    const auto count_ = count;
+    int m = 0;
+    Kokkos::parallel_reduce(
+        "hayate::md::neigh_max", Kokkos::RangePolicy<Space>(0, natoms),
+        KOKKOS_LAMBDA(int i, int& v) { v = count_(i) > v ? count_(i) : v; }, Kokkos::Max<int>(m));
+    return m;
+  }
+};
+
+}  // namespace hayate::md

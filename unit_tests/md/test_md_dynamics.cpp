@@ -1,0 +1,293 @@
+// Integrators, thermostats, thermo output against LAMMPS' in.lj, restarts and input errors.
+#include "cli_runner.hpp"
+#include "config/error.hpp"
+#include "io/xyz.hpp"
+#include "md_test_util.hpp"
+#include "run/checkpoint.hpp"
+#include "run/driver.hpp"
+#include "run/registry.hpp"
+#include "test_spaces.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+namespace hayate::md::test {
+namespace {
+
+template <class Space>
+class MdDynamics : public ::testing::Test {};
+HAYATE_SPACE_TEST_SUITE(MdDynamics);
+
+double total_energy(const Thermo& t) {
+  return t.etotal;
+}
+
+TYPED_TEST(MdDynamics, NveEnergyDriftIsSmall) {
+  using Space = TypeParam;
+  // 256 atoms melting from fcc at T = 1.44; shifted potential so energy is continuous.
+  InitialState init = rattled_lattice(4, 0.8442, 0.0, false, 1.44);
+  init.types.shift = true;
+  MdParams params;
+  params.dt = 0.005;
+  params.every = 10;
+  params.check = true;
+  MdSystem<Space, double> sys(init, params);
+  sys.initialize();
+  const double e0 = total_energy(sys.thermo());
+  double worst = 0, sum_late = 0;
+  int late = 0;
+  for (int s = 1; s <= 1000; ++s) {
+    sys.advance(s % 10 == 0);
+    if (s % 10 == 0) {
+      const double e = total_energy(sys.thermo());
+      worst = std::max(worst, std::fabs(e - e0));
+      if (s > 900) {
+        sum_late += e;
+        ++late;
+      }
+    }
+  }
+  // Velocity Verlet at dt = 0.005 keeps E to about 1e-3 per atom here; a wrong force sign,
+  // a missed half kick or a stale neighbor list gives errors of order 0.1 or more.
+  EXPECT_LT(worst, 5e-3);
+  EXPECT_LT(std::fabs(sum_late / late - e0), 2e-3);
+  EXPECT_GT(sys.rebuilds(), 10);
+  // The temperature fell as the lattice melted: the dynamics actually moved.
+  EXPECT_LT(sys.thermo().temp, 1.2);
+}
+
+// LAMMPS bench/in.lj (32,000 atoms) prints at step 0: T 1.44, E_pair -6.7733681, Press -5.0196;
+// at step 100: T ~0.759, E_pair ~ -5.67 .. -5.76. At 2,048 atoms the lattice energy is identical
+// and the step-100 values agree within the fluctuations of the smaller system.
+TYPED_TEST(MdDynamics, InLjThermoMatchesLammps) {
+  using Space = TypeParam;
+  InitialState init = fcc_lattice(0.8442, 8, 8, 8, {0});
+  init.types.names = {"A"};
+  init.types.mass = {1.0};
+  init.types.epsilon[0][0] = 1.0;
+  init.types.sigma[0][0] = 1.0;
+  init.types.cutoff[0][0] = 2.5;
+  create_velocities(init, 1.44, 87287);
+  MdParams params;
+  params.dt = 0.005;
+  params.skin = 0.3;
+  params.every = 20;
+  params.check = false;
+  MdSystem<Space, double> sys(init, params);
+  sys.initialize();
+  const Thermo t0 = sys.thermo();
+  EXPECT_NEAR(t0.temp, 1.44, 1e-12);
+  EXPECT_NEAR(t0.pe, -6.7733681, 1e-7);
+  EXPECT_NEAR(t0.press, -5.0196, 1.5e-3);
+  EXPECT_NEAR(t0.ke, 1.5 * 1.44 * (1.0 - 1.0 / sys.size()), 1e-12);
+  for (int s = 1; s <= 100; ++s) sys.advance(s == 100);
+  const Thermo t = sys.thermo();
+  EXPECT_EQ(t.step, 100);
+  EXPECT_NEAR(t.temp, 0.759, 0.06);
+  EXPECT_NEAR(t.pe, -5.72, 0.08);
+  EXPECT_NEAR(t.etotal, t0.etotal, 0.02);
+}
+
+TYPED_TEST(MdDynamics, LangevinReachesTargetAndIsReproducible) {
+  using Space = TypeParam;
+  InitialState init = rattled_lattice(4, 0.8442, 0.0, false, 0.3);
+  MdParams params;
+  params.thermostat = Thermostat::Langevin;
+  params.t_target = 1.5;
+  params.damp = 0.1;
+  params.seed = 7;
+  params.force = {ListKind::Full, Scatter::Atomic, Parallel::Thread};
+  auto run = [&](std::vector<double>& x) {
+    MdSystem<Space, double> sys(init, params);
+    sys.initialize();
+    double mean = 0;
+    for (int s = 1; s <= 600; ++s) {
+      sys.advance(false);
+      if (s > 300) mean += sys.temperature() / 300.0;
+    }
+    std::vector<int> type;
+    download(sys, x, type);
+    return mean;
+  };
+  std::vector<double> x1, x2;
+  const double mean = run(x1);
+  EXPECT_NEAR(mean, 1.5, 0.12);
+  run(x2);
+  EXPECT_EQ(x1, x2);  // bitwise
+}
+
+TYPED_TEST(MdDynamics, BerendsenReachesTarget) {
+  using Space = TypeParam;
+  InitialState init = rattled_lattice(4, 0.8442, 0.0, false, 1.44);
+  MdParams params;
+  params.thermostat = Thermostat::Berendsen;
+  params.t_target = 0.7;
+  params.tau = 0.05;
+  MdSystem<Space, double> sys(init, params);
+  sys.initialize();
+  for (int s = 1; s <= 300; ++s) sys.advance(false);
+  EXPECT_NEAR(sys.temperature(), 0.7, 0.03);
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+const char* restart_yaml = R"(problem: md
+system:
+  lattice: {density: 0.8442, cells: [4, 4, 4], types: [A, B]}
+  types:
+    - {name: A}
+    - {name: B, mass: 2.0, sigma: 1.1, cutoff: 2.2}
+neighbor: {skin: 0.3, every: 7, check: true}
+run: {steps: 40, ensemble: langevin}
+thermostat: {temperature: 1.2, damp: 0.5}
+output: {thermo_every: 5, dump_every: 20}
+)";
+
+void expect_bitwise_restart(const std::string& backend, const std::string& list,
+                            const std::string& scatter, const std::string& precision) {
+  auto& registry = core::Registry::instance();
+  const std::string base = "md_restart_" + backend + "_" + list + scatter + precision;
+  const std::vector<std::string> common{"force.list=" + list, "force.scatter=" + scatter,
+                                        "precision=" + precision, "checkpoint.at_end=true"};
+  auto load = [&](std::vector<std::string> extra) {
+    std::vector<std::string> o = common;
+    o.insert(o.end(), extra.begin(), extra.end());
+    return registry.loader().load_string(restart_yaml, "restart.yaml", o);
+  };
+  core::run_problem(load({}), {backend, base + "_straight", true});
+  core::run_problem(load({"run.steps=20"}), {backend, base + "_first", true});
+  core::run_problem(load({"checkpoint.restart=" + base + "_first/checkpoint.bin"}),
+                    {backend, base + "_second", true});
+  const core::CheckpointReader a(base + "_straight/checkpoint.bin");
+  const core::CheckpointReader b(base + "_second/checkpoint.bin");
+  EXPECT_EQ(a.get<std::int64_t>("step"), 40);
+  EXPECT_EQ(b.get<std::int64_t>("step"), 40);
+  for (const char* name : {"x", "v", "f", "x_build", "id", "type", "energy", "virial"})
+    EXPECT_EQ(a.bytes(name), b.bytes(name)) << name;
+  // The restarted run's thermo rows equal the straight run's from step 20 on.
+  const std::string straight = read_text(base + "_straight/thermo.csv");
+  const std::string second = read_text(base + "_second/thermo.csv");
+  const auto tail = second.substr(second.find('\n') + 1);
+  EXPECT_NE(straight.find(tail), std::string::npos) << second;
+  EXPECT_NE(read_text(base + "_straight/dump.xyz").find("Lattice="), std::string::npos);
+}
+
+TYPED_TEST(MdDynamics, RestartIsBitwise) {
+  const std::string backend = core::space_name<TypeParam>();
+  expect_bitwise_restart(backend, "full", "atomic", "double");
+  expect_bitwise_restart(backend, "full", "atomic", "float");
+  if (backend != "cuda") expect_bitwise_restart(backend, "half", "duplicated", "double");
+}
+
+TEST(MdInput, ThermoHeaderAndInputsValidate) {
+  const auto r = hayate::test::run_cli(
+      "run " + hayate::test::source_path("inputs/md/lj_melt.yaml") +
+      " --backend serial --quiet --output md_cli_out --set system.lattice.cells=[4,4,4] "
+      "--set run.steps=10 --set output.thermo_every=5");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const std::string csv = read_text("md_cli_out/thermo.csv");
+  EXPECT_EQ(csv.substr(0, csv.find('\n')), "step,temp,pe,ke,etotal,press");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);  // header + steps 0, 5, 10
+  for (const char* input :
+       {"lj_melt.yaml", "bench_rho1.yaml", "bench_rho05.yaml", "nvt_langevin.yaml"}) {
+    const auto c = hayate::test::run_cli(
+        "check " + hayate::test::source_path(std::string("inputs/md/") + input));
+    EXPECT_EQ(c.exit_code, 0) << input << ": " << c.output;
+  }
+}
+
+// Builds the problem from YAML text and returns the input error it raises ("" if none).
+std::string problem_error(const std::string& yaml) {
+  try {
+    const auto config = core::Registry::instance().loader().load_string(yaml, "bad.yaml");
+    core::Registry::instance().find("md").create(config, "serial");
+  } catch (const core::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(MdInput, BadInputsGiveFileLineColumn) {
+  // Box 2 x 1.68 = 3.4 < 2 x (2.5 + 0.3).
+  std::string e = problem_error("problem: md\nsystem:\n  lattice:\n    cells: [2, 2, 2]\n");
+  EXPECT_NE(e.find("bad.yaml:4:12"), std::string::npos) << e;
+  EXPECT_NE(e.find("smaller than 2 x (cutoff + skin)"), std::string::npos) << e;
+
+  e = problem_error("problem: md\nsystem:\n  lattice:\n    density: 0\n");
+  EXPECT_NE(e.find("bad.yaml:4:14"), std::string::npos) << e;
+
+  e = problem_error("problem: md\nsystem:\n  lattice:\n    density: -1.0\n");
+  EXPECT_NE(e.find("bad.yaml:4:14"), std::string::npos) << e;
+
+  e = problem_error("problem: md\nsystem:\n  lattice:\n    types: [A, C]\n");
+  EXPECT_NE(e.find("bad.yaml:4:12"), std::string::npos) << e;
+  EXPECT_NE(e.find("unknown type 'C'"), std::string::npos) << e;
+
+  e = problem_error(
+      "problem: md\nsystem:\n  types:\n    - {name: A}\npair:\n  coeffs:\n"
+      "    - {types: [A, X], epsilon: 1, sigma: 1}\n");
+  EXPECT_NE(e.find("bad.yaml:7:15"), std::string::npos) << e;
+  EXPECT_NE(e.find("unknown type 'X'"), std::string::npos) << e;
+
+  e = problem_error("problem: md\nneighbor:\n  every: 0\n  check: false\n");
+  EXPECT_NE(e.find("bad.yaml:3:10"), std::string::npos) << e;
+
+  e = problem_error("problem: md\nforce:\n  list: halve\n");
+  EXPECT_NE(e.find("did you mean 'half'"), std::string::npos) << e;
+
+  // Unknown species in an XYZ file.
+  {
+    std::ofstream out("md_bad_species.xyz");
+    out << "2\nLattice=\"10 0 0 0 10 0 0 0 10\" Properties=species:S:1:pos:R:3\n"
+        << "A 1 1 1\nAr 2 2 2\n";
+  }
+  e = problem_error("problem: md\nsystem:\n  source: xyz\n  xyz:\n    file: md_bad_species.xyz\n");
+  EXPECT_NE(e.find("bad.yaml:5:11"), std::string::npos) << e;
+  EXPECT_NE(e.find("species 'Ar'"), std::string::npos) << e;
+
+  // The CLI reports the same with exit code 2.
+  {
+    std::ofstream out("md_bad_box.yaml");
+    out << "problem: md\nsystem:\n  lattice:\n    cells: [3, 3, 3]\n";
+  }
+  const auto r = hayate::test::run_cli("run md_bad_box.yaml --quiet --output md_bad_box_out");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("md_bad_box.yaml:4:12"), std::string::npos) << r.output;
+}
+
+TEST(MdInput, XyzRoundTrip) {
+  // A dump frame read back as input gives the same thermodynamic state.
+  const auto r = hayate::test::run_cli(
+      "run " + hayate::test::source_path("inputs/md/lj_melt.yaml") +
+      " --backend serial --quiet --output md_xyz_a --set system.lattice.cells=[4,4,4] "
+      "--set run.steps=10 --set output.thermo_every=10 --set output.dump_every=10");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const auto frame = core::read_xyz("md_xyz_a/dump.xyz", -1);
+  EXPECT_EQ(frame.size(), 256u);
+  const auto r2 = hayate::test::run_cli(
+      "run " + hayate::test::source_path("inputs/md/lj_melt.yaml") +
+      " --backend serial --quiet --output md_xyz_b --set system.source=xyz "
+      "--set system.xyz.file=md_xyz_a/dump.xyz --set system.xyz.frame=-1 --set run.steps=0");
+  ASSERT_EQ(r2.exit_code, 0) << r2.output;
+  const std::string a = read_text("md_xyz_a/thermo.csv"), b = read_text("md_xyz_b/thermo.csv");
+  const std::string last_a = a.substr(a.rfind("\n10,") + 4);
+  const std::string first_b = b.substr(b.find("\n0,") + 3);
+  // Same temperature and energies to the ~16 digits the XYZ writer keeps.
+  double ta, tb, pa, pb;
+  std::sscanf(last_a.c_str(), "%lf,%lf", &ta, &pa);
+  std::sscanf(first_b.c_str(), "%lf,%lf", &tb, &pb);
+  EXPECT_NEAR(ta, tb, 1e-10);
+  EXPECT_NEAR(pa, pb, 1e-10);
+}
+
+}  // namespace
+}  // namespace hayate::md::test

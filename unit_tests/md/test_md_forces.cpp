@@ -1,0 +1,143 @@
+// Neighbor lists against a brute-force search, and every force variant against a serial
+// double-precision O(N^2) reference, on every enabled backend.
+#include "md_test_util.hpp"
+#include "test_spaces.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace hayate::md::test {
+namespace {
+
+template <class Space>
+class MdForces : public ::testing::Test {};
+HAYATE_SPACE_TEST_SUITE(MdForces);
+
+// Pairs within the per-type neighbor cutoff, by brute force over all pairs.
+std::vector<std::set<int>> brute_force_list(const std::vector<double>& x,
+                                            const std::vector<int>& type, const TypeSet& t,
+                                            const double box[3], double skin, bool half) {
+  const int n = static_cast<int>(type.size());
+  std::vector<std::set<int>> out(n);
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      if (i == j || (half && j < i)) continue;
+      double r2 = 0;
+      for (int k = 0; k < 3; ++k) {
+        const double d = image(x[3 * i + k] - x[3 * j + k], box[k]);
+        r2 += d * d;
+      }
+      const double c = t.cutoff[type[i]][type[j]] + skin;
+      if (r2 < c * c) out[i].insert(j);
+    }
+  return out;
+}
+
+TYPED_TEST(MdForces, NeighborListEqualsBruteForce) {
+  using Space = TypeParam;
+  using Mem = typename Space::memory_space;
+  const double skin = 0.3;
+  for (const int cells : {4, 5}) {  // 4 cells: a box of 2 neighbor cells per side
+    InitialState init = rattled_lattice(cells, 0.8442, 0.25, true);
+    MdParams params;
+    params.skin = skin;
+    MdSystem<Space, double> sys(init, params);
+    sys.rebuild();  // wraps and cell-sorts
+    std::vector<double> x;
+    std::vector<int> type;
+    download(sys, x, type);
+    const double box[3] = {sys.box().length[0], sys.box().length[1], sys.box().length[2]};
+    const PairTable<double> table = init.types.table<double>(skin);
+    CellBins<Space> bins;
+    bins.bin(Kokkos::View<const double* [3], Kokkos::LayoutLeft, Mem>(sys.positions()), sys.box(),
+             init.types.max_cutoff() + skin);
+    for (const auto kind : {ListKind::Full, ListKind::Half}) {
+      const auto expected =
+          brute_force_list(x, type, init.types, box, skin, kind == ListKind::Half);
+      for (const auto layout : {Layout::Csr, Layout::Padded, Layout::Transposed}) {
+        NeighborList<Space> list;
+        list.kind = kind;
+        list.layout = layout;
+        list.capacity = 3;  // far too small: the build must grow and retry, never truncate
+        list.build(Kokkos::View<const double* [3], Kokkos::LayoutLeft, Mem>(sys.positions()),
+                   Kokkos::View<const int*, Mem>(sys.types()), bins, sys.box(), table);
+        if (layout != Layout::Csr) EXPECT_GE(list.retries, 1);
+        const auto got = list.to_host();
+        std::size_t total = 0;
+        for (int i = 0; i < sys.size(); ++i) {
+          const std::set<int> s(got[i].begin(), got[i].end());
+          ASSERT_EQ(s.size(), got[i].size()) << "duplicate neighbor of atom " << i;
+          ASSERT_EQ(s, expected[i]) << "atom " << i << " layout " << layout_name(layout);
+          total += s.size();
+        }
+        EXPECT_EQ(std::int64_t(total), list.total);
+        EXPECT_GT(total, std::size_t(0));
+      }
+    }
+  }
+}
+
+template <class Space, class Real>
+void check_variants(double force_tolerance, double energy_tolerance, bool shift) {
+  InitialState init = rattled_lattice(5, 0.8442, 0.2, true);
+  init.types.shift = shift;
+  MdParams params;
+  MdSystem<Space, Real> sys(init, params);
+  sys.initialize();
+  std::vector<double> x;
+  std::vector<int> type;
+  download(sys, x, type);
+  const double box[3] = {sys.box().length[0], sys.box().length[1], sys.box().length[2]};
+  const Reference ref = reference_forces(x, type, init.types, box);
+  const auto variants = all_variants<Space>();
+  ASSERT_GE(variants.size(), 9u);
+  for (const auto& [options, layout] : variants) {
+    SCOPED_TRACE(variant_name(options) + "/" + layout_name(layout));
+    sys.set_force_options(options, layout);
+    sys.compute_forces(true);
+    const auto f = download_forces(sys);
+    EXPECT_LE(max_relative(f, ref.f), force_tolerance);
+    EXPECT_NEAR(sys.energy_virial().energy, ref.energy, energy_tolerance * std::fabs(ref.energy));
+    EXPECT_NEAR(sys.energy_virial().virial, ref.virial, energy_tolerance * std::fabs(ref.virial));
+    // Newton's third law: the total force vanishes.
+    double total[3] = {0, 0, 0}, fmax = 0;
+    for (int i = 0; i < sys.size(); ++i)
+      for (int d = 0; d < 3; ++d) {
+        total[d] += f[3 * i + d];
+        fmax = std::max(fmax, std::fabs(f[3 * i + d]));
+      }
+    for (int d = 0; d < 3; ++d) EXPECT_LE(std::fabs(total[d]), force_tolerance * fmax * sys.size());
+    // Without the energy request the forces are the same.
+    sys.compute_forces(false);
+    EXPECT_LE(max_relative(download_forces(sys), ref.f), force_tolerance);
+  }
+}
+
+TYPED_TEST(MdForces, EveryVariantMatchesSerialReferenceDouble) {
+  check_variants<TypeParam, double>(1e-12, 1e-12, false);
+}
+
+TYPED_TEST(MdForces, EveryVariantMatchesSerialReferenceShifted) {
+  check_variants<TypeParam, double>(1e-12, 1e-12, true);
+}
+
+TYPED_TEST(MdForces, EveryVariantMatchesSerialReferenceFloat) {
+  check_variants<TypeParam, float>(2e-5, 2e-5, false);
+}
+
+// The list kind of the system follows the options: a half list holds half the pairs.
+TYPED_TEST(MdForces, HalfListHoldsHalfThePairs) {
+  using Space = TypeParam;
+  InitialState init = rattled_lattice(4, 0.8442, 0.1, false);
+  MdParams params;
+  MdSystem<Space, double> sys(init, params);
+  sys.initialize();
+  sys.set_force_options({ListKind::Full, Scatter::Atomic, Parallel::Thread}, Layout::Csr);
+  const std::int64_t full = sys.neighbors().total;
+  sys.set_force_options({ListKind::Half, Scatter::Atomic, Parallel::Thread}, Layout::Csr);
+  EXPECT_EQ(2 * sys.neighbors().total, full);
+}
+
+}  // namespace
+}  // namespace hayate::md::test
