@@ -1,4 +1,5 @@
 // Every physics compiled into this binary, in the order `hayate info` lists them.
+#include "fhp/fhp_problem.hpp"
 #include "run/registry.hpp"
 #include "stream/stream_problem.hpp"
 
@@ -7,6 +8,7 @@ namespace hayate::core {
 void register_builtin_problems(Registry& registry) {
   if (!registry.names().empty()) return;  // idempotent: tests and main may both call it
   stream::register_problem(registry);
+  fhp::register_problem(registry);
 }
 
 }  // namespace hayate::core
