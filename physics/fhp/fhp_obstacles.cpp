@@ -24,8 +24,7 @@ std::vector<Obstacle> read_obstacles(const core::Config& config) {
     Obstacle o;
     const std::string type = item.string("type");
     const auto need = [&](const char* key) {
-      if (!item.has(key))
-        item.fail("type", fmt::format("a {} needs the key '{}'", type, key));
+      if (!item.has(key)) item.fail("type", fmt::format("a {} needs the key '{}'", type, key));
       return item.real(key);
     };
     o.x = need("x");
@@ -146,7 +145,8 @@ std::vector<std::uint8_t> solid_sites(LatticeShape shape, bool walls_x, bool wal
             inside = dx * dx + dy * dy <= o.radius * o.radius;
             break;
           }
-          case Obstacle::Type::mask: break;
+          case Obstacle::Type::mask:
+            break;
         }
         if (inside) at(x, y) = 1;
       }

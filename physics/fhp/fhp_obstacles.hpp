@@ -12,12 +12,12 @@ namespace hayate::fhp {
 
 struct Obstacle {
   enum class Type { rectangle, plate, circle, mask } type = Type::rectangle;
-  double x = 0, y = 0;                // lower-left corner (rectangle, mask), centre (plate, circle)
-  double width = 0, height = 0;       // rectangle: columns x rows
-  double length = 0, thickness = 1;   // plate: normal to x, length in lattice spacings
-  double radius = 0;                  // circle, in lattice spacings
-  std::string file;                   // mask: binary PGM (P5) or ASCII PGM (P2)
-  double threshold = 0.5;             // mask: pixels darker than this fraction are solid
+  double x = 0, y = 0;               // lower-left corner (rectangle, mask), centre (plate, circle)
+  double width = 0, height = 0;      // rectangle: columns x rows
+  double length = 0, thickness = 1;  // plate: normal to x, length in lattice spacings
+  double radius = 0;                 // circle, in lattice spacings
+  std::string file;                  // mask: binary PGM (P5) or ASCII PGM (P2)
+  double threshold = 0.5;            // mask: pixels darker than this fraction are solid
 };
 
 // Parses the `obstacles` records; a bad record fails at its position in the input file.

@@ -20,7 +20,8 @@ void write_fields_vtk(const std::string& path, const BlockFields& f, std::int64_
      << fmt::format("DIMENSIONS {} {} 1\n", g.nbx, g.nby)
      << fmt::format("ORIGIN {} {} 0\n", 0.5 * g.block, 0.5 * g.rows * sqrt3_2)
      << fmt::format("SPACING {} {} 1\n", double(g.block), g.rows * sqrt3_2)
-     << fmt::format("POINT_DATA {}\n", g.blocks()) << "SCALARS density double 1\nLOOKUP_TABLE default\n";
+     << fmt::format("POINT_DATA {}\n", g.blocks())
+     << "SCALARS density double 1\nLOOKUP_TABLE default\n";
   for (int k = 0; k < g.blocks(); ++k) os << fmt::format("{:.6g}\n", f.density[k]);
   os << "SCALARS solid_fraction double 1\nLOOKUP_TABLE default\n";
   for (int k = 0; k < g.blocks(); ++k) os << fmt::format("{:.4g}\n", f.solid[k]);

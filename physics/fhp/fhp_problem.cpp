@@ -36,10 +36,12 @@ Kernel choose_kernel(const Config& config) {
 // Cross-key checks that the schema's ranges cannot express.
 void validate(const Config& config) {
   const long long nx = config.integer("system.nx"), ny = config.integer("system.ny");
-  if (ny % 2 != 0) config.fail("system.ny", "the number of rows must be even (hexagonal rows alternate)");
+  if (ny % 2 != 0)
+    config.fail("system.ny", "the number of rows must be even (hexagonal rows alternate)");
   const Kernel kernel = choose_kernel(config);
   if (kernel == Kernel::bits && nx % 64 != 0)
-    config.fail("system.nx", fmt::format("the bits kernel needs a multiple of 64 columns, got {}", nx));
+    config.fail("system.nx",
+                fmt::format("the bits kernel needs a multiple of 64 columns, got {}", nx));
   if (nx % 8 != 0) config.fail("system.nx", fmt::format("nx must be a multiple of 8, got {}", nx));
   const Model model = parse_model(config.string("system.model"));
   if (config.real("system.density") >= channels(model))
@@ -48,7 +50,8 @@ void validate(const Config& config) {
   const int block = int(config.integer("output.block"));
   if (block > nx || BlockGrid(LatticeShape{int(nx), int(ny)}, block).nby < 1)
     config.fail("output.block", "the coarse-graining block is larger than the lattice");
-  if (config.integer("output.average") > std::max<long long>(1, config.integer("output.fields_every")))
+  if (config.integer("output.average") >
+      std::max<long long>(1, config.integer("output.fields_every")))
     config.fail("output.average", "cannot average over more steps than output.fields_every");
   const auto v = config.reals("init.velocity");
   if (std::hypot(v[0], v[1]) + std::fabs(config.real("init.shear_amplitude")) > 0.5)
@@ -119,27 +122,29 @@ class FhpProblem final : public core::Problem {
     engine_->load(sites_);
     step_ = 0;
     fields_.reset();
-    open_output(ctx, false);
+    open_output(ctx);
     if (!ctx.quiet)
-      spdlog::info("fhp: {} on {}x{} sites, {} kernel, {} particles", model_name(model_),
-                   shape_.nx, shape_.ny, kernel_name(kernel_), engine_->totals().mass);
+      spdlog::info("fhp: {} on {}x{} sites, {} kernel, {} particles", model_name(model_), shape_.nx,
+                   shape_.ny, kernel_name(kernel_), engine_->totals().mass);
   }
 
   void restore(const CheckpointReader& cp, RunContext& ctx) override {
     if (cp.get<std::int32_t>("nx") != shape_.nx || cp.get<std::int32_t>("ny") != shape_.ny)
-      ctx.config.fail("system.nx", fmt::format("the checkpoint holds a {}x{} lattice",
-                                               cp.get<std::int32_t>("nx"), cp.get<std::int32_t>("ny")));
+      ctx.config.fail("system.nx",
+                      fmt::format("the checkpoint holds a {}x{} lattice",
+                                  cp.get<std::int32_t>("nx"), cp.get<std::int32_t>("ny")));
     if (cp.get<std::int32_t>("model") != int(model_))
       ctx.config.fail("system.model", fmt::format("the checkpoint was written by fhp{}",
                                                   cp.get<std::int32_t>("model")));
     step_ = cp.get<std::int64_t>("step");
     cp.get_view("sites", sites_);
     engine_->load(sites_);
-    if (cp.has("field_sums") && cp.bytes("field_sums").size() == fields_.sums().span() * sizeof(double)) {
+    if (cp.has("field_sums") &&
+        cp.bytes("field_sums").size() == fields_.sums().span() * sizeof(double)) {
       cp.get_view("field_sums", fields_.sums());
       fields_.set_samples(cp.get<std::int32_t>("field_samples"));
     }
-    open_output(ctx, true);
+    open_output(ctx);
   }
 
   void save(CheckpointWriter& cp) const override {
@@ -167,11 +172,8 @@ class FhpProblem final : public core::Problem {
       auto scope = ctx.timers.scope("totals");
       const Totals t = engine_->totals();
       const double m = double(std::max<std::int64_t>(1, t.mass));
-      if (step_ != last_row_) {
-        csv_.row({step_, t.mass, t.momentum_x(), t.momentum_y(), t.momentum_x() / m,
-                  t.momentum_y() / m});
-        last_row_ = step_;
-      }
+      csv_.row(
+          {step_, t.mass, t.momentum_x(), t.momentum_y(), t.momentum_x() / m, t.momentum_y() / m});
     }
     if (fields_every_ <= 0 && !final) return;
     const std::int64_t period = fields_every_ > 0 ? fields_every_ : steps_;
@@ -191,15 +193,15 @@ class FhpProblem final : public core::Problem {
   }
 
  private:
-  void open_output(RunContext& ctx, bool restarted) {
+  void open_output(RunContext& ctx) {
     csv_ = core::CsvWriter(ctx.path("fields.csv"),
                            {"step", "mass", "momentum_x", "momentum_y", "mean_ux", "mean_uy"});
-    last_row_ = restarted ? -1 : -1;
   }
 
   void write_snapshot(RunContext& ctx, bool final) {
     const BlockFields f = fields_.averages();
-    const std::string stem = final ? std::string("fields_final") : fmt::format("fields_{:08d}", step_);
+    const std::string stem =
+        final ? std::string("fields_final") : fmt::format("fields_{:08d}", step_);
     if (config_.boolean("output.vtk")) write_fields_vtk(ctx.path(stem + ".vtk"), f, step_);
     if (config_.boolean("output.png"))
       write_fields_png(ctx.path(stem + ".png"), f, int(config_.integer("output.pixels")),
@@ -214,7 +216,7 @@ class FhpProblem final : public core::Problem {
   SiteBytes<Space> sites_;
   FieldAccumulator<Space> fields_;
   std::unique_ptr<Engine<Space>> engine_;
-  std::int64_t step_ = 0, last_row_ = -1;
+  std::int64_t step_ = 0;
   core::CsvWriter csv_;
 };
 
@@ -244,14 +246,19 @@ void declare(core::Schema& s) {
            "periodic, or no-slip walls (bounce-back) in the first and last row")
       .defaults("periodic");
   s.section("run", "Time stepping");
-  s.integer("run.steps", "Time steps (each: stream and collide every site)").defaults(1000).at_least(0);
+  s.integer("run.steps", "Time steps (each: stream and collide every site)")
+      .defaults(1000)
+      .at_least(0);
   s.choice("run.kernel", {"auto", "bytes", "bits"},
            "bytes: one byte per site, table lookup; bits: 64 sites per word, boolean logic; "
            "auto: bits when nx is a multiple of 64. Both give identical results")
       .defaults("auto");
   s.section("init", "Initial state: random occupation around a local equilibrium");
-  s.reals("init.velocity", "Mean velocity [ux, uy] in lattice units").defaults("[0.0, 0.0]").items(2, 2);
-  s.real("init.shear_amplitude", "Adds ux = A sin(2 pi y / ny): a shear wave (viscosity measurement)")
+  s.reals("init.velocity", "Mean velocity [ux, uy] in lattice units")
+      .defaults("[0.0, 0.0]")
+      .items(2, 2);
+  s.real("init.shear_amplitude",
+         "Adds ux = A sin(2 pi y / ny): a shear wave (viscosity measurement)")
       .defaults(0.0)
       .range(-0.5, 0.5);
   s.section("forcing", "Body force");
@@ -260,41 +267,50 @@ void declare(core::Schema& s) {
          "free (mass-conserving momentum injection); quantized to 1/65536")
       .defaults(0.0)
       .range(0, 1);
-  s.records("obstacles", "Solid obstacles (bounce-back); coordinates in columns and rows",
-            [](core::Section& r) {
-              r.choice("type", {"rectangle", "plate", "circle", "mask"}, "Obstacle shape");
-              r.real("x", "rectangle/mask: first column; plate/circle: centre column").optional_key();
-              r.real("y", "rectangle/mask: first row; plate/circle: centre row").optional_key();
-              r.real("width", "rectangle: columns").optional_key();
-              r.real("height", "rectangle: rows").optional_key();
-              r.real("length", "plate: length across the flow, in lattice spacings").optional_key();
-              r.real("thickness", "plate: thickness along x, in lattice spacings (default 1)")
-                  .optional_key();
-              r.real("radius", "circle: radius in lattice spacings").optional_key();
-              r.string("file", "mask: PGM image (P2 or P5), one pixel per site, relative to the "
-                               "input file")
-                  .optional_key();
-              r.real("threshold", "mask: pixels darker than this fraction of white are solid")
-                  .defaults(0.5)
-                  .range(0, 1);
-            })
+  s.records(
+       "obstacles", "Solid obstacles (bounce-back); coordinates in columns and rows",
+       [](core::Section& r) {
+         r.choice("type", {"rectangle", "plate", "circle", "mask"}, "Obstacle shape");
+         r.real("x", "rectangle/mask: first column; plate/circle: centre column").optional_key();
+         r.real("y", "rectangle/mask: first row; plate/circle: centre row").optional_key();
+         r.real("width", "rectangle: columns").optional_key();
+         r.real("height", "rectangle: rows").optional_key();
+         r.real("length", "plate: length across the flow, in lattice spacings").optional_key();
+         r.real("thickness", "plate: thickness along x, in lattice spacings (default 1)")
+             .optional_key();
+         r.real("radius", "circle: radius in lattice spacings").optional_key();
+         r.string("file",
+                  "mask: PGM image (P2 or P5), one pixel per site, relative to the "
+                  "input file")
+             .optional_key();
+         r.real("threshold", "mask: pixels darker than this fraction of white are solid")
+             .defaults(0.5)
+             .range(0, 1);
+       })
       .defaults("[]");
-  s.integer("output.every", "Write a fields.csv row every this many steps").defaults(10).at_least(1);
+  s.integer("output.every", "Write a fields.csv row every this many steps")
+      .defaults(10)
+      .at_least(1);
   s.integer("output.fields_every",
             "Write coarse-grained fields (VTK, PNG) every this many steps; 0 = only at the end")
       .defaults(0)
       .at_least(0);
-  s.integer("output.average", "Average the fields over the last this many steps before each snapshot")
+  s.integer("output.average",
+            "Average the fields over the last this many steps before each snapshot")
       .defaults(1)
       .at_least(1);
   s.integer("output.block", "Coarse-graining block: columns per block (rows scaled to be square)")
       .defaults(8)
       .range(1, 4096);
   s.boolean("output.vtk", "Write fields_*.vtk (legacy VTK structured points)").defaults(true);
-  s.boolean("output.png", "Write fields_*.png (speed colour map with velocity arrows)").defaults(true);
+  s.boolean("output.png", "Write fields_*.png (speed colour map with velocity arrows)")
+      .defaults(true);
   s.integer("output.pixels", "PNG pixels per block").defaults(4).range(1, 64);
-  s.integer("output.arrows", "PNG: one arrow every this many blocks; 0 = none").defaults(4).at_least(0);
-  s.real("output.speed_max", "PNG: speed at the top of the colour map; 0 = the largest in the picture")
+  s.integer("output.arrows", "PNG: one arrow every this many blocks; 0 = none")
+      .defaults(4)
+      .at_least(0);
+  s.real("output.speed_max",
+         "PNG: speed at the top of the colour map; 0 = the largest in the picture")
       .defaults(0.0)
       .at_least(0);
 }
@@ -303,7 +319,8 @@ void declare(core::Schema& s) {
 
 void register_problem(core::Registry& registry) {
   registry.add(core::ProblemInfo{
-      "fhp", "FHP lattice gas (FHP-I/II/III) on a hexagonal lattice: obstacles, forcing, flow fields",
+      "fhp",
+      "FHP lattice gas (FHP-I/II/III) on a hexagonal lattice: obstacles, forcing, flow fields",
       declare, [](const Config& config, const std::string& backend) {
         validate(config);
         return core::dispatch_backend(backend, [&](auto space) -> std::unique_ptr<core::Problem> {

@@ -22,12 +22,28 @@ std::vector<std::uint8_t> reference_step(const std::vector<std::uint8_t>& in, La
     const bool odd = y & 1;
     int dx = 0, dy = 0;
     switch (i) {
-      case 0: dx = 1; break;
-      case 3: dx = -1; break;
-      case 1: dy = 1; dx = odd ? 1 : 0; break;
-      case 2: dy = 1; dx = odd ? 0 : -1; break;
-      case 4: dy = -1; dx = odd ? 0 : -1; break;
-      case 5: dy = -1; dx = odd ? 1 : 0; break;
+      case 0:
+        dx = 1;
+        break;
+      case 3:
+        dx = -1;
+        break;
+      case 1:
+        dy = 1;
+        dx = odd ? 1 : 0;
+        break;
+      case 2:
+        dy = 1;
+        dx = odd ? 0 : -1;
+        break;
+      case 4:
+        dy = -1;
+        dx = odd ? 0 : -1;
+        break;
+      case 5:
+        dy = -1;
+        dx = odd ? 1 : 0;
+        break;
     }
     nxo = (x + dx + nx) % nx;
     nyo = (y + dy + ny) % ny;
