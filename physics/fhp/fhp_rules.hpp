@@ -88,55 +88,72 @@ constexpr double quadrupole_angle(unsigned s) {
   return pseudo_angle(x, y);
 }
 
-// Outcome of the saturated rule on one class of (mass, momentum): zero momentum rotates by
-// +-60 degrees; two members swap; three members (nonzero momentum) cycle through the
-// quadrupole order, forward or backward by chirality.
-constexpr unsigned saturated_outcome(unsigned s, int chirality) {
-  const int n = class_size(s);
-  if (n < 2) return s;
-  if (momentum_x2(s) == 0 && momentum_y(s) == 0) return rotate_state(s, chirality ? -1 : 1);
+// Mass and momentum of every state as one key, and the size of each state's class, computed
+// once per table (the CUDA front end limits the work a constant expression may do).
+struct Classes {
+  int key[128];
+  int size[128];
+};
+constexpr int class_key(unsigned s) {
+  return popcount7(s) * 10000 + (momentum_x2(s) + 20) * 100 + (momentum_y(s) + 20);
+}
+constexpr Classes make_classes() {
+  Classes c{};
+  for (unsigned s = 0; s < 128; ++s) c.key[s] = class_key(s);
+  for (unsigned s = 0; s < 128; ++s)
+    for (unsigned t = 0; t < 128; ++t) c.size[s] += c.key[s] == c.key[t] ? 1 : 0;
+  return c;
+}
+
+struct Outcomes {
+  unsigned out[2];  // by chirality
+};
+
+// The saturated rule on one class of (mass, momentum): zero momentum rotates by +-60 degrees;
+// two members swap; three members (nonzero momentum) cycle through the quadrupole order,
+// forward or backward by chirality.
+constexpr Outcomes saturated_outcomes(const Classes& c, unsigned s) {
+  if (c.size[s] < 2) return {{s, s}};
+  if (momentum_x2(s) == 0 && momentum_y(s) == 0) return {{rotate_state(s, 1), rotate_state(s, -1)}};
   unsigned others[2] = {0, 0};
   int k = 0;
   for (unsigned t = 0; t < 128; ++t)
-    if (t != s && same_class(s, t)) {
+    if (t != s && c.key[t] == c.key[s]) {
       if (k >= 2) throw "fhp: a class of nonzero momentum has more than three members";
       others[k++] = t;
     }
-  if (n == 2) return others[0];
+  if (c.size[s] == 2) return {{others[0], others[0]}};
   const double a0 = quadrupole_angle(s);
   double d[2] = {0, 0};
   for (int j = 0; j < 2; ++j) {
     d[j] = quadrupole_angle(others[j]) - a0;
     if (d[j] <= 0) d[j] += 4.0;
   }
-  const unsigned next = d[0] < d[1] ? others[0] : others[1];
-  const unsigned prev = d[0] < d[1] ? others[1] : others[0];
-  return chirality ? prev : next;
+  return d[0] < d[1] ? Outcomes{{others[0], others[1]}} : Outcomes{{others[1], others[0]}};
 }
 
-// The model's outcome for a fluid site.
-constexpr unsigned rule_outcome(Model model, unsigned s, int chirality) {
+// The model's outcomes for a fluid site.
+constexpr Outcomes rule_outcomes(Model model, const Classes& c, unsigned s) {
   const unsigned moving = s & moving_mask;
   const int moving_mass = popcount7(moving);
   const bool moving_zero = momentum_x2(moving) == 0 && momentum_y(moving) == 0;
+  const Outcomes rotated{{rotate_state(s, 1), rotate_state(s, -1)}};
   switch (model) {
     case Model::fhp1:
       // Head-on pairs and symmetric triples rotate; no rest particles exist.
-      if (s == moving && moving_zero && (moving_mass == 2 || moving_mass == 3))
-        return rotate_state(s, chirality ? -1 : 1);
-      return s;
+      if (s == moving && moving_zero && (moving_mass == 2 || moving_mass == 3)) return rotated;
+      return {{s, s}};
     case Model::fhp2:
       // FHP-I collisions with or without a spectator rest particle, plus
       // rest + moving <-> two moving particles at 120 degrees.
-      if (moving_zero && (moving_mass == 2 || moving_mass == 3))
-        return rotate_state(s, chirality ? -1 : 1);
-      if (popcount7(s) == 2 && !(momentum_x2(s) == 0 && momentum_y(s) == 0) && class_size(s) == 2)
-        return saturated_outcome(s, chirality);
-      return s;
+      if (moving_zero && (moving_mass == 2 || moving_mass == 3)) return rotated;
+      if (popcount7(s) == 2 && !(momentum_x2(s) == 0 && momentum_y(s) == 0) && c.size[s] == 2)
+        return saturated_outcomes(c, s);
+      return {{s, s}};
     case Model::fhp3:
-      return saturated_outcome(s, chirality);
+      return saturated_outcomes(c, s);
   }
-  return s;
+  return {{s, s}};
 }
 
 // Outcome of a solid site: bounce-back (every moving particle reverses), solid flag kept.
@@ -151,10 +168,14 @@ struct CollisionTable {
 
 constexpr CollisionTable make_table(Model model) {
   CollisionTable t{};
-  for (unsigned c = 0; c < 2; ++c)
-    for (unsigned s = 0; s < 256; ++s)
-      t.out[s | (c << 8)] = static_cast<std::uint8_t>(
-          (s >> solid_bit) & 1u ? bounce_back(s) : rule_outcome(model, s, int(c)));
+  const Classes classes = make_classes();
+  for (unsigned s = 0; s < 128; ++s) {
+    const Outcomes o = rule_outcomes(model, classes, s);
+    for (unsigned c = 0; c < 2; ++c) {
+      t.out[s | (c << 8)] = static_cast<std::uint8_t>(o.out[c]);
+      t.out[s | 0x80u | (c << 8)] = static_cast<std::uint8_t>(bounce_back(s | 0x80u));
+    }
+  }
   return t;
 }
 
