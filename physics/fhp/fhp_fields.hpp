@@ -106,6 +106,44 @@ class FieldAccumulator {
   int samples_ = 0;
 };
 
+// Per-row sums (particles, x momentum in half units, fluid sites): velocity profiles across a
+// channel and shear-wave amplitudes.
+struct RowSums {
+  std::vector<double> mass, px2, fluid;
+  double ux(int y) const { return mass[y] > 0 ? 0.5 * px2[y] / mass[y] : 0.0; }
+};
+
+template <class Space>
+RowSums row_sums(const SiteBytes<Space>& sites, LatticeShape shape) {
+  Kokkos::View<double* [3], typename Space::memory_space> sums("hayate::fhp::row_sums", shape.ny);
+  const int nx = shape.nx;
+  Kokkos::parallel_for(
+      "hayate::fhp::row_sums", Kokkos::RangePolicy<Space>(0, shape.ny), KOKKOS_LAMBDA(const int y) {
+        double m = 0, px = 0, fluid = 0;
+        for (int x = 0; x < nx; ++x) {
+          const unsigned s = sites(std::int64_t(y) * nx + x);
+          if (s & 0x80u) continue;
+          fluid += 1;
+          for (int d = 0; d < 7; ++d)
+            if ((s >> d) & 1u) {
+              m += 1;
+              if (d < 6) px += dir_cx2(d);
+            }
+        }
+        sums(y, 0) = m;
+        sums(y, 1) = px;
+        sums(y, 2) = fluid;
+      });
+  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sums);
+  RowSums r;
+  for (int y = 0; y < shape.ny; ++y) {
+    r.mass.push_back(h(y, 0));
+    r.px2.push_back(h(y, 1));
+    r.fluid.push_back(h(y, 2));
+  }
+  return r;
+}
+
 // Legacy VTK structured points: density and velocity at block centres.
 void write_fields_vtk(const std::string& path, const BlockFields& f, std::int64_t step);
 // Speed colour map (0 .. speed_max; 0 = the largest speed in the picture) with velocity arrows

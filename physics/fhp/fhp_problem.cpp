@@ -4,11 +4,11 @@
 #include "fhp/fhp_problem.hpp"
 
 #include "fhp/fhp_fields.hpp"
+#include "fhp/fhp_init.hpp"
 #include "fhp/fhp_kernels.hpp"
 #include "fhp/fhp_obstacles.hpp"
 #include "io/csv_writer.hpp"
 #include "run/backend.hpp"
-#include "util/random.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -92,33 +92,14 @@ class FhpProblem final : public core::Problem {
       for (std::size_t i = 0; i < solid_host.size(); ++i) h(i) = solid_host[i];
       Kokkos::deep_copy(solid, h);
     }
-    const int b = channels(model_);
-    const double d = config_.real("system.density") / b;
+    InitialFlow flow;
+    flow.density = config_.real("system.density");
     const auto v = config_.reals("init.velocity");
-    const double ux = v[0], uy = v[1], shear = config_.real("init.shear_amplitude");
-    const std::uint64_t seed = std::uint64_t(config_.integer("system.seed"));
-    const int nx = shape_.nx, ny = shape_.ny;
-    const SiteBytes<Space> sites = sites_;
-    // Linearized equilibrium: f_i = d (1 + (2 b / 6) c_i . u), so the mean velocity is u.
-    Kokkos::parallel_for(
-        "hayate::fhp::initialize", Kokkos::RangePolicy<Space>(0, shape_.sites()),
-        KOKKOS_LAMBDA(const std::int64_t s) {
-          if (solid(s)) {
-            sites(s) = 0x80u;
-            return;
-          }
-          const int y = int(s / nx);
-          const double u = ux + shear * compat::sin(6.283185307179586 * y / ny);
-          unsigned state = 0;
-          for (int i = 0; i < b; ++i) {
-            const double cu = i < 6 ? 0.5 * dir_cx2(i) * u + sqrt3_2 * dir_cy(i) * uy : 0.0;
-            const double f = d * (1.0 + (2.0 * b / 6.0) * cu);
-            // Stream 2^62 + site keeps initial draws apart from the per-word step draws.
-            if (util::uniform01(seed, (std::uint64_t(1) << 62) + std::uint64_t(s), i) < f)
-              state |= 1u << i;
-          }
-          sites(s) = std::uint8_t(state);
-        });
+    flow.ux = v[0];
+    flow.uy = v[1];
+    flow.shear = config_.real("init.shear_amplitude");
+    flow.seed = std::uint64_t(config_.integer("system.seed"));
+    initialize_sites<Space>(sites_, shape_, model_, flow, solid);
     engine_->load(sites_);
     step_ = 0;
     fields_.reset();

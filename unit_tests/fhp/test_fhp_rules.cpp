@@ -121,6 +121,38 @@ TEST(FhpRules, BitLogicMatchesTable) {
   check_bitlogic<Model::fhp3>();
 }
 
+// Eigenvalue of the Boltzmann-linearized collision operator on the traceless stress mode
+// c_x c_y, computed from the table, equals the theory behind the FHP viscosity formulas
+// nu = -1/(4 lambda) - 1/8 (Frisch et al. 1987): this checks the whole rule set, not one entry.
+double stress_eigenvalue(Model m, double d) {
+  const auto& t = table_of(m);
+  const int b = channels(m);
+  double q[7];
+  for (int i = 0; i < 7; ++i) q[i] = i < 6 ? 0.5 * dir_cx2(i) * sqrt3_2 * dir_cy(i) : 0.0;
+  double jq[7] = {0, 0, 0, 0, 0, 0, 0};
+  for (unsigned s = 0; s < (1u << b); ++s)
+    for (unsigned c = 0; c < 2; ++c) {
+      const unsigned o = t.out[s | (c << 8)];
+      double p = 0.5;  // chirality
+      for (int k = 0; k < b; ++k) p *= ((s >> k) & 1u) ? d : 1 - d;
+      double dp = 0;  // derivative of p along q
+      for (int j = 0; j < b; ++j) dp += p * (((s >> j) & 1u) ? 1 / d : -1 / (1 - d)) * q[j];
+      for (int i = 0; i < b; ++i) jq[i] += (double((o >> i) & 1u) - double((s >> i) & 1u)) * dp;
+    }
+  return jq[1] / q[1];
+}
+
+TEST(FhpRules, BoltzmannViscosityOfTheTables) {
+  for (double d : {0.1, 0.25, 0.4}) {
+    const double nu1 = 1 / (12 * d * std::pow(1 - d, 3)) - 0.125;
+    const double nu2 = 1 / (28 * d * std::pow(1 - d, 3) * (1 - 4 * d / 7)) - 0.125;
+    const double nu3 = 1 / (28 * d * (1 - d) * (1 - 8 * d * (1 - d) / 7)) - 0.125;
+    EXPECT_NEAR(-0.25 / stress_eigenvalue(Model::fhp1, d) - 0.125, nu1, 1e-12);
+    EXPECT_NEAR(-0.25 / stress_eigenvalue(Model::fhp2, d) - 0.125, nu2, 1e-12);
+    EXPECT_NEAR(-0.25 / stress_eigenvalue(Model::fhp3, d) - 0.125, nu3, 1e-12);
+  }
+}
+
 TEST(FhpRules, ForcingConservesMassAndPushesX) {
   for (unsigned s = 0; s < 128; ++s) {
     const unsigned f = apply_forcing(std::uint8_t(s));
