@@ -11,10 +11,26 @@
 
 namespace hayate::fhp {
 
+// A rule is self-dual when exchanging particles and holes commutes with it (FHP-III): then only
+// states with at most 3 particles need logic; the others are complemented, collided and
+// complemented back, which halves the minterms.
+constexpr bool self_dual(const CollisionTable& t) {
+  for (unsigned c = 0; c < 2; ++c)
+    for (unsigned s = 0; s < 128; ++s)
+      if (t.out[(~s & 0x7fu) | (c << 8)] != (~unsigned(t.out[s | (c << 8)]) & 0x7fu)) return false;
+  return true;
+}
+template <Model M>
+struct Duality {
+  static constexpr bool value = self_dual(TableOf<M>::value);
+};
+
 template <Model M, unsigned S>
 struct TableEntry {
   static constexpr unsigned flip0 = S ^ TableOf<M>::value.out[S];
   static constexpr unsigned flip1 = S ^ TableOf<M>::value.out[S | 256u];
+  // Self-dual rules only need the states with at most 3 particles.
+  static constexpr bool needed = !Duality<M>::value || popcount7(S) <= 3;
 };
 
 struct FlipMasks {
@@ -26,7 +42,7 @@ KOKKOS_INLINE_FUNCTION void add_minterm(const std::uint64_t (&lo)[8], const std:
                                         FlipMasks& f) {
   constexpr unsigned f0 = TableEntry<M, S>::flip0;
   constexpr unsigned f1 = TableEntry<M, S>::flip1;
-  if constexpr (f0 != 0 || f1 != 0) {
+  if constexpr (TableEntry<M, S>::needed && (f0 != 0 || f1 != 0)) {
     const std::uint64_t m = lo[S & 7u] & hi[S >> 3];
     for (int j = 0; j < 7; ++j) {
       const bool b0 = (f0 >> j) & 1u, b1 = (f1 >> j) & 1u;
@@ -53,15 +69,27 @@ template <Model M>
 KOKKOS_INLINE_FUNCTION void collide_bits(const std::uint64_t (&n)[7], std::uint64_t solid,
                                          std::uint64_t chirality, std::uint64_t force,
                                          std::uint64_t (&out)[7]) {
+  std::uint64_t in[7];
+  std::uint64_t dual = 0;
+  if constexpr (Duality<M>::value) {
+    // Lanes with 4 or more particles: a bit-sliced count of the 7 bits, then count >= 4.
+    const std::uint64_t s1 = n[0] ^ n[1] ^ n[2], c1 = (n[0] & n[1]) | (n[2] & (n[0] ^ n[1]));
+    const std::uint64_t s2 = n[3] ^ n[4] ^ n[5], c2 = (n[3] & n[4]) | (n[5] & (n[3] ^ n[4]));
+    const std::uint64_t s3 = s1 ^ s2 ^ n[6], c3 = (s1 & s2) | (n[6] & (s1 ^ s2));
+    // count = s3 + 2 (c1 + c2 + c3); count >= 4 iff c1 + c2 + c3 >= 2.
+    dual = (c1 & c2) | (c3 & (c1 ^ c2));
+  }
+  for (int i = 0; i < 7; ++i) in[i] = n[i] ^ dual;
   std::uint64_t lo[8], hi[16];
   for (unsigned k = 0; k < 8; ++k)
-    lo[k] = ((k & 1u) ? n[0] : ~n[0]) & ((k & 2u) ? n[1] : ~n[1]) & ((k & 4u) ? n[2] : ~n[2]);
+    lo[k] = ((k & 1u) ? in[0] : ~in[0]) & ((k & 2u) ? in[1] : ~in[1]) & ((k & 4u) ? in[2] : ~in[2]);
   for (unsigned k = 0; k < 16; ++k)
-    hi[k] = ((k & 1u) ? n[3] : ~n[3]) & ((k & 2u) ? n[4] : ~n[4]) & ((k & 4u) ? n[5] : ~n[5]) &
-            ((k & 8u) ? n[6] : ~n[6]);
+    hi[k] = ((k & 1u) ? in[3] : ~in[3]) & ((k & 2u) ? in[4] : ~in[4]) &
+            ((k & 4u) ? in[5] : ~in[5]) & ((k & 8u) ? in[6] : ~in[6]);
   FlipMasks f{};
   add_minterms<M>(lo, hi, f, std::make_index_sequence<128>{});
   for (int j = 0; j < 7; ++j) {
+    // Flipping a bit of the complemented state flips the same bit of the state.
     const std::uint64_t flip = f.both[j] | (f.only0[j] & ~chirality) | (f.only1[j] & chirality);
     const std::uint64_t bounced = j < 6 ? n[(j + 3) % 6] : n[6];
     out[j] = ((n[j] ^ flip) & ~solid) | (bounced & solid);

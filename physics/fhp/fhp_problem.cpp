@@ -70,6 +70,7 @@ class FhpProblem final : public core::Problem {
         every_(config.integer("output.every")),
         fields_every_(config.integer("output.fields_every")),
         average_(std::max<long long>(1, config.integer("output.average"))),
+        sample_every_(config.integer("output.sample_every")),
         sites_("hayate::fhp::sites", shape_.sites()),
         fields_(shape_, int(config.integer("output.block"))) {
     // The tables are compile-time constants; check them once more where it is cheap.
@@ -156,11 +157,13 @@ class FhpProblem final : public core::Problem {
       csv_.row(
           {step_, t.mass, t.momentum_x(), t.momentum_y(), t.momentum_x() / m, t.momentum_y() / m});
     }
-    if (fields_every_ <= 0 && !final) return;
-    const std::int64_t period = fields_every_ > 0 ? fields_every_ : steps_;
-    const std::int64_t r = period > 0 ? step_ % period : 0;
-    const bool snapshot = (r == 0 && step_ > 0) || final;
-    const bool in_window = r == 0 || r > period - average_;
+    // Snapshots every fields_every steps and at the end; each averages the samples taken in
+    // the `average` steps before it.
+    const bool snapshot = (fields_every_ > 0 && step_ > 0 && step_ % fields_every_ == 0) || final;
+    std::int64_t next = steps_;
+    if (fields_every_ > 0)
+      next = std::min(steps_, (step_ + fields_every_ - 1) / fields_every_ * fields_every_);
+    const bool in_window = step_ > 0 && next - step_ < average_ && step_ % sample_every_ == 0;
     if (in_window || (final && fields_.samples() == 0)) {
       auto scope = ctx.timers.scope("fields");
       engine_->store(sites_);
@@ -193,7 +196,7 @@ class FhpProblem final : public core::Problem {
   Model model_;
   Kernel kernel_;
   LatticeShape shape_;
-  std::int64_t steps_, every_, fields_every_, average_;
+  std::int64_t steps_, every_, fields_every_, average_, sample_every_;
   SiteBytes<Space> sites_;
   FieldAccumulator<Space> fields_;
   std::unique_ptr<Engine<Space>> engine_;
@@ -279,6 +282,10 @@ void declare(core::Schema& s) {
   s.integer("output.average",
             "Average the fields over the last this many steps before each snapshot")
       .defaults(1)
+      .at_least(1);
+  s.integer("output.sample_every",
+            "Within the averaging window, sample the fields every this many steps")
+      .defaults(10)
       .at_least(1);
   s.integer("output.block", "Coarse-graining block: columns per block (rows scaled to be square)")
       .defaults(8)

@@ -34,6 +34,7 @@ output:
   every: 5
   fields_every: 20
   average: 5
+  sample_every: 1
   block: 8
 run:
   steps: 40

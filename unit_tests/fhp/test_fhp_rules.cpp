@@ -115,6 +115,12 @@ void check_bitlogic() {
   }
 }
 
+TEST(FhpRules, OnlyFhp3IsSelfDual) {
+  EXPECT_FALSE(Duality<Model::fhp1>::value);
+  EXPECT_FALSE(Duality<Model::fhp2>::value);
+  EXPECT_TRUE(Duality<Model::fhp3>::value);
+}
+
 TEST(FhpRules, BitLogicMatchesTable) {
   check_bitlogic<Model::fhp1>();
   check_bitlogic<Model::fhp2>();
