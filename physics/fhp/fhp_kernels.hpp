@@ -90,12 +90,15 @@ KOKKOS_INLINE_FUNCTION void add_counts(int d, int c, std::int64_t* v) {
 // ---------------------------------------------------------------------------------------------
 // Byte kernel
 
+// Read-only inputs go through the read-only data cache on GPUs.
+using ReadOnly = Kokkos::MemoryTraits<Kokkos::RandomAccess>;
+
 template <class Space>
 struct ByteStep {
   using Words = Kokkos::View<std::uint64_t*, typename Space::memory_space>;
-  Kokkos::View<const std::uint64_t*, typename Space::memory_space> src;
+  Kokkos::View<const std::uint64_t*, typename Space::memory_space, ReadOnly> src;
   Words dst;
-  Kokkos::View<const std::uint8_t*, typename Space::memory_space> table;
+  Kokkos::View<const std::uint8_t*, typename Space::memory_space, ReadOnly> table;
   int nw, ny, rwords;
   std::uint64_t seed;
   std::int64_t step;
@@ -203,9 +206,10 @@ using Planes = Kokkos::View<std::uint64_t**, Kokkos::LayoutRight, typename Space
 
 template <class Space, Model M>
 struct BitStep {
-  Kokkos::View<const std::uint64_t**, Kokkos::LayoutRight, typename Space::memory_space> src;
+  Kokkos::View<const std::uint64_t**, Kokkos::LayoutRight, typename Space::memory_space, ReadOnly>
+      src;
   Planes<Space> dst;
-  Kokkos::View<const std::uint64_t*, typename Space::memory_space> solid;
+  Kokkos::View<const std::uint64_t*, typename Space::memory_space, ReadOnly> solid;
   int nw, ny;
   std::uint64_t seed;
   std::int64_t step;

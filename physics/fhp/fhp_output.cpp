@@ -46,7 +46,7 @@ void write_fields_png(const std::string& path, const BlockFields& f, int pixels,
     for (int bx = 0; bx < g.nbx; ++bx) {
       const int k = by * g.nbx + bx;
       const core::Rgb c =
-          f.solid[k] > 0.2 ? grey : core::colormap(std::hypot(f.ux[k], f.uy[k]) / vmax);
+          f.solid[k] > 0.1 ? grey : core::colormap(std::hypot(f.ux[k], f.uy[k]) / vmax);
       const int top = (g.nby - 1 - by) * pixels;  // lattice y grows upwards
       img.fill_rect(bx * pixels, top, bx * pixels + pixels - 1, top + pixels - 1, c);
     }
@@ -56,7 +56,7 @@ void write_fields_png(const std::string& path, const BlockFields& f, int pixels,
     for (int by = arrow_every / 2; by < g.nby; by += arrow_every)
       for (int bx = arrow_every / 2; bx < g.nbx; bx += arrow_every) {
         const int k = by * g.nbx + bx;
-        if (f.solid[k] > 0.2) continue;
+        if (f.solid[k] > 0.1) continue;
         const double cx = (bx + 0.5) * pixels, cy = (g.nby - by - 0.5) * pixels;
         const double dx = f.ux[k] * scale, dy = -f.uy[k] * scale;
         img.arrow(cx - 0.5 * dx, cy - 0.5 * dy, cx + 0.5 * dx, cy + 0.5 * dy, {255, 255, 255},
