@@ -3,10 +3,12 @@ namespace hayate::bench {
 void register_stream_suite();
 void register_gravity_suite();
 void register_md_suite();
+void register_fhp_suite();
 
 void register_all_suites() {
   register_stream_suite();
   register_gravity_suite();
   register_md_suite();
+  register_fhp_suite();
 }
 }  // namespace hayate::bench

@@ -1,4 +1,5 @@
 // Every physics compiled into this binary, in the order `hayate info` lists them.
+#include "fhp/fhp_problem.hpp"
 #include "gravity/gravity_problem.hpp"
 #include "md/md_problem.hpp"
 #include "run/registry.hpp"
@@ -10,6 +11,7 @@ void register_builtin_problems(Registry& registry) {
   if (!registry.names().empty()) return;  // idempotent: tests and main may both call it
   gravity::register_problem(registry);
   md::register_problem(registry);
+  fhp::register_problem(registry);
   stream::register_problem(registry);
 }
 
