@@ -102,6 +102,22 @@ NodePtr fold(NodePtr n) {
 
 namespace {
 
+// Stack depth an expression needs, for the emission order below.
+int need(const Node& n) {
+  if (n.args.empty()) return 1;
+  if ((n.op == ADD || n.op == MUL) && n.args.size() == 2) {
+    const int a = need(*n.args[0]), b = need(*n.args[1]);
+    return a == b ? a + 1 : std::max(a, b);
+  }
+  int d = 0;
+  for (std::size_t i = 0; i < n.args.size(); ++i) {
+    // Long sums run in chunks of 8 with the running value at the bottom.
+    const std::size_t pos = (n.op == ADD || n.op == MUL) && i >= 8 ? 1 + (i - 8) % 7 : i;
+    d = std::max(d, int(pos) + need(*n.args[i]));
+  }
+  return d;
+}
+
 class Emitter {
  public:
   Emitter(std::vector<double>& consts, std::vector<std::uint32_t>& code) : consts_(consts), code_(code) {
@@ -115,7 +131,17 @@ class Emitter {
       case PUSH_VAR: word(n.op, n.index, n); push(1); return;
       case PUSH_TIME: word(PUSH_TIME, 0, n); push(1); return;
       case ADD:
-      case MUL: nary(n); return;
+      case MUL:
+        // a + b and b + a round identically, so the deeper operand goes first (Sethi-Ullman).
+        if (n.args.size() == 2 && need(*n.args[1]) > need(*n.args[0])) {
+          emit(*n.args[1]);
+          emit(*n.args[0]);
+          word(n.op, 0, n);
+          depth_ -= 1;
+          return;
+        }
+        nary(n);
+        return;
       case POWI: emit(*n.args[0]); word(POWI, n.index, n); return;
       case SELECT:
         for (const auto& a : n.args) emit(*a);
