@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <set>
@@ -350,21 +351,51 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
   prog.n_alg = model.n_alg;
   const std::vector<std::size_t> alg_order = topological_order(model);
   const std::size_t n_eq = model.equations.size();
-  prog.n_equations = n_eq;
 
-  // Bytecode per equation (folded or not; division by a constant zero is rejected either way).
+  // Fold in dependency order; an algebraic variable that folds to a constant becomes a constant
+  // of every expression reading it and leaves the schedule (its value is stored once).
+  std::vector<std::size_t> all_order = alg_order;
+  for (std::size_t i = 0; i < n_eq; ++i)
+    if (model.equations[i].derivative) all_order.push_back(i);
+  std::vector<NodePtr> final_expr(n_eq);
+  std::vector<bool> constant(n_eq, false);
+  std::vector<double> var_value(model.n_alg, 0.0);
+  std::vector<bool> var_const(model.n_alg, false);
+  std::function<void(Node&)> substitute = [&](Node& n) {
+    if (n.op == PUSH_VAR && n.index < model.n_alg && var_const[n.index]) {
+      n.op = PUSH_CONST;
+      n.value = var_value[n.index];
+      return;
+    }
+    for (auto& a : n.args) substitute(*a);
+  };
+  for (std::size_t i : all_order) {
+    const Equation& e = model.equations[i];
+    NodePtr folded = e.expr->clone();
+    if (options.fold) substitute(*folded);
+    folded = fold(std::move(folded));  // rejects division by a constant zero either way
+    if (options.fold && !e.derivative && folded->is_const()) {
+      constant[i] = true;
+      var_const[e.target] = true;
+      var_value[e.target] = folded->value;
+      prog.constant_vars.push_back({e.target, folded->value});
+    }
+    final_expr[i] = options.fold ? std::move(folded) : e.expr->clone();
+  }
+
+  // Bytecode per equation.
   std::vector<std::vector<std::uint32_t>> eq_code(n_eq);
   for (std::size_t i = 0; i < n_eq; ++i) {
+    if (constant[i]) continue;
     const Equation& e = model.equations[i];
-    NodePtr folded = fold(e.expr->clone());
-    const Node& expr = options.fold ? *folded : *e.expr;
-    const int depth = emit_equation(expr, e.derivative ? ASSIGN_DERIV : ASSIGN_ALG, e.target, prog.consts, eq_code[i]);
+    const int depth = emit_equation(*final_expr[i], e.derivative ? ASSIGN_DERIV : ASSIGN_ALG, e.target, prog.consts, eq_code[i]);
     if (depth > kMaxStack) {
       const std::string what = e.derivative ? "d(" + model.state_names[e.target] + ")/dt" : model.var_names[e.target];
       node_error(*e.expr, fmt::format("the expression for {} needs an evaluation stack of {} values, more than the {} available: split it into algebraic variables", what, depth, kMaxStack));
     }
     prog.max_stack = std::max(prog.max_stack, depth);
     prog.n_instructions += eq_code[i].size();
+    ++prog.n_equations;
   }
 
   // Level scheduling: an equation runs one phase after the latest equation it reads.
@@ -374,15 +405,15 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
   std::vector<std::vector<std::size_t>> deps(n_eq);
   for (std::size_t i = 0; i < n_eq; ++i) {
     std::vector<const Node*> reads;
-    collect_vars(*model.equations[i].expr, model.n_alg, reads);
-    for (const Node* r : reads) deps[i].push_back(eq_of[r->index]);
+    collect_vars(*final_expr[i], model.n_alg, reads);
+    for (const Node* r : reads)
+      if (!constant[eq_of[r->index]]) deps[i].push_back(eq_of[r->index]);
     std::sort(deps[i].begin(), deps[i].end());
     deps[i].erase(std::unique(deps[i].begin(), deps[i].end()), deps[i].end());
   }
+  all_order.erase(std::remove_if(all_order.begin(), all_order.end(), [&](std::size_t i) { return constant[i]; }),
+                  all_order.end());
   std::vector<std::size_t> level(n_eq, 0);
-  std::vector<std::size_t> all_order = alg_order;
-  for (std::size_t i = 0; i < n_eq; ++i)
-    if (model.equations[i].derivative) all_order.push_back(i);
   std::size_t n_levels = 0;
   for (std::size_t i : all_order) {
     for (std::size_t d : deps[i]) level[i] = std::max(level[i], level[d] + 1);
@@ -401,40 +432,48 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
   for (std::size_t i : all_order) phases[level[i]].push_back(i);
 
   if (options.merge) {
+    // Phases in order: a task whose latest dependencies lie in phase q joins the task it reads
+    // there when that is the only one (appending its stream, within the length cap); otherwise
+    // it moves up to phase q + 1, which merging upstream may have made earlier than its level.
     std::vector<std::size_t> phase_of(n_eq);
     for (std::size_t p = 0; p < phases.size(); ++p)
       for (std::size_t t : phases[p]) phase_of[t] = p;
+    std::vector<std::size_t> longest(phases.size(), 0);
+    for (std::size_t p = 0; p < phases.size(); ++p)
+      for (std::size_t t : phases[p]) longest[p] = std::max(longest[p], tasks[t].code.size());
     for (std::size_t p = 1; p < phases.size(); ++p) {
-      std::size_t longest = 0;
-      for (std::size_t t : phases[p - 1]) longest = std::max(longest, tasks[t].code.size());
-      const std::size_t cap = std::max<std::size_t>(longest, options.merge_max_length);
-      std::vector<std::size_t> stay;
-      for (std::size_t b : phases[p]) {
-        std::set<std::size_t> in_prev;
+      const std::vector<std::size_t> current = std::move(phases[p]);
+      phases[p].clear();
+      for (std::size_t b : current) {
+        std::size_t q = 0;
+        bool any = false;
         for (std::size_t e : tasks[b].eqs)
-          for (std::size_t d : deps[e])
-            if (phase_of[task_of[d]] == p - 1) in_prev.insert(task_of[d]);
-        if (in_prev.size() == 1 && tasks[*in_prev.begin()].code.size() + tasks[b].code.size() <= cap) {
-          Task& a = tasks[*in_prev.begin()];
+          for (std::size_t d : deps[e]) q = std::max(q, phase_of[task_of[d]]), any = true;
+        std::set<std::size_t> in_q;
+        if (any)
+          for (std::size_t e : tasks[b].eqs)
+            for (std::size_t d : deps[e])
+              if (phase_of[task_of[d]] == q) in_q.insert(task_of[d]);
+        const std::size_t cap = std::max<std::size_t>(longest[q], options.merge_max_length);
+        if (any && in_q.size() == 1 && tasks[*in_q.begin()].code.size() + tasks[b].code.size() <= cap) {
+          const std::size_t host = *in_q.begin();
+          Task& a = tasks[host];
           a.code.insert(a.code.end(), tasks[b].code.begin(), tasks[b].code.end());
           for (std::size_t e : tasks[b].eqs) {
             a.eqs.push_back(e);
-            task_of[e] = *in_prev.begin();
+            task_of[e] = host;
           }
           tasks[b].eqs.clear();
           tasks[b].code.clear();
         } else {
-          stay.push_back(b);
+          const std::size_t to = any ? q + 1 : 0;
+          phases[to].push_back(b);
+          phase_of[b] = to;
         }
       }
-      phases[p] = std::move(stay);
-      if (phases[p].empty()) {
-        phases.erase(phases.begin() + p);
-        --p;
-        for (std::size_t q = p + 1; q < phases.size(); ++q)
-          for (std::size_t t : phases[q]) phase_of[t] = q;
-      }
     }
+    phases.erase(std::remove_if(phases.begin(), phases.end(), [](const auto& ph) { return ph.empty(); }),
+                 phases.end());
   }
 
   for (auto& t : tasks) {

@@ -7,12 +7,13 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hayate::ode {
 
 struct CompilerOptions {
-  bool fold = true;     // constant folding and x^n -> POWI
+  bool fold = true;     // constant folding (also across constant algebraics) and x^n -> POWI
   bool merge = false;   // append an expression to the one expression of the previous phase it reads
   int merge_max_length = 64;  // cap (instructions) on a merged stream, beyond the phase's longest
   bool reorder = false;  // sort each phase by length and opcode-sequence similarity
@@ -38,9 +39,11 @@ struct Program {
   std::vector<std::int32_t> itab;
   std::vector<double> ctab;
   int max_stack = 0;
+  // Algebraic variables that fold to constants: stored once, never scheduled.
+  std::vector<std::pair<std::uint32_t, double>> constant_vars;
 
   // Statistics for logs, docs and benchmarks.
-  std::size_t n_equations = 0;     // expressions evaluated per function evaluation
+  std::size_t n_equations = 0;     // expressions evaluated per function evaluation (scheduled)
   std::size_t n_tasks = 0;         // lanes with work (after merging)
   std::size_t n_instructions = 0;  // bytecode words of all equations
   std::size_t n_levels = 0;        // phases before merging

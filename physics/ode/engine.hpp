@@ -141,6 +141,12 @@ class Engine {
     const std::size_t n = std::max<std::size_t>(prog.n_states * members, 1);
     const char* names[4] = {"hayate::ode::x", "hayate::ode::y1", "hayate::ode::y2", "hayate::ode::acc"};
     for (int i = 0; i < 4; ++i) bufs_[i] = View(std::string(names[i]), (i < 2 || method == Method::RK4) ? n : 1);
+    if (!prog.constant_vars.empty()) {
+      auto v = Kokkos::create_mirror_view(v_);
+      for (const auto& [index, value] : prog.constant_vars)
+        for (std::size_t m = 0; m < members; ++m) v(index * members + m) = value;
+      Kokkos::deep_copy(v_, v);
+    }
   }
 
   std::size_t members() const { return M_; }

@@ -8,6 +8,8 @@ ReferenceInterpreter::ReferenceInterpreter(const Program& program, std::size_t m
     : HostIntegrator(program.n_states, program.n_vars, members, method), prog_(program) {
   ref_ = ProgramRef{prog_.code.data(), prog_.groups.data(), prog_.lane_code.data(), prog_.lane_len.data(),
                     prog_.itab.data(), prog_.ctab.data(), prog_.consts.data()};
+  for (const auto& [index, value] : prog_.constant_vars)
+    for (std::size_t m = 0; m < members; ++m) v[index * members + m] = value;
 }
 
 template <class Assign>
