@@ -35,10 +35,15 @@ struct Case {
   double dt;
 };
 // dt as in the inputs; stepping starts from the initial state.
-constexpr Case cases[] = {{"lr91", 0.01}, {"wb_net", 0.02}, {"rybak_cpg", 0.02}, {"lr_ring", 0.01}, {"lr_line", 0.01}};
+constexpr Case cases[] = {
+    {"lr91", 0.01}, {"wb_net", 0.02}, {"rybak_cpg", 0.02}, {"lr_ring", 0.01}, {"lr_line", 0.01}};
 
-const char* method_name(Method m) { return m == Method::Euler ? "euler" : "rk4"; }
-int stages(Method m) { return m == Method::Euler ? 1 : 4; }
+const char* method_name(Method m) {
+  return m == Method::Euler ? "euler" : "rk4";
+}
+int stages(Method m) {
+  return m == Method::Euler ? 1 : 4;
+}
 
 void counters(benchmark::State& state, const ode::Program& prog, std::size_t members, Method method,
               std::int64_t steps) {
@@ -56,8 +61,9 @@ void counters(benchmark::State& state, const ode::Program& prog, std::size_t mem
 constexpr std::int64_t kSteps = 1000;
 
 template <class Space>
-void device_steps(Space space, benchmark::State& state, const std::string& model, double dt, Method method,
-                  ExecMode mode, const CompilerOptions& options, std::size_t members, std::int64_t steps) {
+void device_steps(Space space, benchmark::State& state, const std::string& model, double dt,
+                  Method method, ExecMode mode, const CompilerOptions& options, std::size_t members,
+                  std::int64_t steps) {
   const ode::FlatModel fm = ode::load_model_file(model_path(model));
   const ode::Program prog = ode::compile(fm, options);
   ode::Engine<Space> engine(prog, members, method, mode);
@@ -84,8 +90,8 @@ void register_steps() {
   for (const auto& c : cases)
     for (Method method : {Method::Euler, Method::RK4})
       for (ExecMode mode : {ExecMode::Phases, ExecMode::Persistent}) {
-        const std::string name = std::string("ode/step/") + c.model + "/" + method_name(method) + "/" +
-                                 (mode == ExecMode::Phases ? "phases" : "persistent");
+        const std::string name = std::string("ode/step/") + c.model + "/" + method_name(method) +
+                                 "/" + (mode == ExecMode::Phases ? "phases" : "persistent");
         const std::string model = c.model;
         const double dt = c.dt;
         register_for_each_space(
@@ -104,7 +110,8 @@ void register_reference() {
       const std::string model = c.model;
       const double dt = c.dt;
       auto* b = benchmark::RegisterBenchmark(
-          (std::string("ode/step/") + c.model + "/" + method_name(method) + "/reference/one_core").c_str(),
+          (std::string("ode/step/") + c.model + "/" + method_name(method) + "/reference/one_core")
+              .c_str(),
           [=](benchmark::State& state) {
             const ode::FlatModel fm = ode::load_model_file(model_path(model));
             const ode::Program prog = ode::compile(fm, all_passes());
@@ -115,7 +122,8 @@ void register_reference() {
             for (auto _ : state) {
               const auto start = std::chrono::steady_clock::now();
               ref.advance(step, steps, dt);
-              state.SetIterationTime(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+              state.SetIterationTime(
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
               step += steps;
               if (step * dt > 2000.0) {
                 ref.x() = fm.state_init;
@@ -165,11 +173,15 @@ void register_ensembles() {
       const std::string m = model;
       const double dt = m == "lr91" ? 0.01 : 0.02;
       register_for_each_space(
-          std::string("ode/ensemble/") + model + "/rk4/" + (mode == ExecMode::Phases ? "phases" : "persistent"),
+          std::string("ode/ensemble/") + model + "/rk4/" +
+              (mode == ExecMode::Phases ? "phases" : "persistent"),
           [=](auto space, benchmark::State& state) {
-            device_steps(space, state, m, dt, Method::RK4, mode, all_passes(), std::size_t(state.range(0)), 20);
+            device_steps(space, state, m, dt, Method::RK4, mode, all_passes(),
+                         std::size_t(state.range(0)), 20);
           },
-          [](benchmark::internal::Benchmark* b) { b->Arg(1 << 12)->Arg(1 << 16)->Arg(1 << 18)->MinTime(0.2); });
+          [](benchmark::internal::Benchmark* b) {
+            b->Arg(1 << 12)->Arg(1 << 16)->Arg(1 << 18)->MinTime(0.2);
+          });
     }
 }
 

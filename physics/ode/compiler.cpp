@@ -16,29 +16,83 @@
 namespace hayate::ode {
 
 const char* op_name(Op op) {
-  static const char* names[OP_COUNT] = {
-      "push_const", "push_state", "push_var", "push_time", "const_ind", "state_ind", "var_ind",
-      "add", "mul", "addn", "muln", "sub", "div", "pow", "powi", "neg", "exp", "log", "log10",
-      "sqrt", "abs", "sin", "cos", "tan", "tanh", "floor", "min", "max", "mod", "lt", "le", "gt",
-      "ge", "eq", "ne", "and", "or", "not", "select", "assign_alg", "assign_deriv",
-      "assign_alg_ind", "assign_deriv_ind"};
+  static const char* names[OP_COUNT] = {"push_const",
+                                        "push_state",
+                                        "push_var",
+                                        "push_time",
+                                        "const_ind",
+                                        "state_ind",
+                                        "var_ind",
+                                        "add",
+                                        "mul",
+                                        "addn",
+                                        "muln",
+                                        "sub",
+                                        "div",
+                                        "pow",
+                                        "powi",
+                                        "neg",
+                                        "exp",
+                                        "log",
+                                        "log10",
+                                        "sqrt",
+                                        "abs",
+                                        "sin",
+                                        "cos",
+                                        "tan",
+                                        "tanh",
+                                        "floor",
+                                        "min",
+                                        "max",
+                                        "mod",
+                                        "lt",
+                                        "le",
+                                        "gt",
+                                        "ge",
+                                        "eq",
+                                        "ne",
+                                        "and",
+                                        "or",
+                                        "not",
+                                        "select",
+                                        "assign_alg",
+                                        "assign_deriv",
+                                        "assign_alg_ind",
+                                        "assign_deriv_ind"};
   return op < OP_COUNT ? names[op] : "?";
 }
 
 int op_pops(Op op, std::uint32_t arg) {
   switch (op) {
-    case PUSH_CONST: case PUSH_STATE: case PUSH_VAR: case PUSH_TIME: case CONST_IND:
-    case STATE_IND: case VAR_IND: return 0;
-    case ADDN: case MULN: return static_cast<int>(arg);
-    case SELECT: return 3;
-    case POWI: return 1;
-    case ASSIGN_ALG: case ASSIGN_DERIV: case ASSIGN_ALG_IND: case ASSIGN_DERIV_IND: return 1;
-    default: return is_unary(op) ? 1 : 2;
+    case PUSH_CONST:
+    case PUSH_STATE:
+    case PUSH_VAR:
+    case PUSH_TIME:
+    case CONST_IND:
+    case STATE_IND:
+    case VAR_IND:
+      return 0;
+    case ADDN:
+    case MULN:
+      return static_cast<int>(arg);
+    case SELECT:
+      return 3;
+    case POWI:
+      return 1;
+    case ASSIGN_ALG:
+    case ASSIGN_DERIV:
+    case ASSIGN_ALG_IND:
+    case ASSIGN_DERIV_IND:
+      return 1;
+    default:
+      return is_unary(op) ? 1 : 2;
   }
 }
 
 int op_pushes(Op op) {
-  return op == ASSIGN_ALG || op == ASSIGN_DERIV || op == ASSIGN_ALG_IND || op == ASSIGN_DERIV_IND ? 0 : 1;
+  return op == ASSIGN_ALG || op == ASSIGN_DERIV || op == ASSIGN_ALG_IND || op == ASSIGN_DERIV_IND
+             ? 0
+             : 1;
 }
 
 std::size_t Program::max_groups_per_phase() const {
@@ -121,16 +175,27 @@ int need(const Node& n) {
 
 class Emitter {
  public:
-  Emitter(std::vector<double>& consts, std::vector<std::uint32_t>& code) : consts_(consts), code_(code) {
-    for (std::size_t i = 0; i < consts_.size(); ++i) index_[bits(consts_[i])] = static_cast<std::uint32_t>(i);
+  Emitter(std::vector<double>& consts, std::vector<std::uint32_t>& code)
+      : consts_(consts), code_(code) {
+    for (std::size_t i = 0; i < consts_.size(); ++i)
+      index_[bits(consts_[i])] = static_cast<std::uint32_t>(i);
   }
 
   void emit(const Node& n) {
     switch (n.op) {
-      case PUSH_CONST: word(PUSH_CONST, constant(n.value), n); push(1); return;
+      case PUSH_CONST:
+        word(PUSH_CONST, constant(n.value), n);
+        push(1);
+        return;
       case PUSH_STATE:
-      case PUSH_VAR: word(n.op, n.index, n); push(1); return;
-      case PUSH_TIME: word(PUSH_TIME, 0, n); push(1); return;
+      case PUSH_VAR:
+        word(n.op, n.index, n);
+        push(1);
+        return;
+      case PUSH_TIME:
+        word(PUSH_TIME, 0, n);
+        push(1);
+        return;
       case ADD:
       case MUL:
         // a + b and b + a round identically, so the deeper operand goes first (Sethi-Ullman).
@@ -143,13 +208,17 @@ class Emitter {
         }
         nary(n);
         return;
-      case POWI: emit(*n.args[0]); word(POWI, n.index, n); return;
+      case POWI:
+        emit(*n.args[0]);
+        word(POWI, n.index, n);
+        return;
       case SELECT:
         for (const auto& a : n.args) emit(*a);
         word(SELECT, 0, n);
         depth_ -= 2;
         return;
-      default: break;
+      default:
+        break;
     }
     for (const auto& a : n.args) emit(*a);
     word(n.op, 0, n);
@@ -174,8 +243,10 @@ class Emitter {
       for (std::size_t k = 0; k < take; ++k) emit(*n.args[i + k]);
       i += take;
       const std::size_t operands = take + pending;
-      if (operands == 2) word(two, 0, n);
-      else if (operands > 2) word(many, static_cast<std::uint32_t>(operands), n);
+      if (operands == 2)
+        word(two, 0, n);
+      else if (operands > 2)
+        word(many, static_cast<std::uint32_t>(operands), n);
       depth_ -= static_cast<int>(operands) - 1;
       pending = 1;
     }
@@ -198,7 +269,8 @@ class Emitter {
     return id;
   }
   void word(Op op, std::uint32_t arg, const Node& n) {
-    if (arg > kMaxOperand) node_error(n, fmt::format("operand {} exceeds the bytecode limit {}", arg, kMaxOperand));
+    if (arg > kMaxOperand)
+      node_error(n, fmt::format("operand {} exceeds the bytecode limit {}", arg, kMaxOperand));
     code_.push_back(encode(op, arg));
   }
 
@@ -249,11 +321,14 @@ std::vector<std::size_t> topological_order(const FlatModel& model) {
           std::string path;
           std::size_t k = 0;
           while (stack[k].first != w) ++k;
-          for (std::size_t j = k; j < stack.size(); ++j) path += model.var_names[stack[j].first] + " -> ";
+          for (std::size_t j = k; j < stack.size(); ++j)
+            path += model.var_names[stack[j].first] + " -> ";
           path += model.var_names[w];
           const std::size_t from = stack.back().first;
           node_error(*reads[from][stack.back().second - 1],
-                     fmt::format("algebraic cycle: {} (algebraic variables may not depend on themselves; make one of them a state)", path));
+                     fmt::format("algebraic cycle: {} (algebraic variables may not depend on "
+                                 "themselves; make one of them a state)",
+                                 path));
         }
         if (colour[w] == 0 && eq_of[w] != SIZE_MAX) {
           colour[w] = 1;
@@ -269,7 +344,8 @@ std::vector<std::size_t> topological_order(const FlatModel& model) {
   return order;
 }
 
-std::string disassemble(const std::vector<std::uint32_t>& code, std::size_t begin, std::size_t len) {
+std::string disassemble(const std::vector<std::uint32_t>& code, std::size_t begin,
+                        std::size_t len) {
   std::string s;
   for (std::size_t i = begin; i < begin + len; ++i) {
     const Op op = op_of(code[i]);
@@ -291,9 +367,14 @@ struct Task {
 
 std::uint32_t key_word(std::uint32_t w) {
   switch (op_of(w)) {
-    case PUSH_CONST: case PUSH_STATE: case PUSH_VAR: case ASSIGN_ALG: case ASSIGN_DERIV:
+    case PUSH_CONST:
+    case PUSH_STATE:
+    case PUSH_VAR:
+    case ASSIGN_ALG:
+    case ASSIGN_DERIV:
       return encode(op_of(w), 0);
-    default: return w;
+    default:
+      return w;
   }
 }
 
@@ -307,14 +388,16 @@ std::size_t hamming(const std::vector<std::uint32_t>& a, const std::vector<std::
 // Hamming distance so that neighbouring warps differ in as few opcodes as possible.
 void similarity_order(std::vector<std::size_t>& phase, const std::vector<Task>& tasks) {
   std::stable_sort(phase.begin(), phase.end(), [&](std::size_t a, std::size_t b) {
-    if (tasks[a].code.size() != tasks[b].code.size()) return tasks[a].code.size() < tasks[b].code.size();
+    if (tasks[a].code.size() != tasks[b].code.size())
+      return tasks[a].code.size() < tasks[b].code.size();
     return tasks[a].key < tasks[b].key;
   });
   std::vector<std::size_t> out;
   out.reserve(phase.size());
   for (std::size_t begin = 0; begin < phase.size();) {
     std::size_t end = begin;
-    while (end < phase.size() && tasks[phase[end]].code.size() == tasks[phase[begin]].code.size()) ++end;
+    while (end < phase.size() && tasks[phase[end]].code.size() == tasks[phase[begin]].code.size())
+      ++end;
     // Runs of identical keys move as blocks; blocks are chained by distance.
     std::vector<std::pair<std::size_t, std::size_t>> blocks;
     for (std::size_t i = begin; i < end;) {
@@ -331,7 +414,8 @@ void similarity_order(std::vector<std::size_t>& phase, const std::vector<Task>& 
       std::size_t best = SIZE_MAX, best_d = SIZE_MAX;
       for (std::size_t b = 0; b < blocks.size(); ++b) {
         if (used[b]) continue;
-        const std::size_t d = hamming(tasks[phase[blocks[cur].first]].key, tasks[phase[blocks[b].first]].key);
+        const std::size_t d =
+            hamming(tasks[phase[blocks[cur].first]].key, tasks[phase[blocks[b].first]].key);
         if (d < best_d) best_d = d, best = b;
       }
       if (best == SIZE_MAX) break;
@@ -388,10 +472,15 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
   for (std::size_t i = 0; i < n_eq; ++i) {
     if (constant[i]) continue;
     const Equation& e = model.equations[i];
-    const int depth = emit_equation(*final_expr[i], e.derivative ? ASSIGN_DERIV : ASSIGN_ALG, e.target, prog.consts, eq_code[i]);
+    const int depth = emit_equation(*final_expr[i], e.derivative ? ASSIGN_DERIV : ASSIGN_ALG,
+                                    e.target, prog.consts, eq_code[i]);
     if (depth > kMaxStack) {
-      const std::string what = e.derivative ? "d(" + model.state_names[e.target] + ")/dt" : model.var_names[e.target];
-      node_error(*e.expr, fmt::format("the expression for {} needs an evaluation stack of {} values, more than the {} available: split it into algebraic variables", what, depth, kMaxStack));
+      const std::string what =
+          e.derivative ? "d(" + model.state_names[e.target] + ")/dt" : model.var_names[e.target];
+      node_error(*e.expr,
+                 fmt::format("the expression for {} needs an evaluation stack of {} values, more "
+                             "than the {} available: split it into algebraic variables",
+                             what, depth, kMaxStack));
     }
     prog.max_stack = std::max(prog.max_stack, depth);
     prog.n_instructions += eq_code[i].size();
@@ -411,7 +500,8 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
     std::sort(deps[i].begin(), deps[i].end());
     deps[i].erase(std::unique(deps[i].begin(), deps[i].end()), deps[i].end());
   }
-  all_order.erase(std::remove_if(all_order.begin(), all_order.end(), [&](std::size_t i) { return constant[i]; }),
+  all_order.erase(std::remove_if(all_order.begin(), all_order.end(),
+                                 [&](std::size_t i) { return constant[i]; }),
                   all_order.end());
   std::vector<std::size_t> level(n_eq, 0);
   std::size_t n_levels = 0;
@@ -455,7 +545,8 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
             for (std::size_t d : deps[e])
               if (phase_of[task_of[d]] == q) in_q.insert(task_of[d]);
         const std::size_t cap = std::max<std::size_t>(longest[q], options.merge_max_length);
-        if (any && in_q.size() == 1 && tasks[*in_q.begin()].code.size() + tasks[b].code.size() <= cap) {
+        if (any && in_q.size() == 1 &&
+            tasks[*in_q.begin()].code.size() + tasks[b].code.size() <= cap) {
           const std::size_t host = *in_q.begin();
           Task& a = tasks[host];
           a.code.insert(a.code.end(), tasks[b].code.begin(), tasks[b].code.end());
@@ -472,8 +563,9 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
         }
       }
     }
-    phases.erase(std::remove_if(phases.begin(), phases.end(), [](const auto& ph) { return ph.empty(); }),
-                 phases.end());
+    phases.erase(
+        std::remove_if(phases.begin(), phases.end(), [](const auto& ph) { return ph.empty(); }),
+        phases.end());
   }
 
   for (auto& t : tasks) {
@@ -500,7 +592,8 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
       prog.lane_len.resize(prog.lane_len.size() + kWarp, 0);
       std::int32_t* rec = &prog.groups[g * kGroupFields];
       rec[G_COUNT] = static_cast<std::int32_t>(w.size());
-      const bool same = std::all_of(w.begin(), w.end(), [&](std::size_t t) { return tasks[t].key == tasks[w[0]].key; });
+      const bool same = std::all_of(w.begin(), w.end(),
+                                    [&](std::size_t t) { return tasks[t].key == tasks[w[0]].key; });
       if (options.unify && same) {
         rec[G_KIND] = GROUP_UNIFIED;
         rec[G_CODE] = static_cast<std::int32_t>(prog.code.size());
@@ -510,7 +603,8 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
         std::uint32_t islots = 0, cslots = 0;
         for (std::size_t i = 0; i < tasks[w[0]].code.size(); ++i) {
           const std::uint32_t w0 = tasks[w[0]].code[i];
-          const bool uniform = std::all_of(w.begin(), w.end(), [&](std::size_t t) { return tasks[t].code[i] == w0; });
+          const bool uniform = std::all_of(w.begin(), w.end(),
+                                           [&](std::size_t t) { return tasks[t].code[i] == w0; });
           if (uniform) {
             prog.code.push_back(w0);
             continue;
@@ -524,9 +618,12 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
             for (int l = 0; l < kWarp; ++l) prog.ctab.push_back(prog.consts[lane_arg(l)]);
             prog.code.push_back(encode(CONST_IND, cslots++));
           } else {
-            for (int l = 0; l < kWarp; ++l) prog.itab.push_back(static_cast<std::int32_t>(lane_arg(l)));
-            const Op ind = op == PUSH_STATE ? STATE_IND : op == PUSH_VAR ? VAR_IND
-                           : op == ASSIGN_ALG ? ASSIGN_ALG_IND : ASSIGN_DERIV_IND;
+            for (int l = 0; l < kWarp; ++l)
+              prog.itab.push_back(static_cast<std::int32_t>(lane_arg(l)));
+            const Op ind = op == PUSH_STATE   ? STATE_IND
+                           : op == PUSH_VAR   ? VAR_IND
+                           : op == ASSIGN_ALG ? ASSIGN_ALG_IND
+                                              : ASSIGN_DERIV_IND;
             prog.code.push_back(encode(ind, islots++));
           }
         }

@@ -13,12 +13,12 @@
 namespace hayate::ode {
 
 struct CompilerOptions {
-  bool fold = true;     // constant folding (also across constant algebraics) and x^n -> POWI
-  bool merge = false;   // append an expression to the one expression of the previous phase it reads
+  bool fold = true;    // constant folding (also across constant algebraics) and x^n -> POWI
+  bool merge = false;  // append an expression to the one expression of the previous phase it reads
   int merge_max_length = 64;  // cap (instructions) on a merged stream, beyond the phase's longest
-  bool reorder = false;  // sort each phase by length and opcode-sequence similarity
-  bool pad = false;      // never mix opcode sequences in a warp: pad with idle lanes
-  bool unify = false;    // one opcode stream per warp, differing operands in per-warp tables
+  bool reorder = false;       // sort each phase by length and opcode-sequence similarity
+  bool pad = false;           // never mix opcode sequences in a warp: pad with idle lanes
+  bool unify = false;         // one opcode stream per warp, differing operands in per-warp tables
 };
 
 // Group kinds: lanes run their own streams, or share the group's unified stream.
@@ -30,7 +30,8 @@ struct Program {
   std::size_t n_states = 0, n_vars = 0, n_alg = 0;
   std::vector<double> consts;
   std::vector<std::uint32_t> code;
-  // Group g: groups[g * kGroupFields + field]. Phase p holds groups [phase_begin[p], phase_begin[p+1]).
+  // Group g: groups[g * kGroupFields + field]. Phase p holds groups [phase_begin[p],
+  // phase_begin[p+1]).
   std::vector<std::int32_t> groups;
   std::vector<std::int32_t> phase_begin;
   // Per-lane groups: lane l of group g runs code[lane_code[g*kWarp+l] ...] for lane_len[...] words.

@@ -19,7 +19,8 @@ enum class ExecMode { Phases, Persistent };
 
 template <class View>
 View upload(const std::string& label, const std::vector<typename View::value_type>& host) {
-  View v(Kokkos::view_alloc(label, Kokkos::WithoutInitializing), std::max<std::size_t>(host.size(), 1));
+  View v(Kokkos::view_alloc(label, Kokkos::WithoutInitializing),
+         std::max<std::size_t>(host.size(), 1));
   auto mirror = Kokkos::create_mirror_view(v);
   std::copy(host.begin(), host.end(), mirror.data());
   Kokkos::deep_copy(v, mirror);
@@ -47,7 +48,7 @@ struct DeviceProgram {
 
   ProgramRef ref() const {
     return ProgramRef{code.data(), groups.data(), lane_code.data(), lane_len.data(),
-                      itab.data(), ctab.data(), consts.data()};
+                      itab.data(), ctab.data(),   consts.data()};
   }
 };
 
@@ -92,10 +93,11 @@ struct TeamSweep {
   KOKKOS_INLINE_FUNCTION void operator()(const double* in, double t, const Assign& assign) const {
     const StateRef s{in, v, t, M};
     for (int ph = 0; ph < n_phases; ++ph) {
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, phase_begin[ph], phase_begin[ph + 1]), [&](const int g) {
-        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, kWarp),
-                             [&](const int l) { run_group_lane(p, g, l, s, m, assign); });
-      });
+      Kokkos::parallel_for(
+          Kokkos::TeamThreadRange(team, phase_begin[ph], phase_begin[ph + 1]), [&](const int g) {
+            Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, kWarp),
+                                 [&](const int l) { run_group_lane(p, g, l, s, m, assign); });
+          });
       team.team_barrier();
     }
   }
@@ -132,15 +134,22 @@ class Engine {
  public:
   using MemSpace = typename Space::memory_space;
   using View = Kokkos::View<double*, MemSpace>;
-  static constexpr bool on_host = Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
+  static constexpr bool on_host =
+      Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
 
   Engine(const Program& prog, std::size_t members, Method method, ExecMode mode)
-      : prog_(prog), M_(members), method_(method), mode_(mode),
-        dev_(prog), v_("hayate::ode::v", std::max<std::size_t>(prog.n_vars * members, 1)),
+      : prog_(prog),
+        M_(members),
+        method_(method),
+        mode_(mode),
+        dev_(prog),
+        v_("hayate::ode::v", std::max<std::size_t>(prog.n_vars * members, 1)),
         f_("hayate::ode::f", std::max<std::size_t>(prog.n_states * members, 1)) {
     const std::size_t n = std::max<std::size_t>(prog.n_states * members, 1);
-    const char* names[4] = {"hayate::ode::x", "hayate::ode::y1", "hayate::ode::y2", "hayate::ode::acc"};
-    for (int i = 0; i < 4; ++i) bufs_[i] = View(std::string(names[i]), (i < 2 || method == Method::RK4) ? n : 1);
+    const char* names[4] = {"hayate::ode::x", "hayate::ode::y1", "hayate::ode::y2",
+                            "hayate::ode::acc"};
+    for (int i = 0; i < 4; ++i)
+      bufs_[i] = View(std::string(names[i]), (i < 2 || method == Method::RK4) ? n : 1);
     if (!prog.constant_vars.empty()) {
       auto v = Kokkos::create_mirror_view(v_);
       for (const auto& [index, value] : prog.constant_vars)
@@ -194,9 +203,11 @@ class Engine {
     if (units == 0) return;
     const int team = on_host ? 1 : 4;
     const int vector = on_host ? 1 : kWarp;
-    const PhaseKernel<Space, Assign> k{dev_.ref(), StateRef{in, v_.data(), t, M_}, assign, g0, units, blocks, team};
+    const PhaseKernel<Space, Assign> k{
+        dev_.ref(), StateRef{in, v_.data(), t, M_}, assign, g0, units, blocks, team};
     Kokkos::parallel_for("hayate::ode::phase",
-                         Kokkos::TeamPolicy<Space>(int((units + team - 1) / team), team, vector), k);
+                         Kokkos::TeamPolicy<Space>(int((units + team - 1) / team), team, vector),
+                         k);
   }
 
  private:
@@ -210,19 +221,29 @@ class Engine {
   };
 
   void persistent(std::int64_t first_step, std::int64_t steps, double dt) {
-    PersistentKernel<Space> k{dev_.ref(), dev_.phase_begin.data(), int(prog_.n_phases()), method_,
+    PersistentKernel<Space> k{dev_.ref(),
+                              dev_.phase_begin.data(),
+                              int(prog_.n_phases()),
+                              method_,
                               {bufs_[0].data(), bufs_[1].data(), bufs_[2].data(), bufs_[3].data()},
-                              v_.data(), M_, first_step, steps, dt};
+                              v_.data(),
+                              M_,
+                              first_step,
+                              steps,
+                              dt};
     int team = 1, vector = 1;
     if (!on_host) {
       vector = kWarp;
       Kokkos::TeamPolicy<Space> probe(int(M_), 1, vector);
       const int max_team = probe.team_size_max(k, Kokkos::ParallelForTag());
-      team = int(std::min<std::size_t>(std::max<std::size_t>(prog_.max_groups_per_phase(), 1), std::size_t(max_team)));
+      team = int(std::min<std::size_t>(std::max<std::size_t>(prog_.max_groups_per_phase(), 1),
+                                       std::size_t(max_team)));
     }
-    Kokkos::parallel_for("hayate::ode::persistent", Kokkos::TeamPolicy<Space>(int(M_), team, vector), k);
+    Kokkos::parallel_for("hayate::ode::persistent",
+                         Kokkos::TeamPolicy<Space>(int(M_), team, vector), k);
     // The kernel swapped its pointers once per step; mirror that on the views.
-    for (std::int64_t n = 0; n < steps; ++n) std::swap(bufs_[0], bufs_[method_ == Method::Euler ? 1 : 3]);
+    for (std::int64_t n = 0; n < steps; ++n)
+      std::swap(bufs_[0], bufs_[method_ == Method::Euler ? 1 : 3]);
   }
 
   static void copy_in(const View& v, const std::vector<double>& host) {

@@ -16,8 +16,8 @@ void expr_error(const ExprSource& src, int pos, const std::string& message) {
   std::string text = message;
   if (!src.owner.empty()) text += " (in " + src.owner + ")";
   text += "\n    " + src.text + "\n    " + std::string(pos, ' ') + "^";
-  throw core::InputError(core::SourceLocation{src.file, src.line, src.line > 0 ? src.column + pos : 0},
-                         text);
+  throw core::InputError(
+      core::SourceLocation{src.file, src.line, src.line > 0 ? src.column + pos : 0}, text);
 }
 
 NodePtr Node::clone() const {
@@ -62,11 +62,11 @@ struct Function {
 
 // min and max take two or more arguments (folded left); if is the piecewise conditional.
 const Function functions[] = {
-    {"exp", EXP, 1, 1},   {"log", LOG, 1, 1},     {"ln", LOG, 1, 1},       {"log10", LOG10, 1, 1},
-    {"sqrt", SQRT, 1, 1}, {"abs", ABS, 1, 1},     {"sin", SIN, 1, 1},      {"cos", COS, 1, 1},
-    {"tan", TAN, 1, 1},   {"tanh", TANH, 1, 1},   {"floor", FLOOR, 1, 1},  {"pow", POW, 2, 2},
-    {"min", MIN, 2, -1},  {"max", MAX, 2, -1},    {"mod", MOD, 2, 2},      {"if", SELECT, 3, 3},
-    {"and", AND, 2, -1},  {"or", OR, 2, -1},      {"not", NOT, 1, 1},
+    {"exp", EXP, 1, 1},   {"log", LOG, 1, 1},   {"ln", LOG, 1, 1},      {"log10", LOG10, 1, 1},
+    {"sqrt", SQRT, 1, 1}, {"abs", ABS, 1, 1},   {"sin", SIN, 1, 1},     {"cos", COS, 1, 1},
+    {"tan", TAN, 1, 1},   {"tanh", TANH, 1, 1}, {"floor", FLOOR, 1, 1}, {"pow", POW, 2, 2},
+    {"min", MIN, 2, -1},  {"max", MAX, 2, -1},  {"mod", MOD, 2, 2},     {"if", SELECT, 3, 3},
+    {"and", AND, 2, -1},  {"or", OR, 2, -1},    {"not", NOT, 1, 1},
 };
 
 const Function* find_function(const std::string& name) {
@@ -119,32 +119,42 @@ class Parser {
 
   NodePtr logical_or() {
     NodePtr a = logical_and();
-    for (int pos = here(); accept("||"); pos = here()) a = binary(OR, std::move(a), logical_and(), pos);
+    for (int pos = here(); accept("||"); pos = here())
+      a = binary(OR, std::move(a), logical_and(), pos);
     return a;
   }
   NodePtr logical_and() {
     NodePtr a = equality();
-    for (int pos = here(); accept("&&"); pos = here()) a = binary(AND, std::move(a), equality(), pos);
+    for (int pos = here(); accept("&&"); pos = here())
+      a = binary(AND, std::move(a), equality(), pos);
     return a;
   }
   NodePtr equality() {
     NodePtr a = relational();
     for (;;) {
       const int pos = here();
-      if (accept("==")) a = binary(EQ, std::move(a), relational(), pos);
-      else if (accept("!=")) a = binary(NE, std::move(a), relational(), pos);
-      else return a;
+      if (accept("=="))
+        a = binary(EQ, std::move(a), relational(), pos);
+      else if (accept("!="))
+        a = binary(NE, std::move(a), relational(), pos);
+      else
+        return a;
     }
   }
   NodePtr relational() {
     NodePtr a = additive();
     for (;;) {
       const int pos = here();
-      if (accept("<=")) a = binary(LE, std::move(a), additive(), pos);
-      else if (accept(">=")) a = binary(GE, std::move(a), additive(), pos);
-      else if (accept("<")) a = binary(LT, std::move(a), additive(), pos);
-      else if (accept(">")) a = binary(GT, std::move(a), additive(), pos);
-      else return a;
+      if (accept("<="))
+        a = binary(LE, std::move(a), additive(), pos);
+      else if (accept(">="))
+        a = binary(GE, std::move(a), additive(), pos);
+      else if (accept("<"))
+        a = binary(LT, std::move(a), additive(), pos);
+      else if (accept(">"))
+        a = binary(GT, std::move(a), additive(), pos);
+      else
+        return a;
     }
   }
   // a + b + c becomes one n-ary sum (a*b*c one product), evaluated left to right as written.
@@ -204,7 +214,8 @@ class Parser {
     if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') return name();
     if (accept("(")) {
       NodePtr n = logical_or();
-      if (!accept(")")) expr_error(src_, here(), fmt::format("missing ')' to close '(' at column {}", pos + 1));
+      if (!accept(")"))
+        expr_error(src_, here(), fmt::format("missing ')' to close '(' at column {}", pos + 1));
       return n;
     }
     if (c == ')') expr_error(src_, pos, "unbalanced ')' where a value was expected");
@@ -224,9 +235,10 @@ class Parser {
   NodePtr name() {
     const int pos = here();
     std::size_t e = p_;
-    while (e < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[e])) || s_[e] == '_' ||
-                             (s_[e] == '.' && e + 1 < s_.size() &&
-                              (std::isalpha(static_cast<unsigned char>(s_[e + 1])) || s_[e + 1] == '_'))))
+    while (e < s_.size() &&
+           (std::isalnum(static_cast<unsigned char>(s_[e])) || s_[e] == '_' ||
+            (s_[e] == '.' && e + 1 < s_.size() &&
+             (std::isalpha(static_cast<unsigned char>(s_[e + 1])) || s_[e + 1] == '_'))))
       ++e;
     std::string id = s_.substr(p_, e - p_);
     p_ = e;
@@ -243,24 +255,28 @@ class Parser {
     const Function* f = find_function(id);
     if (!f) {
       const std::string near = core::nearest(id, function_names());
-      expr_error(src_, pos, fmt::format("unknown function '{}'{}", id,
-                                        near.empty() ? "" : " (did you mean '" + near + "'?)"));
+      expr_error(src_, pos,
+                 fmt::format("unknown function '{}'{}", id,
+                             near.empty() ? "" : " (did you mean '" + near + "'?)"));
     }
     std::vector<NodePtr> args;
     if (!accept(")")) {
       for (;;) {
         args.push_back(logical_or());
         if (accept(")")) break;
-        if (!accept(",")) expr_error(src_, here(), fmt::format("expected ',' or ')' in the arguments of {}()", id));
+        if (!accept(","))
+          expr_error(src_, here(), fmt::format("expected ',' or ')' in the arguments of {}()", id));
       }
     }
     const int n = static_cast<int>(args.size());
     if (n < f->min_args || (f->max_args >= 0 && n > f->max_args)) {
       std::string want = f->max_args < 0 ? fmt::format("at least {}", f->min_args)
-                         : f->min_args == f->max_args ? fmt::format("{}", f->min_args)
-                                                      : fmt::format("{} to {}", f->min_args, f->max_args);
-      expr_error(src_, pos, fmt::format("{}() takes {} argument{}, got {}", id, want,
-                                        want == "1" ? "" : "s", n));
+                         : f->min_args == f->max_args
+                             ? fmt::format("{}", f->min_args)
+                             : fmt::format("{} to {}", f->min_args, f->max_args);
+      expr_error(
+          src_, pos,
+          fmt::format("{}() takes {} argument{}, got {}", id, want, want == "1" ? "" : "s", n));
     }
     // Variadic min/max/and/or nest to the left so each node has two arguments.
     NodePtr acc = std::move(args[0]);
@@ -287,40 +303,77 @@ class Parser {
 
 int precedence(Op op) {
   switch (op) {
-    case OR: return 1;
-    case AND: return 2;
-    case EQ: case NE: return 3;
-    case LT: case LE: case GT: case GE: return 4;
-    case ADD: case ADDN: case SUB: return 5;
-    case MUL: case MULN: case DIV: return 6;
-    case NEG: case NOT: return 7;
-    case POW: case POWI: return 8;
-    default: return 9;
+    case OR:
+      return 1;
+    case AND:
+      return 2;
+    case EQ:
+    case NE:
+      return 3;
+    case LT:
+    case LE:
+    case GT:
+    case GE:
+      return 4;
+    case ADD:
+    case ADDN:
+    case SUB:
+      return 5;
+    case MUL:
+    case MULN:
+    case DIV:
+      return 6;
+    case NEG:
+    case NOT:
+      return 7;
+    case POW:
+    case POWI:
+      return 8;
+    default:
+      return 9;
   }
 }
 
 const char* infix(Op op) {
   switch (op) {
-    case OR: return " || ";
-    case AND: return " && ";
-    case EQ: return " == ";
-    case NE: return " != ";
-    case LT: return " < ";
-    case LE: return " <= ";
-    case GT: return " > ";
-    case GE: return " >= ";
-    case ADD: case ADDN: return " + ";
-    case SUB: return " - ";
-    case MUL: case MULN: return "*";
-    case DIV: return "/";
-    case POW: return "^";
-    default: return nullptr;
+    case OR:
+      return " || ";
+    case AND:
+      return " && ";
+    case EQ:
+      return " == ";
+    case NE:
+      return " != ";
+    case LT:
+      return " < ";
+    case LE:
+      return " <= ";
+    case GT:
+      return " > ";
+    case GE:
+      return " >= ";
+    case ADD:
+    case ADDN:
+      return " + ";
+    case SUB:
+      return " - ";
+    case MUL:
+    case MULN:
+      return "*";
+    case DIV:
+      return "/";
+    case POW:
+      return "^";
+    default:
+      return nullptr;
   }
 }
 
 }  // namespace
 
-NodePtr parse_expression(const ExprSource& src) { return Parser(src).parse(); }
+NodePtr parse_expression(const ExprSource& src) {
+  return Parser(src).parse();
+}
 
 const std::vector<std::string>& function_names() {
   static const std::vector<std::string> names = [] {
@@ -333,27 +386,34 @@ const std::vector<std::string>& function_names() {
 
 double evaluate(const Node& n, const double* x, const double* v, double t) {
   switch (n.op) {
-    case PUSH_CONST: return n.value;
-    case PUSH_STATE: return x[n.index];
-    case PUSH_VAR: return v[n.index];
-    case PUSH_TIME: return t;
+    case PUSH_CONST:
+      return n.value;
+    case PUSH_STATE:
+      return x[n.index];
+    case PUSH_VAR:
+      return v[n.index];
+    case PUSH_TIME:
+      return t;
     case ADD:
     case ADDN:
     case MUL:
     case MULN: {
       const Op op = n.op == ADD || n.op == ADDN ? ADD : MUL;
       double acc = evaluate(*n.args[0], x, v, t);
-      for (std::size_t i = 1; i < n.args.size(); ++i) acc = apply_binary(op, acc, evaluate(*n.args[i], x, v, t));
+      for (std::size_t i = 1; i < n.args.size(); ++i)
+        acc = apply_binary(op, acc, evaluate(*n.args[i], x, v, t));
       return acc;
     }
-    case POWI: return ipow(evaluate(*n.args[0], x, v, t), int(n.index) - kPowiBias);
+    case POWI:
+      return ipow(evaluate(*n.args[0], x, v, t), int(n.index) - kPowiBias);
     case SELECT: {
       const double c = evaluate(*n.args[0], x, v, t);
       const double a = evaluate(*n.args[1], x, v, t);
       const double b = evaluate(*n.args[2], x, v, t);
       return apply_select(c, a, b);
     }
-    default: break;
+    default:
+      break;
   }
   if (n.args.size() == 1) return apply_unary(n.op, evaluate(*n.args[0], x, v, t));
   return apply_binary(n.op, evaluate(*n.args[0], x, v, t), evaluate(*n.args[1], x, v, t));
@@ -362,11 +422,16 @@ double evaluate(const Node& n, const double* x, const double* v, double t) {
 std::string to_string(const Node& n) {
   if (n.symbol) return n.name;
   switch (n.op) {
-    case PUSH_CONST: return fmt::format("{}", n.value);
-    case PUSH_STATE: return fmt::format("x[{}]", n.index);
-    case PUSH_VAR: return fmt::format("v[{}]", n.index);
-    case PUSH_TIME: return "t";
-    default: break;
+    case PUSH_CONST:
+      return fmt::format("{}", n.value);
+    case PUSH_STATE:
+      return fmt::format("x[{}]", n.index);
+    case PUSH_VAR:
+      return fmt::format("v[{}]", n.index);
+    case PUSH_TIME:
+      return "t";
+    default:
+      break;
   }
   const int prec = precedence(n.op);
   const auto wrap = [&](const Node& c, bool right) {

@@ -27,10 +27,10 @@ struct Node;
 using NodePtr = std::unique_ptr<Node>;
 
 struct Node {
-  Op op = PUSH_CONST;  // PUSH_CONST/STATE/VAR/TIME for leaves, the operation otherwise
-  bool symbol = false;  // an unresolved name straight from the parser
-  std::string name;     // the name of a symbol
-  double value = 0.0;   // PUSH_CONST
+  Op op = PUSH_CONST;       // PUSH_CONST/STATE/VAR/TIME for leaves, the operation otherwise
+  bool symbol = false;      // an unresolved name straight from the parser
+  std::string name;         // the name of a symbol
+  double value = 0.0;       // PUSH_CONST
   std::uint32_t index = 0;  // PUSH_STATE, PUSH_VAR
   int pos = 0;              // character offset in the source text
   std::vector<NodePtr> args;

@@ -43,7 +43,9 @@ struct AssignEuler {  // x_out = x + dt f
   const double* x;
   double* out;
   double dt;
-  KOKKOS_INLINE_FUNCTION void operator()(std::size_t k, double value) const { out[k] = x[k] + dt * value; }
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t k, double value) const {
+    out[k] = x[k] + dt * value;
+  }
 };
 
 struct AssignRK4 {  // acc accumulates x + dt sum b k; y_out = x + a dt k is the next stage's input
@@ -54,8 +56,10 @@ struct AssignRK4 {  // acc accumulates x + dt sum b k; y_out = x + a dt k is the
   int first, last;
   KOKKOS_INLINE_FUNCTION void operator()(std::size_t k, double value) const {
     const double xv = x[k];
-    if (first) acc[k] = xv + b_dt * value;
-    else acc[k] += b_dt * value;
+    if (first)
+      acc[k] = xv + b_dt * value;
+    else
+      acc[k] += b_dt * value;
     if (!last) y_out[k] = xv + a_dt * value;
   }
 };
@@ -95,13 +99,27 @@ KOKKOS_INLINE_FUNCTION void run_stream(const std::uint32_t* code, int len, const
     const Op op = op_of(w);
     const std::uint32_t a = arg_of(w);
     switch (op) {
-      case PUSH_CONST: st[sp++] = consts[a]; break;
-      case PUSH_STATE: st[sp++] = s.x[a * M + m]; break;
-      case PUSH_VAR: st[sp++] = s.v[a * M + m]; break;
-      case PUSH_TIME: st[sp++] = s.t; break;
-      case CONST_IND: st[sp++] = ctab[a * kWarp + lane]; break;
-      case STATE_IND: st[sp++] = s.x[std::size_t(itab[a * kWarp + lane]) * M + m]; break;
-      case VAR_IND: st[sp++] = s.v[std::size_t(itab[a * kWarp + lane]) * M + m]; break;
+      case PUSH_CONST:
+        st[sp++] = consts[a];
+        break;
+      case PUSH_STATE:
+        st[sp++] = s.x[a * M + m];
+        break;
+      case PUSH_VAR:
+        st[sp++] = s.v[a * M + m];
+        break;
+      case PUSH_TIME:
+        st[sp++] = s.t;
+        break;
+      case CONST_IND:
+        st[sp++] = ctab[a * kWarp + lane];
+        break;
+      case STATE_IND:
+        st[sp++] = s.x[std::size_t(itab[a * kWarp + lane]) * M + m];
+        break;
+      case VAR_IND:
+        st[sp++] = s.v[std::size_t(itab[a * kWarp + lane]) * M + m];
+        break;
       case ADDN:
       case MULN: {
         sp -= int(a);
@@ -113,15 +131,25 @@ KOKKOS_INLINE_FUNCTION void run_stream(const std::uint32_t* code, int len, const
         st[sp++] = r;
         break;
       }
-      case POWI: st[sp - 1] = ipow(st[sp - 1], int(a) - kPowiBias); break;
+      case POWI:
+        st[sp - 1] = ipow(st[sp - 1], int(a) - kPowiBias);
+        break;
       case SELECT:
         sp -= 2;
         st[sp - 1] = apply_select(st[sp - 1], st[sp], st[sp + 1]);
         break;
-      case ASSIGN_ALG: s.v[a * M + m] = st[--sp]; break;
-      case ASSIGN_DERIV: assign(a * M + m, st[--sp]); break;
-      case ASSIGN_ALG_IND: s.v[std::size_t(itab[a * kWarp + lane]) * M + m] = st[--sp]; break;
-      case ASSIGN_DERIV_IND: assign(std::size_t(itab[a * kWarp + lane]) * M + m, st[--sp]); break;
+      case ASSIGN_ALG:
+        s.v[a * M + m] = st[--sp];
+        break;
+      case ASSIGN_DERIV:
+        assign(a * M + m, st[--sp]);
+        break;
+      case ASSIGN_ALG_IND:
+        s.v[std::size_t(itab[a * kWarp + lane]) * M + m] = st[--sp];
+        break;
+      case ASSIGN_DERIV_IND:
+        assign(std::size_t(itab[a * kWarp + lane]) * M + m, st[--sp]);
+        break;
       default:
         if (is_unary(op)) {
           st[sp - 1] = apply_unary(op, st[sp - 1]);
@@ -144,7 +172,8 @@ KOKKOS_INLINE_FUNCTION void run_group_lane(const ProgramRef& p, int g, int lane,
                p.ctab + std::size_t(rec[G_CTAB]) * kWarp, lane, p.consts, s, m, assign);
   } else {
     const std::size_t l = std::size_t(g) * kWarp + lane;
-    run_stream(p.code + p.lane_code[l], p.lane_len[l], p.itab, p.ctab, lane, p.consts, s, m, assign);
+    run_stream(p.code + p.lane_code[l], p.lane_len[l], p.itab, p.ctab, lane, p.consts, s, m,
+               assign);
   }
 }
 

@@ -72,15 +72,21 @@ class Loader {
   }
 
   void load(const YAML::Node& root) {
-    if (!root.IsMap()) fail(root, "a model file is a mapping with 'modules' (and optionally 'network', 'connections')");
+    if (!root.IsMap())
+      fail(root,
+           "a model file is a mapping with 'modules' (and optionally 'network', 'connections')");
     for (auto it = root.begin(); it != root.end(); ++it) {
       const std::string key = it->first.Scalar();
       if (key != "modules" && key != "network" && key != "connections" && key != "description")
-        fail(it->first, fmt::format("unknown model key '{}' (expected modules, network, connections, description)", key));
+        fail(it->first,
+             fmt::format(
+                 "unknown model key '{}' (expected modules, network, connections, description)",
+                 key));
     }
     const YAML::Node modules = root["modules"];
     if (!modules || !modules.IsMap() || modules.size() == 0)
-      fail(modules ? modules : root, "'modules' must be a non-empty mapping of module names to definitions");
+      fail(modules ? modules : root,
+           "'modules' must be a non-empty mapping of module names to definitions");
     for (auto it = modules.begin(); it != modules.end(); ++it) parse_module(it->first, it->second);
     build_instances(root["network"], modules);
     check_swept();
@@ -90,7 +96,8 @@ class Loader {
     connections(root["connections"], alg_eq);
     for (std::size_t v = 0; v < out_.n_alg; ++v) {
       if (!alg_eq[v]) continue;
-      out_.equations.push_back(Equation{false, static_cast<std::uint32_t>(v), std::move(alg_eq[v])});
+      out_.equations.push_back(
+          Equation{false, static_cast<std::uint32_t>(v), std::move(alg_eq[v])});
     }
     std::sort(out_.equations.begin(), out_.equations.end(),
               [](const Equation& a, const Equation& b) { return a.target < b.target; });
@@ -118,7 +125,8 @@ class Loader {
 
   double number(const YAML::Node& n, const std::string& what) const {
     double v = 0;
-    if (!parse_number(scalar(n, what), v)) fail(n, fmt::format("{} must be a number, got '{}'", what, n.Scalar()));
+    if (!parse_number(scalar(n, what), v))
+      fail(n, fmt::format("{} must be a number, got '{}'", what, n.Scalar()));
     return v;
   }
 
@@ -153,21 +161,28 @@ class Loader {
 
   void check_name(const YAML::Node& key, const std::string& name, std::set<std::string>& used,
                   const std::string& module) const {
-    const bool ok = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
-                    std::all_of(name.begin(), name.end(), [](char c) {
-                      return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
-                    });
-    if (!ok) fail(key, fmt::format("'{}' is not a valid name (letters, digits, '_'; not starting with a digit)", name));
+    const bool ok =
+        !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
+        std::all_of(name.begin(), name.end(),
+                    [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+    if (!ok)
+      fail(key,
+           fmt::format("'{}' is not a valid name (letters, digits, '_'; not starting with a digit)",
+                       name));
     if (name == "t" || name == "pi" || name == "pre" || name == "post" || name == "n_pre")
       fail(key, fmt::format("'{}' is a reserved name", name));
-    if (!used.insert(name).second) fail(key, fmt::format("'{}' is defined twice in module '{}'", name, module));
+    if (!used.insert(name).second)
+      fail(key, fmt::format("'{}' is defined twice in module '{}'", name, module));
   }
 
   void parse_module(const YAML::Node& key, const YAML::Node& def) {
     auto mod = std::make_unique<ModuleDef>();
     mod->name = key.Scalar();
     mod->node = key;
-    if (!def.IsMap()) fail(def, fmt::format("module '{}' must be a mapping (parameters, inputs, algebraics, states)", mod->name));
+    if (!def.IsMap())
+      fail(def,
+           fmt::format("module '{}' must be a mapping (parameters, inputs, algebraics, states)",
+                       mod->name));
     std::set<std::string> used;
     for (auto it = def.begin(); it != def.end(); ++it) {
       const std::string k = it->first.Scalar();
@@ -209,17 +224,23 @@ class Loader {
           check_name(p->first, name, used, mod->name);
           const YAML::Node s = p->second;
           if (!s.IsMap() || !s["init"] || !s["ddt"])
-            fail(s, fmt::format("state '{}' needs 'init' (initial value) and 'ddt' (its time derivative)", name));
+            fail(s, fmt::format(
+                        "state '{}' needs 'init' (initial value) and 'ddt' (its time derivative)",
+                        name));
           for (auto q = s.begin(); q != s.end(); ++q)
             if (q->first.Scalar() != "init" && q->first.Scalar() != "ddt")
-              fail(q->first, fmt::format("unknown key '{}' in state '{}' (expected init, ddt)", q->first.Scalar(), name));
+              fail(q->first, fmt::format("unknown key '{}' in state '{}' (expected init, ddt)",
+                                         q->first.Scalar(), name));
           mod->states.push_back(name);
           mod->init_value[name] = number(s["init"], "the initial value of '" + name + "'");
           mod->ddt_node[name] = s["ddt"];
-          mod->ddt_expr[name] = parse_expression(*source(s["ddt"], "d(" + mod->name + "." + name + ")/dt"));
+          mod->ddt_expr[name] =
+              parse_expression(*source(s["ddt"], "d(" + mod->name + "." + name + ")/dt"));
         }
       } else if (k != "description") {
-        fail(it->first, fmt::format("unknown key '{}' in module '{}' (expected parameters, inputs, algebraics, states, description)", k, mod->name));
+        fail(it->first, fmt::format("unknown key '{}' in module '{}' (expected parameters, inputs, "
+                                    "algebraics, states, description)",
+                                    k, mod->name));
       }
     }
     if (mod->states.empty()) fail(key, fmt::format("module '{}' has no states", mod->name));
@@ -232,7 +253,8 @@ class Loader {
     std::vector<double> v(count);
     if (spec.IsSequence()) {
       if (static_cast<int>(spec.size()) != count)
-        fail(spec, fmt::format("{}: the list has {} values for {} instances", what, spec.size(), count));
+        fail(spec,
+             fmt::format("{}: the list has {} values for {} instances", what, spec.size(), count));
       for (int i = 0; i < count; ++i) v[i] = number(spec[i], what);
       return v;
     }
@@ -258,7 +280,9 @@ class Loader {
         if (s.name == "i") return make_const(i, s.pos, s.src);
         if (s.name == "n") return make_const(count, s.pos, s.src);
         if (s.name == "pi") return make_const(M_PI, s.pos, s.src);
-        expr_error(*s.src, s.pos, fmt::format("unknown symbol '{}' (per-instance values may use i, n and pi)", s.name));
+        expr_error(
+            *s.src, s.pos,
+            fmt::format("unknown symbol '{}' (per-instance values may use i, n and pi)", s.name));
       });
       v[i] = evaluate_constant(*r);
     }
@@ -279,11 +303,14 @@ class Loader {
     if (!network.IsSequence() || network.size() == 0)
       fail(network, "'network' must be a list of {name, module, count, parameters, init}");
     for (const YAML::Node g : network) {
-      if (!g.IsMap()) fail(g, "a network entry is a mapping {name, module, count, parameters, init}");
+      if (!g.IsMap())
+        fail(g, "a network entry is a mapping {name, module, count, parameters, init}");
       for (auto it = g.begin(); it != g.end(); ++it) {
         const std::string k = it->first.Scalar();
         if (k != "name" && k != "module" && k != "count" && k != "parameters" && k != "init")
-          fail(it->first, fmt::format("unknown key '{}' in a network entry (expected name, module, count, parameters, init)", k));
+          fail(it->first, fmt::format("unknown key '{}' in a network entry (expected name, module, "
+                                      "count, parameters, init)",
+                                      k));
       }
       const std::string module = scalar(g["module"], "'module'");
       auto m = modules_.find(module);
@@ -291,13 +318,16 @@ class Loader {
         std::vector<std::string> names;
         for (const auto& kv : modules_) names.push_back(kv.first);
         const std::string near = core::nearest(module, names);
-        fail(g["module"], fmt::format("unknown module '{}'{}", module, near.empty() ? "" : " (did you mean '" + near + "'?)"));
+        fail(g["module"], fmt::format("unknown module '{}'{}", module,
+                                      near.empty() ? "" : " (did you mean '" + near + "'?)"));
       }
       const std::string name = g["name"] ? scalar(g["name"], "'name'") : module;
       const double count = g["count"] ? number(g["count"], "'count'") : 1.0;
-      if (count < 1 || count != std::floor(count) || count > 1e7) fail(g["count"], "'count' must be an integer >= 1");
+      if (count < 1 || count != std::floor(count) || count > 1e7)
+        fail(g["count"], "'count' must be an integer >= 1");
       for (const auto& grp : groups_)
-        if (grp.name == name) fail(g["name"] ? g["name"] : g, fmt::format("instance name '{}' is used twice", name));
+        if (grp.name == name)
+          fail(g["name"] ? g["name"] : g, fmt::format("instance name '{}' is used twice", name));
       add_group(name, *m->second, static_cast<int>(count), g, g["name"] ? g["name"] : g);
     }
   }
@@ -321,7 +351,8 @@ class Loader {
       if (!p.IsMap()) fail(p, "'parameters' overrides must be a mapping name: value");
       for (auto it = p.begin(); it != p.end(); ++it) {
         const std::string pname = it->first.Scalar();
-        if (!mod.param_node.count(pname)) unknown_member(it->first, pname, mod.params, "parameter", mod.name);
+        if (!mod.param_node.count(pname))
+          unknown_member(it->first, pname, mod.params, "parameter", mod.name);
         const auto values = per_instance(it->second, count, name + "." + pname);
         for (int i = 0; i < count; ++i) added[i].param_value[pname] = values[i];
       }
@@ -331,7 +362,8 @@ class Loader {
       if (!p.IsMap()) fail(p, "'init' overrides must be a mapping state: value");
       for (auto it = p.begin(); it != p.end(); ++it) {
         const std::string sname = it->first.Scalar();
-        if (!mod.init_value.count(sname)) unknown_member(it->first, sname, mod.states, "state", mod.name);
+        if (!mod.init_value.count(sname))
+          unknown_member(it->first, sname, mod.states, "state", mod.name);
         const auto values = per_instance(it->second, count, name + "." + sname);
         for (int i = 0; i < count; ++i) added[i].init_value[sname] = values[i];
       }
@@ -355,7 +387,8 @@ class Loader {
       for (const auto& grp : groups_)
         if (dot != std::string::npos && grp.name == name.substr(0, dot)) g = &grp;
       if (!g || !g->mod->param_node.count(name.substr(dot + 1)))
-        throw std::invalid_argument(fmt::format("'{}' names no parameter of the model (expected group.parameter)", name));
+        throw std::invalid_argument(
+            fmt::format("'{}' names no parameter of the model (expected group.parameter)", name));
     }
   }
 
@@ -387,9 +420,13 @@ class Loader {
           const std::string p = name.substr(dot + 1);
           const auto it = first.param_value.find(p);
           double v = 0;
-          if (it != first.param_value.end()) v = it->second;
-          else if (grp.mod->param_value.count(p)) v = grp.mod->param_value.at(p);
-          else v = evaluate_constant(*resolve(*grp.mod->param_expr.at(p), [&](const Node& s) { return lookup(first, s, 0); }));
+          if (it != first.param_value.end())
+            v = it->second;
+          else if (grp.mod->param_value.count(p))
+            v = grp.mod->param_value.at(p);
+          else
+            v = evaluate_constant(*resolve(*grp.mod->param_expr.at(p),
+                                           [&](const Node& s) { return lookup(first, s, 0); }));
           out_.param_values.push_back(v);
         }
     }
@@ -435,8 +472,11 @@ class Loader {
         return make_const(it->second, s.pos, s.src);
       if (auto it = inst.mod->param_value.find(name); it != inst.mod->param_value.end())
         return make_const(it->second, s.pos, s.src);
-      if (depth > 64) expr_error(*s.src, s.pos, fmt::format("parameter '{}' is defined in terms of itself", name));
-      return resolve(*inst.mod->param_expr.at(name), [&](const Node& q) { return lookup(inst, q, depth + 1); });
+      if (depth > 64)
+        expr_error(*s.src, s.pos,
+                   fmt::format("parameter '{}' is defined in terms of itself", name));
+      return resolve(*inst.mod->param_expr.at(name),
+                     [&](const Node& q) { return lookup(inst, q, depth + 1); });
     }
     if (name == "t") {
       auto n = make_const(0, s.pos, s.src);
@@ -447,8 +487,9 @@ class Loader {
     auto names = inst.mod->all_names();
     names.push_back("t");
     const std::string near = core::nearest(name, names);
-    expr_error(*s.src, s.pos, fmt::format("unknown symbol '{}' in module '{}'{}", name, inst.mod->name,
-                                          near.empty() ? "" : " (did you mean '" + near + "'?)"));
+    expr_error(*s.src, s.pos,
+               fmt::format("unknown symbol '{}' in module '{}'{}", name, inst.mod->name,
+                           near.empty() ? "" : " (did you mean '" + near + "'?)"));
   }
 
   void instance_equations(const Instance& inst, std::vector<NodePtr>& alg_eq) {
@@ -456,7 +497,8 @@ class Loader {
     for (const auto& a : inst.mod->algs)
       alg_eq[inst.var_index.at(a)] = resolve(*inst.mod->alg_expr.at(a), in_instance);
     for (const auto& s : inst.mod->states)
-      derivative_eq_.push_back(Equation{true, inst.state_index.at(s), resolve(*inst.mod->ddt_expr.at(s), in_instance)});
+      derivative_eq_.push_back(
+          Equation{true, inst.state_index.at(s), resolve(*inst.mod->ddt_expr.at(s), in_instance)});
   }
 
   const Group& group(const YAML::Node& n, const std::string& what) const {
@@ -467,7 +509,8 @@ class Loader {
       names.push_back(g.name);
     }
     const std::string near = core::nearest(name, names);
-    fail(n, fmt::format("no instance group named '{}'{}", name, near.empty() ? "" : " (did you mean '" + near + "'?)"));
+    fail(n, fmt::format("no instance group named '{}'{}", name,
+                        near.empty() ? "" : " (did you mean '" + near + "'?)"));
   }
 
   void connections(const YAML::Node& list, std::vector<NodePtr>& alg_eq) {
@@ -481,19 +524,25 @@ class Loader {
       for (const auto& in : inst.mod->inputs) {
         const std::uint32_t v = inst.var_index.at(in);
         auto& t = terms[v];
-        if (t.empty()) alg_eq[v] = make_const(0.0, 0, nullptr);
-        else if (t.size() == 1) alg_eq[v] = std::move(t[0]);
-        else alg_eq[v] = make_op(ADD, std::move(t), 0, t.front() ? t.front()->src : nullptr);
+        if (t.empty())
+          alg_eq[v] = make_const(0.0, 0, nullptr);
+        else if (t.size() == 1)
+          alg_eq[v] = std::move(t[0]);
+        else
+          alg_eq[v] = make_op(ADD, std::move(t), 0, t.front() ? t.front()->src : nullptr);
       }
   }
 
   void connection(const YAML::Node& c, int ci, std::vector<std::vector<NodePtr>>& terms) {
-    if (!c.IsMap()) fail(c, "a connection is a mapping {from, to, topology, input, term, parameters}");
+    if (!c.IsMap())
+      fail(c, "a connection is a mapping {from, to, topology, input, term, parameters}");
     for (auto it = c.begin(); it != c.end(); ++it) {
       const std::string k = it->first.Scalar();
       if (k != "from" && k != "to" && k != "topology" && k != "input" && k != "term" &&
           k != "parameters" && k != "probability" && k != "seed" && k != "self")
-        fail(it->first, fmt::format("unknown key '{}' in a connection (expected from, to, topology, input, term, parameters, probability, seed, self)", k));
+        fail(it->first, fmt::format("unknown key '{}' in a connection (expected from, to, "
+                                    "topology, input, term, parameters, probability, seed, self)",
+                                    k));
     }
     const Group& from = group(c["from"], "'from'");
     const Group& to = c["to"] ? group(c["to"], "'to'") : from;
@@ -503,16 +552,22 @@ class Loader {
       unknown_member(c["input"], input, to.mod->inputs, "input", to.mod->name);
     std::map<std::string, double> params;
     if (c["parameters"]) {
-      if (!c["parameters"].IsMap()) fail(c["parameters"], "'parameters' must be a mapping name: number");
+      if (!c["parameters"].IsMap())
+        fail(c["parameters"], "'parameters' must be a mapping name: number");
       for (auto it = c["parameters"].begin(); it != c["parameters"].end(); ++it)
-        params[it->first.Scalar()] = number(it->second, "connection parameter '" + it->first.Scalar() + "'");
+        params[it->first.Scalar()] =
+            number(it->second, "connection parameter '" + it->first.Scalar() + "'");
     }
     const bool same = &from == &to;
     const bool self = c["self"] ? c["self"].as<std::string>() == "true" : false;
     const std::size_t nf = from.count, nt = to.count;
     std::vector<std::vector<std::size_t>> pre(nt);  // presynaptic indices per target
     if (topology == "ring" || topology == "line") {
-      if (!same) fail(c["topology"], fmt::format("topology '{}' connects a group to itself: 'from' and 'to' must be the same", topology));
+      if (!same)
+        fail(c["topology"],
+             fmt::format(
+                 "topology '{}' connects a group to itself: 'from' and 'to' must be the same",
+                 topology));
       for (std::size_t i = 0; i < nt; ++i) {
         if (nt == 1) break;
         if (topology == "ring") {
@@ -524,8 +579,12 @@ class Loader {
         }
       }
     } else if (topology == "all_to_all" || topology == "random") {
-      const double p = topology == "random" ? (c["probability"] ? number(c["probability"], "'probability'") : -1) : 1.0;
-      if (p < 0 || p > 1) fail(c["probability"] ? c["probability"] : c["topology"], "topology 'random' needs 'probability' in [0, 1]");
+      const double p = topology == "random"
+                           ? (c["probability"] ? number(c["probability"], "'probability'") : -1)
+                           : 1.0;
+      if (p < 0 || p > 1)
+        fail(c["probability"] ? c["probability"] : c["topology"],
+             "topology 'random' needs 'probability' in [0, 1]");
       const auto seed = static_cast<std::uint64_t>(c["seed"] ? number(c["seed"], "'seed'") : 1.0);
       for (std::size_t i = 0; i < nt; ++i)
         for (std::size_t j = 0; j < nf; ++j) {
@@ -534,12 +593,18 @@ class Loader {
           pre[i].push_back(j);
         }
     } else if (topology == "one_to_one") {
-      if (nf != nt) fail(c["topology"], fmt::format("topology 'one_to_one' needs groups of equal size ({} and {})", nf, nt));
+      if (nf != nt)
+        fail(c["topology"],
+             fmt::format("topology 'one_to_one' needs groups of equal size ({} and {})", nf, nt));
       for (std::size_t i = 0; i < nt; ++i) pre[i].push_back(i);
     } else {
-      fail(c["topology"], fmt::format("unknown topology '{}' (expected ring, line, all_to_all, one_to_one, random)", topology));
+      fail(
+          c["topology"],
+          fmt::format("unknown topology '{}' (expected ring, line, all_to_all, one_to_one, random)",
+                      topology));
     }
-    const ExprSource* src = source(c["term"], fmt::format("connection {} -> {}.{}", from.name, to.name, input));
+    const ExprSource* src =
+        source(c["term"], fmt::format("connection {} -> {}.{}", from.name, to.name, input));
     const NodePtr term = parse_expression(*src);
     for (std::size_t i = 0; i < nt; ++i) {
       const Instance& post = instances_[to.first + i];
@@ -556,7 +621,8 @@ class Loader {
             inner.src = s.src;
             return lookup(is_pre ? pre_inst : post, inner, 0);
           }
-          if (auto it = params.find(s.name); it != params.end()) return make_const(it->second, s.pos, s.src);
+          if (auto it = params.find(s.name); it != params.end())
+            return make_const(it->second, s.pos, s.src);
           if (s.name == "n_pre") return make_const(n_pre, s.pos, s.src);
           if (s.name == "t") {
             auto n = make_const(0, s.pos, s.src);
@@ -567,8 +633,10 @@ class Loader {
           std::vector<std::string> names{"n_pre", "t"};
           for (const auto& kv : params) names.push_back(kv.first);
           const std::string near = core::nearest(s.name, names);
-          expr_error(*s.src, s.pos, fmt::format("unknown symbol '{}' in a connection term (use pre.NAME, post.NAME, n_pre, t or the connection's parameters){}",
-                                                s.name, near.empty() ? "" : " (did you mean '" + near + "'?)"));
+          expr_error(*s.src, s.pos,
+                     fmt::format("unknown symbol '{}' in a connection term (use pre.NAME, "
+                                 "post.NAME, n_pre, t or the connection's parameters){}",
+                                 s.name, near.empty() ? "" : " (did you mean '" + near + "'?)"));
         }));
       }
     }

@@ -12,7 +12,7 @@
 namespace hayate::ode {
 
 struct Equation {
-  bool derivative = false;   // d(state[target])/dt = expr, else variable[target] = expr
+  bool derivative = false;  // d(state[target])/dt = expr, else variable[target] = expr
   std::uint32_t target = 0;
   NodePtr expr;
 };

@@ -53,7 +53,10 @@ std::string resolve_model_path(const Config& config) {
     if (std::ifstream(near).good()) return near;
   }
   if (std::ifstream(file).good()) return file;
-  config.fail("model.file", fmt::format("cannot open '{}' (looked next to the input file and in the working directory)", file));
+  config.fail(
+      "model.file",
+      fmt::format("cannot open '{}' (looked next to the input file and in the working directory)",
+                  file));
 }
 
 CompilerOptions compiler_options(const Config& config) {
@@ -89,25 +92,30 @@ class DeviceRunner final : public Runner {
       : engine_(prog, M, method, mode) {}
   void set_states(const std::vector<double>& x) override { engine_.set_states(x); }
   void set_params(const std::vector<double>& p) override { engine_.set_params(p); }
-  void advance(std::int64_t first, std::int64_t steps, double dt) override { engine_.advance(first, steps, dt); }
+  void advance(std::int64_t first, std::int64_t steps, double dt) override {
+    engine_.advance(first, steps, dt);
+  }
   void evaluate(double t) override { engine_.evaluate(t); }
   std::vector<double> states() override { return engine_.states_host(); }
   std::vector<double> gather(const std::vector<std::int64_t>& offsets) override {
     using Mem = typename Space::memory_space;
     if (offsets.size() != idx_.extent(0)) {
       idx_ = upload<Kokkos::View<std::int64_t*, Mem>>("hayate::ode::trace_index", offsets);
-      out_ = Kokkos::View<double*, Mem>("hayate::ode::trace_row", std::max<std::size_t>(offsets.size(), 1));
+      out_ = Kokkos::View<double*, Mem>("hayate::ode::trace_row",
+                                        std::max<std::size_t>(offsets.size(), 1));
     }
     const auto x = engine_.x();
     const auto v = engine_.v();
     const auto idx = idx_;
     const auto out = out_;
-    const std::int64_t nx = static_cast<std::int64_t>(engine_.program().n_states * engine_.members());
-    Kokkos::parallel_for("hayate::ode::trace_gather", Kokkos::RangePolicy<Space>(0, offsets.size()),
-                         KOKKOS_LAMBDA(const std::size_t i) {
-                           const std::int64_t k = idx(i);
-                           out(i) = k < nx ? x(k) : v(k - nx);
-                         });
+    const std::int64_t nx =
+        static_cast<std::int64_t>(engine_.program().n_states * engine_.members());
+    Kokkos::parallel_for(
+        "hayate::ode::trace_gather", Kokkos::RangePolicy<Space>(0, offsets.size()),
+        KOKKOS_LAMBDA(const std::size_t i) {
+          const std::int64_t k = idx(i);
+          out(i) = k < nx ? x(k) : v(k - nx);
+        });
     auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out_);
     return std::vector<double>(host.data(), host.data() + offsets.size());
   }
@@ -124,9 +132,12 @@ class HostRunner final : public Runner {
       : h_(std::move(integrator)), n_alg_(n_alg) {}
   void set_states(const std::vector<double>& x) override { h_->x() = x; }
   void set_params(const std::vector<double>& p) override {
-    std::copy(p.begin(), p.end(), h_->v.begin() + static_cast<std::ptrdiff_t>(n_alg_ * h_->members()));
+    std::copy(p.begin(), p.end(),
+              h_->v.begin() + static_cast<std::ptrdiff_t>(n_alg_ * h_->members()));
   }
-  void advance(std::int64_t first, std::int64_t steps, double dt) override { h_->advance(first, steps, dt); }
+  void advance(std::int64_t first, std::int64_t steps, double dt) override {
+    h_->advance(first, steps, dt);
+  }
   void evaluate(double t) override { h_->evaluate(t); }
   std::vector<double> states() override { return h_->x(); }
   std::vector<double> gather(const std::vector<std::int64_t>& offsets) override {
@@ -160,18 +171,22 @@ class OdeProblem final : public core::Problem {
     n_steps_ = static_cast<std::int64_t>(std::llround(t_end / dt_));
     if (n_steps_ < 1) config.fail("run.t_end", "t_end is shorter than one step dt");
     if (std::fabs(double(n_steps_) * dt_ - t_end) > 1e-9 * t_end)
-      config.fail("run.dt", fmt::format("t_end = {} is not a whole number of steps of dt = {}", t_end, dt_));
+      config.fail("run.dt",
+                  fmt::format("t_end = {} is not a whole number of steps of dt = {}", t_end, dt_));
     every_ = config.integer("output.every");
     blocks_ = (n_steps_ + every_ - 1) / every_;
     dump_every_ = config.integer("output.dump_every");
     rows_per_batch_ = static_cast<std::size_t>(config.integer("output.batch_rows"));
     method_ = config.string("run.method") == "rk4" ? Method::RK4 : Method::Euler;
     const std::string mode = config.string("run.mode");
-    if (M_ > 1 && mode == "ast") config.fail("run.mode", "the AST evaluator runs one ensemble member only");
+    if (M_ > 1 && mode == "ast")
+      config.fail("run.mode", "the AST evaluator runs one ensemble member only");
     if (mode == "reference") {
-      runner_ = std::make_unique<HostRunner>(std::make_unique<ReferenceInterpreter>(program_, M_, method_), program_.n_alg);
+      runner_ = std::make_unique<HostRunner>(
+          std::make_unique<ReferenceInterpreter>(program_, M_, method_), program_.n_alg);
     } else if (mode == "ast") {
-      runner_ = std::make_unique<HostRunner>(std::make_unique<AstIntegrator>(*model_, method_), program_.n_alg);
+      runner_ = std::make_unique<HostRunner>(std::make_unique<AstIntegrator>(*model_, method_),
+                                             program_.n_alg);
     } else {
       const ExecMode em = mode == "persistent" ? ExecMode::Persistent : ExecMode::Phases;
       runner_ = core::dispatch_backend(backend, [&](auto space) -> std::unique_ptr<Runner> {
@@ -181,10 +196,12 @@ class OdeProblem final : public core::Problem {
     select_outputs(config);
     initial_values(config, sweeps);
     if (!config.boolean("output.quiet_model"))
-      spdlog::info("{}: {} states, {} algebraic variables, {} expressions ({} instructions) in {} levels -> {} phases, {} of {} warps unified, stack {}",
-                   path, program_.n_states, program_.n_alg, program_.n_equations, program_.n_instructions,
-                   program_.n_levels, program_.n_phases(), program_.unified_groups(), program_.n_groups(),
-                   program_.max_stack);
+      spdlog::info(
+          "{}: {} states, {} algebraic variables, {} expressions ({} instructions) in {} levels -> "
+          "{} phases, {} of {} warps unified, stack {}",
+          path, program_.n_states, program_.n_alg, program_.n_equations, program_.n_instructions,
+          program_.n_levels, program_.n_phases(), program_.unified_groups(), program_.n_groups(),
+          program_.max_stack);
   }
 
   ~OdeProblem() override {
@@ -203,7 +220,8 @@ class OdeProblem final : public core::Problem {
   }
 
   void restore(const CheckpointReader& cp, RunContext& ctx) override {
-    if (cp.get<std::uint64_t>("n_states") != program_.n_states || cp.get<std::uint64_t>("members") != M_)
+    if (cp.get<std::uint64_t>("n_states") != program_.n_states ||
+        cp.get<std::uint64_t>("members") != M_)
       ctx.config.fail("model.file", "the checkpoint holds a model of another size or ensemble");
     step_ = cp.get<std::int64_t>("step");
     runner_->set_states(cp.get_vector<double>("x"));
@@ -239,8 +257,9 @@ class OdeProblem final : public core::Problem {
       const auto x = runner_->states();
       for (std::size_t i = 0; i < x.size(); ++i)
         if (!std::isfinite(x[i]))
-          throw core::RuntimeFailure(fmt::format("ode: state {} of member {} is not finite at t = {} (reduce dt?)",
-                                                 model_->state_names[i / M_], i % M_, double(step_) * dt_));
+          throw core::RuntimeFailure(
+              fmt::format("ode: state {} of member {} is not finite at t = {} (reduce dt?)",
+                          model_->state_names[i / M_], i % M_, double(step_) * dt_));
     }
   }
 
@@ -251,7 +270,8 @@ class OdeProblem final : public core::Problem {
     std::vector<std::int64_t> members;
     for (auto m : config.integers("output.members")) {
       if (m < 0 || static_cast<std::size_t>(m) >= M_)
-        config.fail("output.members", fmt::format("member {} does not exist (ensemble.members = {})", m, M_));
+        config.fail("output.members",
+                    fmt::format("member {} does not exist (ensemble.members = {})", m, M_));
       members.push_back(m);
     }
     if (members.empty()) members.push_back(0);
@@ -275,8 +295,9 @@ class OdeProblem final : public core::Problem {
         std::vector<std::string> all = model_->state_names;
         all.insert(all.end(), model_->var_names.begin(), model_->var_names.end());
         const std::string near = core::nearest(pat, all);
-        config.fail("output.variables", fmt::format("'{}' matches no state or variable of the model{}", pat,
-                                                    near.empty() ? "" : " (did you mean '" + near + "'?)"));
+        config.fail("output.variables",
+                    fmt::format("'{}' matches no state or variable of the model{}", pat,
+                                near.empty() ? "" : " (did you mean '" + near + "'?)"));
       }
     }
   }
@@ -300,8 +321,9 @@ class OdeProblem final : public core::Problem {
         std::vector<std::string> names;
         for (const auto& kv : model_->state_groups) names.push_back(kv.first);
         const std::string near = core::nearest(c.string("state"), names);
-        c.fail("state", fmt::format("'{}' is not a state of the model (group.state){}", c.string("state"),
-                                    near.empty() ? "" : " (did you mean '" + near + "'?)"));
+        c.fail("state",
+               fmt::format("'{}' is not a state of the model (group.state){}", c.string("state"),
+                           near.empty() ? "" : " (did you mean '" + near + "'?)"));
       }
       for (auto i : it->second)
         for (std::size_t m = 0; m < M_; ++m) x0_[i * M_ + m] = member_value(c, m);
@@ -359,7 +381,8 @@ class OdeProblem final : public core::Problem {
     writer_.submit([file, step, t, x = runner_->states()] {
       file->stream().write(reinterpret_cast<const char*>(&step), sizeof step);
       file->stream().write(reinterpret_cast<const char*>(&t), sizeof t);
-      file->stream().write(reinterpret_cast<const char*>(x.data()), std::streamsize(x.size() * sizeof(double)));
+      file->stream().write(reinterpret_cast<const char*>(x.data()),
+                           std::streamsize(x.size() * sizeof(double)));
     });
   }
 
@@ -390,23 +413,35 @@ class OdeProblem final : public core::Problem {
 };
 
 void declare(core::Schema& s) {
-  s.section("model", "The model file (a separate YAML: modules, network, connections; see docs/ode.md)");
+  s.section("model",
+            "The model file (a separate YAML: modules, network, connections; see docs/ode.md)");
   s.string("model.file", "Model file; a relative path is looked up next to this input first");
   s.section("run", "Integration");
-  s.choice("run.method", {"euler", "rk4"}, "Integrator: forward Euler or classic 4th-order Runge-Kutta").defaults("euler");
+  s.choice("run.method", {"euler", "rk4"},
+           "Integrator: forward Euler or classic 4th-order Runge-Kutta")
+      .defaults("euler");
   s.real("run.dt", "Time step (model time units, ms for the bundled models)").above(0);
   s.real("run.t_end", "End time; must be a whole number of steps").above(0);
-  s.choice("run.mode", {"phases", "persistent", "reference", "ast"},
-           "phases: one kernel per phase; persistent: all steps of an output interval in one kernel; "
-           "reference: serial host bytecode interpreter; ast: serial AST evaluator")
+  s.choice(
+       "run.mode", {"phases", "persistent", "reference", "ast"},
+       "phases: one kernel per phase; persistent: all steps of an output interval in one kernel; "
+       "reference: serial host bytecode interpreter; ast: serial AST evaluator")
       .defaults("phases");
   s.section("compiler", "Compiler passes, each switchable to measure its effect");
   s.boolean("compiler.fold", "Constant folding and x^n -> repeated multiplication").defaults(true);
-  s.boolean("compiler.merge", "Merge an expression into the one expression of the previous phase it reads").defaults(true);
-  s.integer("compiler.merge_max_length", "Longest merged stream (instructions) beyond the phase's longest").defaults(64).range(1, 1 << 20);
-  s.boolean("compiler.reorder", "Sort each phase by length and opcode-sequence similarity").defaults(true);
-  s.boolean("compiler.pad", "Pad warps with idle lanes so a warp never mixes opcode sequences").defaults(true);
-  s.boolean("compiler.unify", "One opcode stream per warp with per-lane operand tables").defaults(true);
+  s.boolean("compiler.merge",
+            "Merge an expression into the one expression of the previous phase it reads")
+      .defaults(true);
+  s.integer("compiler.merge_max_length",
+            "Longest merged stream (instructions) beyond the phase's longest")
+      .defaults(64)
+      .range(1, 1 << 20);
+  s.boolean("compiler.reorder", "Sort each phase by length and opcode-sequence similarity")
+      .defaults(true);
+  s.boolean("compiler.pad", "Pad warps with idle lanes so a warp never mixes opcode sequences")
+      .defaults(true);
+  s.boolean("compiler.unify", "One opcode stream per warp with per-lane operand tables")
+      .defaults(true);
   s.section("ensemble", "Many copies of the model with different parameters or initial values");
   s.integer("ensemble.members", "Number of ensemble members M").defaults(1).range(1, 1 << 26);
   const auto declare_sweep = [](core::Section& r) {
@@ -414,24 +449,37 @@ void declare(core::Schema& s) {
     r.real("to", "Value of member M-1");
     r.choice("scale", {"linear", "log"}, "Spacing between members").defaults("linear");
   };
-  s.records("ensemble.sweep", "Parameters that vary across members: {parameter: group.name, from, to, scale}",
-            [&](core::Section& r) {
-              r.string("parameter", "Parameter as group.name (one value per member, shared by the group's instances)");
-              declare_sweep(r);
-            })
+  s.records(
+       "ensemble.sweep",
+       "Parameters that vary across members: {parameter: group.name, from, to, scale}",
+       [&](core::Section& r) {
+         r.string(
+             "parameter",
+             "Parameter as group.name (one value per member, shared by the group's instances)");
+         declare_sweep(r);
+       })
       .defaults("[]");
-  s.records("ensemble.initial", "Initial values that vary across members: {state: group.name, from, to, scale}",
+  s.records("ensemble.initial",
+            "Initial values that vary across members: {state: group.name, from, to, scale}",
             [&](core::Section& r) {
               r.string("state", "State as group.name (every instance of the group)");
               declare_sweep(r);
             })
       .defaults("[]");
   s.section("output", "trace.csv and full-state dumps");
-  s.integer("output.every", "Integration steps per trace row (and per driver step)").defaults(100).at_least(1);
-  s.strings("output.variables", "States or variables to trace; '*' wildcards; empty = every state").defaults("[]");
+  s.integer("output.every", "Integration steps per trace row (and per driver step)")
+      .defaults(100)
+      .at_least(1);
+  s.strings("output.variables", "States or variables to trace; '*' wildcards; empty = every state")
+      .defaults("[]");
   s.integers("output.members", "Ensemble members to trace (empty = member 0)").defaults("[]");
-  s.integer("output.dump_every", "Write every state to states.bin each this many trace rows (0 = never)").defaults(0).at_least(0);
-  s.integer("output.batch_rows", "Trace rows handed to the writer thread at once").defaults(256).at_least(1);
+  s.integer("output.dump_every",
+            "Write every state to states.bin each this many trace rows (0 = never)")
+      .defaults(0)
+      .at_least(0);
+  s.integer("output.batch_rows", "Trace rows handed to the writer thread at once")
+      .defaults(256)
+      .at_least(1);
   s.boolean("output.quiet_model", "Do not log the compiled model's statistics").defaults(false);
 }
 
@@ -439,7 +487,9 @@ void declare(core::Schema& s) {
 
 void register_problem(core::Registry& registry) {
   registry.add(core::ProblemInfo{
-      "ode", "Interpreted ODE models: model language -> bytecode, level-scheduled device interpreter", declare,
+      "ode",
+      "Interpreted ODE models: model language -> bytecode, level-scheduled device interpreter",
+      declare,
       [](const Config& config, const std::string& backend) -> std::unique_ptr<core::Problem> {
         return std::make_unique<OdeProblem>(config, backend);
       }});

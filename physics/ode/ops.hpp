@@ -11,22 +11,22 @@ namespace hayate::ode {
 // Stack bytecode. An instruction is one 32-bit word: opcode in the low 8 bits, operand above.
 enum Op : std::uint32_t {
   // Leaves: push one value.
-  PUSH_CONST,   // constant pool[arg]
-  PUSH_STATE,   // stage-input state[arg]
-  PUSH_VAR,     // algebraic or swept-parameter variable[arg]
-  PUSH_TIME,    // stage time
-  CONST_IND,    // per-lane constant: unified table slot arg
-  STATE_IND,    // per-lane state index: unified table slot arg
-  VAR_IND,      // per-lane variable index: unified table slot arg
+  PUSH_CONST,  // constant pool[arg]
+  PUSH_STATE,  // stage-input state[arg]
+  PUSH_VAR,    // algebraic or swept-parameter variable[arg]
+  PUSH_TIME,   // stage time
+  CONST_IND,   // per-lane constant: unified table slot arg
+  STATE_IND,   // per-lane state index: unified table slot arg
+  VAR_IND,     // per-lane variable index: unified table slot arg
   // Arithmetic.
-  ADD,          // binary
-  MUL,          // binary
-  ADDN,         // pops arg values, sums them left to right
-  MULN,         // pops arg values, multiplies left to right
+  ADD,   // binary
+  MUL,   // binary
+  ADDN,  // pops arg values, sums them left to right
+  MULN,  // pops arg values, multiplies left to right
   SUB,
   DIV,
   POW,
-  POWI,         // x^n by repeated multiplication, n = arg - 64 (|n| <= 16, n != 0)
+  POWI,  // x^n by repeated multiplication, n = arg - 64 (|n| <= 16, n != 0)
   NEG,
   // Functions.
   EXP,
@@ -52,7 +52,7 @@ enum Op : std::uint32_t {
   AND,
   OR,
   NOT,
-  SELECT,       // c, a, b -> c != 0 ? a : b
+  SELECT,  // c, a, b -> c != 0 ? a : b
   // Stores: pop the value into its target.
   ASSIGN_ALG,        // variable[arg] = v
   ASSIGN_DERIV,      // d state[arg] / dt = v, applied by the integrator's assign policy
@@ -77,7 +77,9 @@ KOKKOS_INLINE_FUNCTION constexpr std::uint32_t encode(Op op, std::uint32_t arg) 
 KOKKOS_INLINE_FUNCTION constexpr Op op_of(std::uint32_t word) {
   return static_cast<Op>(word & ((1u << kOpBits) - 1));
 }
-KOKKOS_INLINE_FUNCTION constexpr std::uint32_t arg_of(std::uint32_t word) { return word >> kOpBits; }
+KOKKOS_INLINE_FUNCTION constexpr std::uint32_t arg_of(std::uint32_t word) {
+  return word >> kOpBits;
+}
 
 KOKKOS_INLINE_FUNCTION double ipow(double x, int n) {
   const int k = n < 0 ? -n : n;
@@ -96,51 +98,85 @@ KOKKOS_INLINE_FUNCTION constexpr bool is_unary(Op op) {
   return op == NEG || (op >= EXP && op <= FLOOR) || op == NOT;
 }
 
-KOKKOS_INLINE_FUNCTION double truth(bool b) { return b ? 1.0 : 0.0; }
+KOKKOS_INLINE_FUNCTION double truth(bool b) {
+  return b ? 1.0 : 0.0;
+}
 
 // One-argument operations.
 KOKKOS_INLINE_FUNCTION double apply_unary(Op op, double a) {
   switch (op) {
-    case NEG: return -a;
-    case EXP: return compat::exp(a);
-    case LOG: return compat::log(a);
-    case LOG10: return compat::log(a) * 0.43429448190325182;
-    case SQRT: return compat::sqrt(a);
-    case ABS: return compat::fabs(a);
-    case SIN: return compat::sin(a);
-    case COS: return compat::cos(a);
-    case TAN: return compat::tan(a);
-    case TANH: return compat::tanh(a);
-    case FLOOR: return compat::floor(a);
-    case NOT: return truth(a == 0.0);
-    default: return a;
+    case NEG:
+      return -a;
+    case EXP:
+      return compat::exp(a);
+    case LOG:
+      return compat::log(a);
+    case LOG10:
+      return compat::log(a) * 0.43429448190325182;
+    case SQRT:
+      return compat::sqrt(a);
+    case ABS:
+      return compat::fabs(a);
+    case SIN:
+      return compat::sin(a);
+    case COS:
+      return compat::cos(a);
+    case TAN:
+      return compat::tan(a);
+    case TANH:
+      return compat::tanh(a);
+    case FLOOR:
+      return compat::floor(a);
+    case NOT:
+      return truth(a == 0.0);
+    default:
+      return a;
   }
 }
 
 // Two-argument operations (a is the left operand).
 KOKKOS_INLINE_FUNCTION double apply_binary(Op op, double a, double b) {
   switch (op) {
-    case ADD: return a + b;
-    case MUL: return a * b;
-    case SUB: return a - b;
-    case DIV: return a / b;
-    case POW: return power(a, b);
-    case MIN: return a < b ? a : b;
-    case MAX: return a > b ? a : b;
-    case MOD: return a - b * compat::floor(a / b);
-    case LT: return truth(a < b);
-    case LE: return truth(a <= b);
-    case GT: return truth(a > b);
-    case GE: return truth(a >= b);
-    case EQ: return truth(a == b);
-    case NE: return truth(a != b);
-    case AND: return truth(a != 0.0 && b != 0.0);
-    case OR: return truth(a != 0.0 || b != 0.0);
-    default: return a;
+    case ADD:
+      return a + b;
+    case MUL:
+      return a * b;
+    case SUB:
+      return a - b;
+    case DIV:
+      return a / b;
+    case POW:
+      return power(a, b);
+    case MIN:
+      return a < b ? a : b;
+    case MAX:
+      return a > b ? a : b;
+    case MOD:
+      return a - b * compat::floor(a / b);
+    case LT:
+      return truth(a < b);
+    case LE:
+      return truth(a <= b);
+    case GT:
+      return truth(a > b);
+    case GE:
+      return truth(a >= b);
+    case EQ:
+      return truth(a == b);
+    case NE:
+      return truth(a != b);
+    case AND:
+      return truth(a != 0.0 && b != 0.0);
+    case OR:
+      return truth(a != 0.0 || b != 0.0);
+    default:
+      return a;
   }
 }
 
-KOKKOS_INLINE_FUNCTION double apply_select(double c, double a, double b) { return c != 0.0 ? a : b; }
+KOKKOS_INLINE_FUNCTION double apply_select(double c, double a, double b) {
+  return c != 0.0 ? a : b;
+}
 
 // Host-side metadata.
 const char* op_name(Op op);

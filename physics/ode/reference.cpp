@@ -4,10 +4,12 @@
 
 namespace hayate::ode {
 
-ReferenceInterpreter::ReferenceInterpreter(const Program& program, std::size_t members, Method method)
+ReferenceInterpreter::ReferenceInterpreter(const Program& program, std::size_t members,
+                                           Method method)
     : HostIntegrator(program.n_states, program.n_vars, members, method), prog_(program) {
-  ref_ = ProgramRef{prog_.code.data(), prog_.groups.data(), prog_.lane_code.data(), prog_.lane_len.data(),
-                    prog_.itab.data(), prog_.ctab.data(), prog_.consts.data()};
+  ref_ = ProgramRef{prog_.code.data(),     prog_.groups.data(), prog_.lane_code.data(),
+                    prog_.lane_len.data(), prog_.itab.data(),   prog_.ctab.data(),
+                    prog_.consts.data()};
   for (const auto& [index, value] : prog_.constant_vars)
     for (std::size_t m = 0; m < members; ++m) v[index * members + m] = value;
 }
@@ -26,7 +28,8 @@ AstIntegrator::AstIntegrator(const FlatModel& model, Method method)
   order_ = topological_order(model);
   for (std::size_t i = 0; i < model.equations.size(); ++i)
     if (model.equations[i].derivative) order_.push_back(i);
-  for (std::size_t j = 0; j < model.param_values.size(); ++j) v[model.n_alg + j] = model.param_values[j];
+  for (std::size_t j = 0; j < model.param_values.size(); ++j)
+    v[model.n_alg + j] = model.param_values[j];
 }
 
 template <class Assign>
@@ -34,17 +37,31 @@ void AstIntegrator::sweep(const double* in, double t, const Assign& a) {
   for (std::size_t i : order_) {
     const Equation& e = model_.equations[i];
     const double value = ode::evaluate(*e.expr, in, v.data(), t);
-    if (e.derivative) a(e.target, value);
-    else v[e.target] = value;
+    if (e.derivative)
+      a(e.target, value);
+    else
+      v[e.target] = value;
   }
 }
 
-void ReferenceInterpreter::sweep_euler(const double* in, double t, const AssignEuler& a) { sweep(in, t, a); }
-void ReferenceInterpreter::sweep_rk4(const double* in, double t, const AssignRK4& a) { sweep(in, t, a); }
-void ReferenceInterpreter::sweep_function(const double* in, double t, double* out) { sweep(in, t, AssignFunction{out}); }
+void ReferenceInterpreter::sweep_euler(const double* in, double t, const AssignEuler& a) {
+  sweep(in, t, a);
+}
+void ReferenceInterpreter::sweep_rk4(const double* in, double t, const AssignRK4& a) {
+  sweep(in, t, a);
+}
+void ReferenceInterpreter::sweep_function(const double* in, double t, double* out) {
+  sweep(in, t, AssignFunction{out});
+}
 
-void AstIntegrator::sweep_euler(const double* in, double t, const AssignEuler& a) { sweep(in, t, a); }
-void AstIntegrator::sweep_rk4(const double* in, double t, const AssignRK4& a) { sweep(in, t, a); }
-void AstIntegrator::sweep_function(const double* in, double t, double* out) { sweep(in, t, AssignFunction{out}); }
+void AstIntegrator::sweep_euler(const double* in, double t, const AssignEuler& a) {
+  sweep(in, t, a);
+}
+void AstIntegrator::sweep_rk4(const double* in, double t, const AssignRK4& a) {
+  sweep(in, t, a);
+}
+void AstIntegrator::sweep_function(const double* in, double t, double* out) {
+  sweep(in, t, AssignFunction{out});
+}
 
 }  // namespace hayate::ode

@@ -46,8 +46,12 @@ class HostIntegrator {
  private:
   struct Sweep {
     HostIntegrator* self;
-    void operator()(const double* in, double t, const AssignEuler& a) const { self->sweep_euler(in, t, a); }
-    void operator()(const double* in, double t, const AssignRK4& a) const { self->sweep_rk4(in, t, a); }
+    void operator()(const double* in, double t, const AssignEuler& a) const {
+      self->sweep_euler(in, t, a);
+    }
+    void operator()(const double* in, double t, const AssignRK4& a) const {
+      self->sweep_rk4(in, t, a);
+    }
   };
   std::vector<double> bufs_[4];
 };

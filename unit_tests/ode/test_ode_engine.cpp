@@ -39,8 +39,8 @@ CompilerOptions all_passes() {
 constexpr double kTolerance = 1e-12;
 
 template <class Space>
-void compare_per_step(const FlatModel& model, const CompilerOptions& options, Method method, ExecMode mode,
-                      int steps, double dt, double t0 = 0.0) {
+void compare_per_step(const FlatModel& model, const CompilerOptions& options, Method method,
+                      ExecMode mode, int steps, double dt, double t0 = 0.0) {
   const Program prog = compile(model, options);
   Engine<Space> dev(prog, 1, method, mode);
   ReferenceInterpreter ref(prog, 1, method);
@@ -105,7 +105,8 @@ TYPED_TEST(OdeEngine, EnsembleMembersMatchSeparateRuns) {
   std::vector<double> x(prog.n_states * M), p(M);
   for (std::size_t m = 0; m < M; ++m) {
     p[m] = 0.05 * double(m);
-    for (std::size_t i = 0; i < prog.n_states; ++i) x[i * M + m] = model.state_init[i] + 0.1 * double(m % 5) * (i == 0);
+    for (std::size_t i = 0; i < prog.n_states; ++i)
+      x[i * M + m] = model.state_init[i] + 0.1 * double(m % 5) * (i == 0);
   }
   for (ExecMode mode : {ExecMode::Phases, ExecMode::Persistent}) {
     Engine<TypeParam> dev(prog, M, Method::RK4, mode);
@@ -125,7 +126,8 @@ TYPED_TEST(OdeEngine, EnsembleMembersMatchSeparateRuns) {
       ast.v[prog.n_alg] = p[m];
       ast.advance(0, 60, 0.05);
       for (std::size_t i = 0; i < prog.n_states; ++i)
-        EXPECT_NEAR(got[i * M + m], ast.x()[i], 1e-9 * std::max(1.0, std::fabs(ast.x()[i]))) << "member " << m;
+        EXPECT_NEAR(got[i * M + m], ast.x()[i], 1e-9 * std::max(1.0, std::fabs(ast.x()[i])))
+            << "member " << m;
     }
   }
 }

@@ -43,7 +43,8 @@ TEST(OdeLanguage, PrecedenceAndFunctions) {
   EXPECT_DOUBLE_EQ(eval_text("abs(-2) + floor(2.7) + sqrt(16)"), 8.0);
   EXPECT_NEAR(eval_text("exp(log(3)) + tanh(0) + sin(0) + cos(0) + tan(0)"), 4.0, 1e-15);
   EXPECT_DOUBLE_EQ(eval_text("pow(2, 10) + 1.5e1 + .5"), 1039.5);
-  EXPECT_DOUBLE_EQ(eval_text("1 >= 1") + eval_text("1 > 1") + eval_text("1 <= 0") + eval_text("1 != 2"), 2.0);
+  EXPECT_DOUBLE_EQ(
+      eval_text("1 >= 1") + eval_text("1 > 1") + eval_text("1 <= 0") + eval_text("1 != 2"), 2.0);
 }
 
 TEST(OdeLanguage, FoldingKeepsTheOrderOfEvaluation) {
@@ -89,7 +90,8 @@ TEST(OdeLanguage, CompositionAndConnections) {
   EXPECT_EQ(m.var_names[0], "c[0].I_gap");
   // d(V2)/dt at the initial state, by the AST evaluator.
   std::vector<double> v(m.n_vars()), x = m.state_init;
-  for (std::size_t i : topological_order(m)) v[m.equations[i].target] = evaluate(*m.equations[i].expr, x.data(), v.data(), 0);
+  for (std::size_t i : topological_order(m))
+    v[m.equations[i].target] = evaluate(*m.equations[i].expr, x.data(), v.data(), 0);
   const Equation* dv2 = nullptr;
   for (const auto& e : m.equations)
     if (e.derivative && e.target == 2) dv2 = &e;
@@ -113,7 +115,8 @@ connections:
 )yaml";
   const FlatModel m = load_model_string(text, "m.yaml");
   std::vector<double> v(m.n_vars()), x = m.state_init;
-  for (std::size_t i : topological_order(m)) v[m.equations[i].target] = evaluate(*m.equations[i].expr, x.data(), v.data(), 0);
+  for (std::size_t i : topological_order(m))
+    v[m.equations[i].target] = evaluate(*m.equations[i].expr, x.data(), v.data(), 0);
   bool st;
   std::uint32_t k;
   ASSERT_TRUE(m.find("b[1].S", st, k));
@@ -146,33 +149,47 @@ TEST(OdeLanguage, BadModelsGiveClearErrors) {
     return "modules:\n  c:\n    parameters: {z: 0}\n    algebraics:\n" + alg +
            "    states:\n      V: {init: 0, ddt: \"" + ddt + "\"}\n";
   };
-  EXPECT_NE(model_error(with("      a: \"exp(V, 2)\"\n")).find("exp() takes 1 argument, got 2"), std::string::npos);
-  EXPECT_NE(model_error(with("      a: \"if(V, 2)\"\n")).find("if() takes 3 arguments, got 2"), std::string::npos);
-  EXPECT_NE(model_error(with("      a: \"expp(V)\"\n")).find("unknown function 'expp' (did you mean 'exp'?)"), std::string::npos);
+  EXPECT_NE(model_error(with("      a: \"exp(V, 2)\"\n")).find("exp() takes 1 argument, got 2"),
+            std::string::npos);
+  EXPECT_NE(model_error(with("      a: \"if(V, 2)\"\n")).find("if() takes 3 arguments, got 2"),
+            std::string::npos);
+  EXPECT_NE(model_error(with("      a: \"expp(V)\"\n"))
+                .find("unknown function 'expp' (did you mean 'exp'?)"),
+            std::string::npos);
   const std::string div = model_error(with("      a: \"V/(2*z)\"\n"));
   EXPECT_NE(div.find("m.yaml:5:12: division by constant zero"), std::string::npos) << div;
-  const std::string cyc = model_error(with("      a: \"b + 1\"\n      b: \"2*c\"\n      c: \"a*V\"\n"));
+  const std::string cyc =
+      model_error(with("      a: \"b + 1\"\n      b: \"2*c\"\n      c: \"a*V\"\n"));
   EXPECT_NE(cyc.find("algebraic cycle: c.a -> c.b -> c.c -> c.a"), std::string::npos) << cyc;
   EXPECT_NE(cyc.find("m.yaml:7:"), std::string::npos) << cyc;
   EXPECT_NE(model_error(with("      a: \"(V + 1\"\n")).find("missing ')'"), std::string::npos);
   EXPECT_NE(model_error(with("      a: \"V + * 2\"\n")).find("unexpected '*'"), std::string::npos);
-  EXPECT_NE(model_error(with("      a: \"V 2\"\n")).find("unexpected '2' after a complete expression"), std::string::npos);
+  EXPECT_NE(
+      model_error(with("      a: \"V 2\"\n")).find("unexpected '2' after a complete expression"),
+      std::string::npos);
   EXPECT_NE(model_error(with("      V: \"1\"\n")).find("'V' is defined twice"), std::string::npos);
   // A sum too deep for the stack is rejected with advice.
   std::string deep = "V";
   for (int i = 0; i < 30; ++i) deep = "exp(V + " + deep + ")*1";
   std::string nested = "1";
   for (int i = 0; i < 30; ++i) nested = "(V + V + " + nested + ")";
-  EXPECT_NE(model_error(with("      a: \"" + nested + "\"\n")).find("evaluation stack"), std::string::npos);
+  EXPECT_NE(model_error(with("      a: \"" + nested + "\"\n")).find("evaluation stack"),
+            std::string::npos);
   EXPECT_EQ(model_error(with("      a: \"" + deep + "\"\n")), "");
-  EXPECT_NE(model_error("modules:\n  c:\n    states:\n      V: {init: x, ddt: \"1\"}\n").find("must be a number"), std::string::npos);
-  EXPECT_NE(model_error("modules:\n  c:\n    states:\n      V: {init: 1, ddt: \"1\"}\nnetwork:\n  - {module: d}\n").find("unknown module 'd'"), std::string::npos);
+  EXPECT_NE(model_error("modules:\n  c:\n    states:\n      V: {init: x, ddt: \"1\"}\n")
+                .find("must be a number"),
+            std::string::npos);
+  EXPECT_NE(model_error("modules:\n  c:\n    states:\n      V: {init: 1, ddt: \"1\"}\nnetwork:\n  "
+                        "- {module: d}\n")
+                .find("unknown module 'd'"),
+            std::string::npos);
 }
 
 TEST(OdeLanguage, LongSumsStayWithinTheStack) {
   std::string sum = "V";
   for (int i = 0; i < 200; ++i) sum += " + " + std::to_string(i) + "*V";
-  const FlatModel m = load_model_string("modules:\n  c:\n    states:\n      V: {init: 1, ddt: \"" + sum + "\"}\n", "m.yaml");
+  const FlatModel m = load_model_string(
+      "modules:\n  c:\n    states:\n      V: {init: 1, ddt: \"" + sum + "\"}\n", "m.yaml");
   const Program p = compile(m);
   EXPECT_LE(p.max_stack, kMaxStack);
   EXPECT_GE(p.max_stack, 2);

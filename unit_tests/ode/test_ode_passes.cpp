@@ -37,9 +37,11 @@ int max_depth(const Program& p) {
     EXPECT_EQ(d, 0);
   };
   for (std::size_t g = 0; g < p.n_groups(); ++g) {
-    if (p.group(g, G_KIND) == GROUP_UNIFIED) walk(p.group(g, G_CODE), p.group(g, G_LEN));
+    if (p.group(g, G_KIND) == GROUP_UNIFIED)
+      walk(p.group(g, G_CODE), p.group(g, G_LEN));
     else
-      for (int l = 0; l < p.group(g, G_COUNT); ++l) walk(p.lane_code[g * kWarp + l], p.lane_len[g * kWarp + l]);
+      for (int l = 0; l < p.group(g, G_COUNT); ++l)
+        walk(p.lane_code[g * kWarp + l], p.lane_len[g * kWarp + l]);
   }
   return worst;
 }
@@ -89,7 +91,7 @@ TEST(OdePasses, PassesChangeTheSchedule) {
   CompilerOptions all = base;
   all.merge = all.reorder = all.pad = all.unify = true;
   const Program p1 = compile(model, all);
-  EXPECT_LT(p1.n_tasks, p0.n_tasks);          // merging moved expressions into earlier lanes
+  EXPECT_LT(p1.n_tasks, p0.n_tasks);  // merging moved expressions into earlier lanes
   EXPECT_EQ(p1.unified_groups(), p1.n_groups());
   EXPECT_FALSE(p1.itab.empty() && p1.ctab.empty());  // lanes differ in operands
 }

@@ -1,5 +1,6 @@
 // The bundled models reproduce their papers: Luo-Rudy 1991 action potential at 1 Hz pacing and
-// the Wang-Buzsaki 1996 interneuron's rest and firing rate. Run by the serial reference interpreter.
+// the Wang-Buzsaki 1996 interneuron's rest and firing rate. Run by the serial reference
+// interpreter.
 #include "cli_runner.hpp"
 #include "ode/compiler.hpp"
 #include "ode/reference.hpp"

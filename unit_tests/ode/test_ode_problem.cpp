@@ -31,16 +31,17 @@ std::size_t count_lines(const std::string& text) {
 
 TEST(OdeProblem, BundledInputsValidate) {
   for (const char* name : {"lr91", "lr_line", "lr_ring", "wb96", "wb_net", "rybak_cpg"}) {
-    const auto r = test::run_cli(std::string("check ") + test::source_path(std::string("inputs/ode/") + name + ".yaml"));
+    const auto r = test::run_cli(std::string("check ") +
+                                 test::source_path(std::string("inputs/ode/") + name + ".yaml"));
     EXPECT_EQ(r.exit_code, 0) << name << ": " << r.output;
   }
 }
 
 TEST(OdeProblem, RunsAndWritesTraceAndDumps) {
   const std::string out = "ode_problem_run";
-  const auto r = test::run_cli("run " + test::source_path("inputs/ode/lr91.yaml") +
-                               " --quiet --backend serial --output " + out +
-                               " --set run.t_end=5 --set output.every=50 --set output.dump_every=2");
+  const auto r = test::run_cli(
+      "run " + test::source_path("inputs/ode/lr91.yaml") + " --quiet --backend serial --output " +
+      out + " --set run.t_end=5 --set output.every=50 --set output.dump_every=2");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   const std::string trace = read(out + "/trace.csv");
   EXPECT_EQ(trace.rfind("step,t,lr91.V,lr91.Cai,lr91.I_Na,lr91.I_si,lr91.I_K\n", 0), 0u) << trace;
@@ -53,24 +54,32 @@ TEST(OdeProblem, RunsAndWritesTraceAndDumps) {
 
 TEST(OdeProblem, BadModelsAndOutputsFailWithLocations) {
   core::make_directories("ode_bad");
-  core::write_file_atomic("ode_bad/bad.model.yaml",
-                          "modules:\n  c:\n    states:\n      V: {init: 0, ddt: \"-V + sinh(V)\"}\n");
-  core::write_file_atomic("ode_bad/in.yaml",
-                          "problem: ode\nmodel: {file: bad.model.yaml}\nrun: {dt: 0.1, t_end: 1}\n");
+  core::write_file_atomic(
+      "ode_bad/bad.model.yaml",
+      "modules:\n  c:\n    states:\n      V: {init: 0, ddt: \"-V + sinh(V)\"}\n");
+  core::write_file_atomic(
+      "ode_bad/in.yaml", "problem: ode\nmodel: {file: bad.model.yaml}\nrun: {dt: 0.1, t_end: 1}\n");
   auto r = test::run_cli("run ode_bad/in.yaml --quiet --output ode_bad/out");
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("bad.model.yaml:4:31: unknown function 'sinh'"), std::string::npos) << r.output;
-  r = test::run_cli("run ode_bad/in.yaml --quiet --output ode_bad/out --set model.file=missing.yaml");
+  EXPECT_NE(r.output.find("bad.model.yaml:4:31: unknown function 'sinh'"), std::string::npos)
+      << r.output;
+  r = test::run_cli(
+      "run ode_bad/in.yaml --quiet --output ode_bad/out --set model.file=missing.yaml");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("cannot open 'missing.yaml'"), std::string::npos) << r.output;
   r = test::run_cli("run " + test::source_path("inputs/ode/lr91.yaml") +
                     " --quiet --output ode_bad/out --set 'output.variables=[lr91.Vm]'");
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("'lr91.Vm' matches no state or variable of the model (did you mean 'lr91.V'?)"), std::string::npos) << r.output;
-  r = test::run_cli("run " + test::source_path("inputs/ode/lr91.yaml") + " --quiet --output ode_bad/out --set run.dt=0.03");
+  EXPECT_NE(
+      r.output.find("'lr91.Vm' matches no state or variable of the model (did you mean 'lr91.V'?)"),
+      std::string::npos)
+      << r.output;
+  r = test::run_cli("run " + test::source_path("inputs/ode/lr91.yaml") +
+                    " --quiet --output ode_bad/out --set run.dt=0.03");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("not a whole number of steps"), std::string::npos) << r.output;
-  r = test::run_cli("run " + test::source_path("inputs/ode/lr91.yaml") + " --quiet --output ode_bad/out --set run.dt=5 --set run.t_end=100");
+  r = test::run_cli("run " + test::source_path("inputs/ode/lr91.yaml") +
+                    " --quiet --output ode_bad/out --set run.dt=5 --set run.t_end=100");
   EXPECT_EQ(r.exit_code, 3) << r.output;  // blows up: a runtime failure, not bad input
   EXPECT_NE(r.output.find("not finite"), std::string::npos) << r.output;
 }
@@ -93,14 +102,19 @@ TYPED_TEST(OdeRestart, CheckpointRestartIsBitwise) {
       return extra;
     };
     // 2 ms = 10 driver steps straight, vs 5 + restart to 10.
-    core::run_problem(loader.load_string(input, file, with({"run.t_end=2", "checkpoint.at_end=true"})),
-                      core::RunOptions{backend, base + "/straight", true});
-    core::run_problem(loader.load_string(input, file, with({"run.t_end=1", "checkpoint.at_end=true"})),
-                      core::RunOptions{backend, base + "/half", true});
-    core::run_problem(loader.load_string(input, file, with({"run.t_end=2", "checkpoint.at_end=true",
-                                                           "checkpoint.restart=" + base + "/half/checkpoint.bin"})),
-                      core::RunOptions{backend, base + "/resumed", true});
-    const core::CheckpointReader a(base + "/straight/checkpoint.bin"), b(base + "/resumed/checkpoint.bin");
+    core::run_problem(
+        loader.load_string(input, file, with({"run.t_end=2", "checkpoint.at_end=true"})),
+        core::RunOptions{backend, base + "/straight", true});
+    core::run_problem(
+        loader.load_string(input, file, with({"run.t_end=1", "checkpoint.at_end=true"})),
+        core::RunOptions{backend, base + "/half", true});
+    core::run_problem(
+        loader.load_string(input, file,
+                           with({"run.t_end=2", "checkpoint.at_end=true",
+                                 "checkpoint.restart=" + base + "/half/checkpoint.bin"})),
+        core::RunOptions{backend, base + "/resumed", true});
+    const core::CheckpointReader a(base + "/straight/checkpoint.bin"),
+        b(base + "/resumed/checkpoint.bin");
     EXPECT_EQ(a.get<std::int64_t>("step"), 200);
     EXPECT_EQ(a.get<std::int64_t>("step"), b.get<std::int64_t>("step"));
     EXPECT_EQ(a.bytes("x"), b.bytes("x")) << mode;
