@@ -2,6 +2,7 @@
 #include "fhp/fhp_problem.hpp"
 #include "gravity/gravity_problem.hpp"
 #include "md/md_problem.hpp"
+#include "ode/ode_problem.hpp"
 #include "run/registry.hpp"
 #include "stream/stream_problem.hpp"
 
@@ -12,6 +13,7 @@ void register_builtin_problems(Registry& registry) {
   gravity::register_problem(registry);
   md::register_problem(registry);
   fhp::register_problem(registry);
+  ode::register_problem(registry);
   stream::register_problem(registry);
 }
 
