@@ -99,7 +99,7 @@ void register_steps() {
             [=](auto space, benchmark::State& state) {
               device_steps(space, state, model, dt, method, mode, all_passes(), 1, kSteps);
             },
-            [](benchmark::internal::Benchmark* b) { b->MinTime(0.2); });
+            [](benchmark::internal::Benchmark* b) { b->MinTime(0.1); });
       }
 }
 
@@ -132,7 +132,7 @@ void register_reference() {
             }
             counters(state, prog, 1, method, steps);
           });
-      b->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.2);
+      b->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.1);
     }
 }
 
@@ -162,7 +162,7 @@ void register_passes() {
           [=](auto space, benchmark::State& state) {
             device_steps(space, state, m, dt, Method::Euler, ExecMode::Phases, o, 1, kSteps);
           },
-          [](benchmark::internal::Benchmark* b) { b->MinTime(0.2); });
+          [](benchmark::internal::Benchmark* b) { b->MinTime(0.1); });
     }
 }
 
@@ -180,7 +180,7 @@ void register_ensembles() {
                          std::size_t(state.range(0)), 20);
           },
           [](benchmark::internal::Benchmark* b) {
-            b->Arg(1 << 12)->Arg(1 << 16)->Arg(1 << 18)->MinTime(0.2);
+            b->Arg(1 << 12)->Arg(1 << 16)->Arg(1 << 18)->MinTime(0.1);
           });
     }
 }

@@ -5,29 +5,35 @@
 #   usage: benchmarks/device/ode.sh OUTPUT_DIR
 set -uo pipefail
 out=${1:?usage: benchmarks/device/ode.sh OUTPUT_DIR}
-build=build/cuda
+root=$(pwd)
+build="$root/build/cuda"
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
+export HAYATE_ODE_INPUTS="$root/inputs/ode"
 export OMP_PROC_BIND=${OMP_PROC_BIND:-spread} OMP_PLACES=${OMP_PLACES:-threads}
 status=0
 
 { date -u; git rev-parse HEAD 2>/dev/null; nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv 2>/dev/null; } > "$out/ode_device.txt"
 
-# Tests: every Ode* suite, typed ones on cuda and openmp.
-OMP_PROC_BIND=false "$build/unit_tests/hayate_tests" --gtest_filter='Ode*' \
-  --gtest_output="xml:$out/ode_tests.xml" > "$out/ode_tests.log" 2>&1 || status=1
+# Tests: every Ode* suite (typed ones on cuda, openmp and serial); their scratch files go to
+# $out/test_scratch, not into the checkout.
+mkdir -p "$out/test_scratch"
+(cd "$out/test_scratch" && OMP_PROC_BIND=false "$build/unit_tests/hayate_tests" --gtest_filter='Ode*' \
+  --gtest_output="xml:$out/ode_tests.xml") > "$out/ode_tests.log" 2>&1 || status=1
 tail -n 3 "$out/ode_tests.log"
 
-# Benchmarks: steps per model, the reference interpreter, the passes; then the ensembles.
-"$build/benchmarks/hayate_bench" --benchmark_filter='^ode/(step|passes)/' \
+# Benchmarks: steps per model, the reference interpreter, the passes; then the ensembles. The
+# serial backend is left out (the one-core reference interpreter is the CPU baseline).
+"$build/benchmarks/hayate_bench" --benchmark_filter='^ode/(step|passes)/.*/(cuda|openmp|reference)' \
   --benchmark_out="$out/ode.json" --benchmark_out_format=json \
   --benchmark_repetitions=5 --benchmark_report_aggregates_only=true > "$out/ode_bench.txt" 2>&1 || status=1
-"$build/benchmarks/hayate_bench" --benchmark_filter='^ode/ensemble/' \
+"$build/benchmarks/hayate_bench" --benchmark_filter='^ode/ensemble/.*/(cuda|openmp)/' \
   --benchmark_out="$out/ode_ensemble.json" --benchmark_out_format=json \
   --benchmark_repetitions=5 --benchmark_report_aggregates_only=true > "$out/ode_ensemble.txt" 2>&1 || status=1
 
 # 1e6 Euler steps of LR-Line with output every 1000 steps, per-phase and persistent on CUDA.
 for mode in phases persistent; do
-  "$build/hayate" run inputs/ode/lr_line.yaml --backend cuda --quiet --output "$out/lr_line_$mode" \
+  "$build/hayate" run "$root/inputs/ode/lr_line.yaml" --backend cuda --quiet --output "$out/lr_line_$mode" \
     --set run.t_end=10000 --set output.every=1000 --set run.mode=$mode > "$out/lr_line_$mode.log" 2>&1 || status=1
 done
 

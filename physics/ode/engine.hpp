@@ -2,11 +2,13 @@
 // The device interpreter. Per-phase mode launches one kernel per phase (a warp-sized team of
 // vector lanes per group, sharing the group's unified stream); persistent mode runs many steps of
 // every phase inside one kernel, one team per ensemble member, with team barriers between phases.
+#include "ode/adaptive.hpp"
 #include "ode/interp.hpp"
 
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -150,6 +152,10 @@ class Engine {
                             "hayate::ode::acc"};
     for (int i = 0; i < 4; ++i)
       bufs_[i] = View(std::string(names[i]), (i < 2 || method == Method::RK4) ? n : 1);
+    if (method == Method::RK45) {
+      for (auto& k : k_) k = View("hayate::ode::dp_k", n);
+      for (auto& b : dp_) b = View("hayate::ode::dp_buffer", n);
+    }
     if (!prog.constant_vars.empty()) {
       auto v = Kokkos::create_mirror_view(v_);
       for (const auto& [index, value] : prog.constant_vars)
@@ -182,12 +188,40 @@ class Engine {
   // Steps [first_step, first_step + steps); time of step n is n * dt.
   void advance(std::int64_t first_step, std::int64_t steps, double dt) {
     if (steps <= 0) return;
+    if (method_ == Method::RK45) throw std::logic_error("ode: rk45 steps with advance_adaptive");
     if (mode_ == ExecMode::Persistent) return persistent(first_step, steps, dt);
     for (std::int64_t n = 0; n < steps; ++n) {
       double* ptr[4] = {bufs_[0].data(), bufs_[1].data(), bufs_[2].data(), bufs_[3].data()};
       const int r = step_schedule(method_, double(first_step + n) * dt, dt, ptr, HostLaunch{this});
       std::swap(bufs_[0], bufs_[r]);
     }
+  }
+
+  // Adaptive Dormand-Prince 5(4) from t0 to t1 (per-phase kernels); h is the trial step.
+  void advance_adaptive(double t0, double t1, double& h, double rtol, double atol,
+                        AdaptiveStats& stats) {
+    if (method_ != Method::RK45 || mode_ != ExecMode::Phases)
+      throw std::logic_error("ode: advance_adaptive needs method rk45 in phases mode");
+    dp_integrate(
+        t0, t1, h, stats,
+        [&](double t, double dt) {
+          double* k[7];
+          for (int j = 0; j < 7; ++j) k[j] = k_[j].data();
+          double* b[4] = {dp_[0].data(), dp_[1].data(), dp_[2].data(), dp_[3].data()};
+          dp_attempt(t, dt, bufs_[0].data(), k, b, atol, rtol, HostLaunch{this});
+          return error_norm();
+        },
+        [&] { std::swap(bufs_[0], dp_[2]); });
+  }
+
+  // RMS of the scaled error estimates of the last rk45 attempt.
+  double error_norm() const {
+    const View err = dp_[3];
+    double sum = 0.0;
+    Kokkos::parallel_reduce(
+        "hayate::ode::dp_error", Kokkos::RangePolicy<Space>(0, err.extent(0)),
+        KOKKOS_LAMBDA(const std::size_t i, double& s) { s += err(i); }, sum);
+    return std::sqrt(sum / double(err.extent(0)));
   }
 
   // Algebraic variables and derivatives at the current state: f and v are up to date after it.
@@ -262,6 +296,7 @@ class Engine {
   ExecMode mode_;
   DeviceProgram<MemSpace> dev_;
   View bufs_[4];
+  View k_[7], dp_[4];  // rk45: stage derivatives; ya, yb, x_new, err
   View v_, f_;
 };
 

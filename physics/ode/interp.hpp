@@ -9,7 +9,8 @@
 
 namespace hayate::ode {
 
-enum class Method { Euler, RK4 };
+// Euler and RK4 step with a fixed dt (step_schedule); RK45 is adaptive (dp_attempt + dp_integrate).
+enum class Method { Euler, RK4, RK45 };
 
 // Classic RK4 (step_schedule): stage s reads y_s = x + a_s dt k_{s-1} at t + c_s dt with
 // a = c = (0, 1/2, 1/2, 1), and x_new = x + dt (k1/6 + k2/3 + k3/3 + k4/6).
@@ -84,6 +85,63 @@ KOKKOS_INLINE_FUNCTION int step_schedule(Method method, double t, double dt, dou
   sweep(y2, t + 0.5 * dt, AssignRK4{x, y1, acc, dt, dt / 3.0, 0, 0});
   sweep(y1, t + dt, AssignRK4{x, nullptr, acc, 0.0, dt / 6.0, 0, 1});
   return 3;
+}
+
+// Dormand-Prince 5(4) stage s (0..6): stores k_s; stages 0-5 write the next stage input
+// y_{s+1} = x + dt sum_j A[s+1][j] k_j (y_6 is the 5th-order solution); stage 6 writes the
+// squared scaled error estimate dt sum_j E[j] k_j / (atol + rtol max(|x|, |x_new|)).
+struct AssignDP {
+  const double* x;
+  const double* x_new;
+  double* k[7];
+  double* y_out;
+  double* err;
+  double coef[7];  // A[s+1] for s < 6, E for s = 6
+  double dt, atol, rtol;
+  int stage;
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t i, double value) const {
+    k[stage][i] = value;
+    double sum = 0.0;
+    for (int j = 0; j < stage; ++j) sum += coef[j] * k[j][i];
+    sum += coef[stage] * value;
+    if (stage < 6) {
+      y_out[i] = x[i] + dt * sum;
+    } else {
+      const double a = x[i] < 0 ? -x[i] : x[i], b = x_new[i] < 0 ? -x_new[i] : x_new[i];
+      const double e = dt * sum / (atol + rtol * (a > b ? a : b));
+      err[i] = e * e;
+    }
+  }
+};
+
+// One Dormand-Prince attempt from x at t with step dt: seven sweeps. buf = {ya, yb, x_new, err};
+// the caller reduces err to the RMS norm and, if <= 1, takes x_new as the new state.
+template <class Sweep>
+KOKKOS_INLINE_FUNCTION void dp_attempt(double t, double dt, const double* x, double* const* k,
+                                       double* const* buf, double atol, double rtol,
+                                       const Sweep& sweep) {
+  const double c[7] = {0.0, 0.2, 0.3, 0.8, 8.0 / 9.0, 1.0, 1.0};
+  const double A[7][6] = {
+      {0, 0, 0, 0, 0, 0},
+      {1.0 / 5, 0, 0, 0, 0, 0},
+      {3.0 / 40, 9.0 / 40, 0, 0, 0, 0},
+      {44.0 / 45, -56.0 / 15, 32.0 / 9, 0, 0, 0},
+      {19372.0 / 6561, -25360.0 / 2187, 64448.0 / 6561, -212.0 / 729, 0, 0},
+      {9017.0 / 3168, -355.0 / 33, 46732.0 / 5247, 49.0 / 176, -5103.0 / 18656, 0},
+      {35.0 / 384, 0, 500.0 / 1113, 125.0 / 192, -2187.0 / 6784, 11.0 / 84}};
+  const double E[7] = {71.0 / 57600,      0,          -71.0 / 16695, 71.0 / 1920,
+                       -17253.0 / 339200, 22.0 / 525, -1.0 / 40};
+  const double* in = x;
+  for (int s = 0; s < 7; ++s) {
+    double* out = s == 5 ? buf[2] : s == 6 ? nullptr : buf[s % 2];
+    AssignDP p{x,   buf[2], {k[0], k[1], k[2], k[3], k[4], k[5], k[6]},
+               out, buf[3], {0, 0, 0, 0, 0, 0, 0},
+               dt,  atol,   rtol,
+               s};
+    for (int j = 0; j < 7; ++j) p.coef[j] = s < 6 ? (j < 6 ? A[s + 1][j] : 0.0) : E[j];
+    sweep(in, t + c[s] * dt, p);
+    in = out;
+  }
 }
 
 // Runs one instruction stream. itab/ctab are the lane's unified tables (unused by plain streams).

@@ -79,6 +79,8 @@ class Runner {
   virtual void set_states(const std::vector<double>& x) = 0;
   virtual void set_params(const std::vector<double>& p) = 0;
   virtual void advance(std::int64_t first, std::int64_t steps, double dt) = 0;
+  virtual void advance_adaptive(double t0, double t1, double& h, double rtol, double atol,
+                                AdaptiveStats& stats) = 0;
   virtual void evaluate(double t) = 0;
   virtual std::vector<double> states() = 0;
   // Values at offsets into [states | variables] (each [index * M + m]).
@@ -94,6 +96,10 @@ class DeviceRunner final : public Runner {
   void set_params(const std::vector<double>& p) override { engine_.set_params(p); }
   void advance(std::int64_t first, std::int64_t steps, double dt) override {
     engine_.advance(first, steps, dt);
+  }
+  void advance_adaptive(double t0, double t1, double& h, double rtol, double atol,
+                        AdaptiveStats& stats) override {
+    engine_.advance_adaptive(t0, t1, h, rtol, atol, stats);
   }
   void evaluate(double t) override { engine_.evaluate(t); }
   std::vector<double> states() override { return engine_.states_host(); }
@@ -138,6 +144,10 @@ class HostRunner final : public Runner {
   void advance(std::int64_t first, std::int64_t steps, double dt) override {
     h_->advance(first, steps, dt);
   }
+  void advance_adaptive(double t0, double t1, double& h, double rtol, double atol,
+                        AdaptiveStats& stats) override {
+    h_->advance_adaptive(t0, t1, h, rtol, atol, stats);
+  }
   void evaluate(double t) override { h_->evaluate(t); }
   std::vector<double> states() override { return h_->x(); }
   std::vector<double> gather(const std::vector<std::int64_t>& offsets) override {
@@ -177,8 +187,14 @@ class OdeProblem final : public core::Problem {
     blocks_ = (n_steps_ + every_ - 1) / every_;
     dump_every_ = config.integer("output.dump_every");
     rows_per_batch_ = static_cast<std::size_t>(config.integer("output.batch_rows"));
-    method_ = config.string("run.method") == "rk4" ? Method::RK4 : Method::Euler;
+    const std::string method = config.string("run.method");
+    method_ = method == "rk4" ? Method::RK4 : method == "rk45" ? Method::RK45 : Method::Euler;
+    rtol_ = config.real("run.rtol");
+    atol_ = config.real("run.atol");
+    h_ = dt_;
     const std::string mode = config.string("run.mode");
+    if (method_ == Method::RK45 && mode == "persistent")
+      config.fail("run.mode", "rk45 chooses its steps on the host: use phases, reference or ast");
     if (M_ > 1 && mode == "ast")
       config.fail("run.mode", "the AST evaluator runs one ensemble member only");
     if (mode == "reference") {
@@ -224,6 +240,7 @@ class OdeProblem final : public core::Problem {
         cp.get<std::uint64_t>("members") != M_)
       ctx.config.fail("model.file", "the checkpoint holds a model of another size or ensemble");
     step_ = cp.get<std::int64_t>("step");
+    h_ = cp.get<double>("h");
     runner_->set_states(cp.get_vector<double>("x"));
     runner_->set_params(params_);
     open_output(ctx);
@@ -233,6 +250,7 @@ class OdeProblem final : public core::Problem {
     cp.put<std::uint64_t>("n_states", program_.n_states);
     cp.put<std::uint64_t>("members", M_);
     cp.put<std::int64_t>("step", step_);
+    cp.put<double>("h", h_);
     cp.put_vector("x", runner_->states());
   }
 
@@ -243,7 +261,11 @@ class OdeProblem final : public core::Problem {
     const std::int64_t steps = std::min(every_, n_steps_ - step_);
     {
       auto scope = ctx.timers.scope("integrate");
-      runner_->advance(step_, steps, dt_);
+      if (method_ == Method::RK45)
+        runner_->advance_adaptive(double(step_) * dt_, double(step_ + steps) * dt_, h_, rtol_,
+                                  atol_, stats_);
+      else
+        runner_->advance(step_, steps, dt_);
     }
     step_ += steps;
   }
@@ -254,6 +276,9 @@ class OdeProblem final : public core::Problem {
     if (dump_every_ > 0 && (step_ % (dump_every_ * every_) == 0 || final)) dump();
     if (final) {
       flush();
+      if (method_ == Method::RK45 && !ctx.quiet)
+        spdlog::info("rk45: {} steps accepted, {} rejected, last step {:.4g}", stats_.accepted,
+                     stats_.rejected, h_);
       const auto x = runner_->states();
       for (std::size_t i = 0; i < x.size(); ++i)
         if (!std::isfinite(x[i]))
@@ -401,6 +426,8 @@ class OdeProblem final : public core::Problem {
   std::int64_t n_steps_ = 0, every_ = 1, blocks_ = 0, dump_every_ = 0, step_ = 0;
   std::size_t rows_per_batch_ = 256;
   Method method_ = Method::Euler;
+  double rtol_ = 0, atol_ = 0, h_ = 0;  // rk45 tolerances and trial step
+  AdaptiveStats stats_;
   std::vector<double> x0_, params_;
   std::vector<std::int64_t> offsets_;
   std::vector<std::string> columns_;
@@ -417,10 +444,16 @@ void declare(core::Schema& s) {
             "The model file (a separate YAML: modules, network, connections; see docs/ode.md)");
   s.string("model.file", "Model file; a relative path is looked up next to this input first");
   s.section("run", "Integration");
-  s.choice("run.method", {"euler", "rk4"},
-           "Integrator: forward Euler or classic 4th-order Runge-Kutta")
+  s.choice(
+       "run.method", {"euler", "rk4", "rk45"},
+       "Integrator: forward Euler, classic 4th-order Runge-Kutta, or adaptive Dormand-Prince 5(4)")
       .defaults("euler");
-  s.real("run.dt", "Time step (model time units, ms for the bundled models)").above(0);
+  s.real("run.dt",
+         "Time step (model time units, ms for the bundled models); rk45: the first trial step and "
+         "the unit of output.every")
+      .above(0);
+  s.real("run.rtol", "rk45: relative tolerance").defaults(1e-6).above(0);
+  s.real("run.atol", "rk45: absolute tolerance").defaults(1e-8).above(0);
   s.real("run.t_end", "End time; must be a whole number of steps").above(0);
   s.choice(
        "run.mode", {"phases", "persistent", "reference", "ast"},

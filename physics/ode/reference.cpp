@@ -50,6 +50,9 @@ void ReferenceInterpreter::sweep_euler(const double* in, double t, const AssignE
 void ReferenceInterpreter::sweep_rk4(const double* in, double t, const AssignRK4& a) {
   sweep(in, t, a);
 }
+void ReferenceInterpreter::sweep_dp(const double* in, double t, const AssignDP& a) {
+  sweep(in, t, a);
+}
 void ReferenceInterpreter::sweep_function(const double* in, double t, double* out) {
   sweep(in, t, AssignFunction{out});
 }
@@ -58,6 +61,9 @@ void AstIntegrator::sweep_euler(const double* in, double t, const AssignEuler& a
   sweep(in, t, a);
 }
 void AstIntegrator::sweep_rk4(const double* in, double t, const AssignRK4& a) {
+  sweep(in, t, a);
+}
+void AstIntegrator::sweep_dp(const double* in, double t, const AssignDP& a) {
   sweep(in, t, a);
 }
 void AstIntegrator::sweep_function(const double* in, double t, double* out) {

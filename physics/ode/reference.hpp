@@ -2,9 +2,11 @@
 // Serial host references: the bytecode interpreter (same program, plain loops, one core) and the
 // AST-walking evaluator (the model's expression trees, no bytecode at all). Both step with the
 // same schedule and assign policies as the device, so results agree to rounding.
+#include "ode/adaptive.hpp"
 #include "ode/interp.hpp"
 #include "ode/model.hpp"
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -16,6 +18,10 @@ class HostIntegrator {
   HostIntegrator(std::size_t n_states, std::size_t n_vars, std::size_t members, Method method)
       : M_(members), method_(method), v(n_vars * members, 0.0), f(n_states * members, 0.0) {
     for (auto& b : bufs_) b.assign(n_states * members, 0.0);
+    if (method == Method::RK45) {
+      for (auto& k : k_) k.assign(n_states * members, 0.0);
+      for (auto& b : dp_) b.assign(n_states * members, 0.0);
+    }
   }
   virtual ~HostIntegrator() = default;
 
@@ -31,11 +37,28 @@ class HostIntegrator {
   }
   void evaluate(double t) { sweep_function(bufs_[0].data(), t, f.data()); }
 
+  void advance_adaptive(double t0, double t1, double& h, double rtol, double atol,
+                        AdaptiveStats& stats) {
+    dp_integrate(
+        t0, t1, h, stats,
+        [&](double t, double dt) {
+          double* k[7];
+          for (int j = 0; j < 7; ++j) k[j] = k_[j].data();
+          double* b[4] = {dp_[0].data(), dp_[1].data(), dp_[2].data(), dp_[3].data()};
+          dp_attempt(t, dt, bufs_[0].data(), k, b, atol, rtol, Sweep{this});
+          double sum = 0.0;
+          for (double e : dp_[3]) sum += e;
+          return std::sqrt(sum / double(dp_[3].size()));
+        },
+        [&] { std::swap(bufs_[0], dp_[2]); });
+  }
+
  protected:
   // Evaluates every equation once; derivative stores go through the policy.
   virtual void sweep_euler(const double* in, double t, const AssignEuler& a) = 0;
   virtual void sweep_rk4(const double* in, double t, const AssignRK4& a) = 0;
   virtual void sweep_function(const double* in, double t, double* out) = 0;
+  virtual void sweep_dp(const double* in, double t, const AssignDP& a) = 0;
 
   std::size_t M_;
   Method method_;
@@ -52,8 +75,12 @@ class HostIntegrator {
     void operator()(const double* in, double t, const AssignRK4& a) const {
       self->sweep_rk4(in, t, a);
     }
+    void operator()(const double* in, double t, const AssignDP& a) const {
+      self->sweep_dp(in, t, a);
+    }
   };
   std::vector<double> bufs_[4];
+  std::vector<double> k_[7], dp_[4];
 };
 
 // The serial reference interpreter of a compiled program.
@@ -68,6 +95,7 @@ class ReferenceInterpreter final : public HostIntegrator {
   void sweep_euler(const double* in, double t, const AssignEuler& a) override;
   void sweep_rk4(const double* in, double t, const AssignRK4& a) override;
   void sweep_function(const double* in, double t, double* out) override;
+  void sweep_dp(const double* in, double t, const AssignDP& a) override;
 
   Program prog_;
   ProgramRef ref_;
@@ -84,6 +112,7 @@ class AstIntegrator final : public HostIntegrator {
   void sweep_euler(const double* in, double t, const AssignEuler& a) override;
   void sweep_rk4(const double* in, double t, const AssignRK4& a) override;
   void sweep_function(const double* in, double t, double* out) override;
+  void sweep_dp(const double* in, double t, const AssignDP& a) override;
 
   const FlatModel& model_;
   std::vector<std::size_t> order_;

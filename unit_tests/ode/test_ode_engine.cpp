@@ -161,5 +161,34 @@ TYPED_TEST(OdeEngine, IntegratorsConvergeAtTheirOrder) {
   }
 }
 
+TYPED_TEST(OdeEngine, AdaptiveDormandPrinceMeetsItsTolerance) {
+  const FlatModel model = load_model_string(oscillator, "osc.yaml");
+  const Program prog = compile(model);
+  const double T = 4.0, exact = std::cos(T) + T - std::sin(T);
+  double previous_error = 1.0;
+  std::int64_t previous_steps = 0;
+  for (double tol : {1e-4, 1e-7}) {
+    Engine<TypeParam> dev(prog, 1, Method::RK45, ExecMode::Phases);
+    ReferenceInterpreter ref(prog, 1, Method::RK45);
+    dev.set_states(model.state_init);
+    ref.x() = model.state_init;
+    double h_dev = 0.1, h_ref = 0.1;
+    AdaptiveStats s_dev, s_ref;
+    // Two output intervals: the controller carries h across them.
+    dev.advance_adaptive(0.0, T / 2, h_dev, tol, tol, s_dev);
+    dev.advance_adaptive(T / 2, T, h_dev, tol, tol, s_dev);
+    ref.advance_adaptive(0.0, T / 2, h_ref, tol, tol, s_ref);
+    ref.advance_adaptive(T / 2, T, h_ref, tol, tol, s_ref);
+    const double err = std::fabs(dev.states_host()[0] - exact);
+    EXPECT_LT(err, 100 * tol * T) << tol;
+    EXPECT_LT(err, previous_error) << tol;
+    EXPECT_GT(s_dev.accepted, previous_steps) << tol;
+    EXPECT_EQ(s_dev.accepted, s_ref.accepted);
+    EXPECT_LE(rel_diff(dev.states_host(), ref.x()), 1e-9);
+    previous_error = err;
+    previous_steps = s_dev.accepted;
+  }
+}
+
 }  // namespace
 }  // namespace hayate::ode

@@ -94,8 +94,10 @@ TYPED_TEST(OdeRestart, CheckpointRestartIsBitwise) {
   const auto& loader = core::Registry::instance().loader();
   const std::string input = read(test::source_path("inputs/ode/lr91.yaml"));
   const std::string file = test::source_path("inputs/ode/lr91.yaml");
-  for (const char* mode : {"phases", "persistent"}) {
-    const std::vector<std::string> common{std::string("run.mode=") + mode, "run.method=rk4",
+  for (const char* mode : {"phases", "persistent", "rk45"}) {
+    const std::string method = std::string(mode) == "rk45" ? "rk45" : "rk4";
+    const std::string run_mode = std::string(mode) == "rk45" ? "phases" : mode;
+    const std::vector<std::string> common{"run.mode=" + run_mode, "run.method=" + method,
                                           "output.every=20", "output.quiet_model=true"};
     auto with = [&](std::vector<std::string> extra) {
       extra.insert(extra.end(), common.begin(), common.end());
