@@ -91,6 +91,8 @@ class StreamProblem final : public core::Problem {
                            {"step", "copy_GBps", "scale_GBps", "add_GBps", "triad_GBps"});
   }
 
+ public:
+  // Public because nvcc forbids extended device lambdas in private member functions.
   void verify(RunContext& ctx) {
     Real ea, eb, ec;
     expected_values<Real>(step_, scalar_, ea, eb, ec);
@@ -124,6 +126,7 @@ class StreamProblem final : public core::Problem {
     }
   }
 
+ private:
   std::int64_t n_, steps_, every_;
   Real scalar_;
   StreamArrays<Space, Real> arrays_;
