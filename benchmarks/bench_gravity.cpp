@@ -5,6 +5,7 @@
 #include "bench_util.hpp"
 #include "gravity/direct.hpp"
 #include "gravity/initial_conditions.hpp"
+#include "gravity/tree_solver.hpp"
 
 #include <algorithm>
 #include <string>
@@ -121,6 +122,39 @@ void run_fp32_peak(const Space& space, benchmark::State& state, const bool gpu) 
   state.counters["flops_per_second"] = rate(double(items) * rounds * 8 * 2);
 }
 
+// One tree force evaluation of all particles (keys, sort, build, moments, walk; FP32, acceleration
+// MAC at dacc = 2^-9 from accelerations of a first theta-MAC evaluation).
+template <class Space>
+void run_tree(const Space& space, benchmark::State& state, const int n, const bool galaxy) {
+  const gravity::HostParticles hp =
+      galaxy ? gravity::galaxy(n, {0.05, 0.2, 0.1, 1.0, 0.1, 1.5, 1.0, 3.0, 10.0, false}, 1.0, 7)
+             : gravity::plummer(n, 1.0, 1.0, 1.0, 2026);
+  gravity::Particles<Space> p(n);
+  auto x = Kokkos::create_mirror_view(p.x);
+  auto m = Kokkos::create_mirror_view(p.m);
+  for (int i = 0; i < n; ++i) {
+    for (int c = 0; c < 3; ++c) x(i, c) = hp.x[3 * i + c];
+    m(i) = hp.m[i];
+  }
+  Kokkos::deep_copy(p.x, x);
+  Kokkos::deep_copy(p.m, m);
+  gravity::TreeParams params;
+  params.rebuild_every = 1;  // every evaluation pays for its tree
+  const double eps = galaxy ? 0.02 : 0.005;
+  gravity::TreeForce<Space> tree(
+      gravity::Precision::Float, params, 1.0, eps,
+      gravity::DirectSolver<Space>(gravity::Precision::Float, {}, 1.0, eps));
+  core::Timers timers;
+  Kokkos::View<double* [3], typename Space::memory_space> acc("hayate::bench::acc", n);
+  tree.accelerations(p, {{}, n}, false, {p.acc, {}, {}}, timers, false);  // theta first step
+  auto evaluate = [&] { tree.accelerations(p, {{}, n}, false, {acc, {}, {}}, timers, false); };
+  evaluate();
+  for (auto _ : state) time_region(state, space, evaluate);
+  state.counters["particles_per_second"] = rate(double(n));
+  state.counters["n"] = n;
+  state.counters["nodes"] = tree.tree().n_nodes();
+}
+
 }  // namespace
 
 void register_gravity_suite() {
@@ -145,6 +179,15 @@ void register_gravity_suite() {
             if (p == "double") run_default<Space, double, double>(space, state, n, true);
           });
       for (int e = 10; e <= prec.top; ++e) b->Arg(1 << e);
+    }
+    // Tree: a full evaluation per iteration, Plummer and the composite galaxy.
+    for (const char* model : {"plummer", "galaxy"}) {
+      const bool galaxy = std::string(model) == "galaxy";
+      auto* t = register_on(std::string("gravity/tree/") + model, backend,
+                            [galaxy](auto space, benchmark::State& state) {
+                              run_tree(space, state, int(state.range(0)), galaxy);
+                            });
+      for (int e = gpu ? 16 : 12; e <= (gpu ? 20 : top); e += 2) t->Arg(1 << e);
     }
     // j-split off at small N (FP32): what the split buys.
     auto* off = register_on(

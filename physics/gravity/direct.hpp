@@ -69,7 +69,7 @@ struct MonopolePolicy {
     v[0] += Acc(p.m_inv_r3 * p.dx);
     v[1] += Acc(p.m_inv_r3 * p.dy);
     v[2] += Acc(p.m_inv_r3 * p.dz);
-    if (WithPotential) v[3] += Acc(pair_potential(p));
+    if (WithPotential) v[3] += Acc(pair_potential(p, eps2));
   }
 
   // A tree node: its monopole through the pair function, plus its quadrupole.
@@ -83,7 +83,7 @@ struct MonopolePolicy {
     v[0] += Acc(p.m_inv_r3 * p.dx + qx);
     v[1] += Acc(p.m_inv_r3 * p.dy + qy);
     v[2] += Acc(p.m_inv_r3 * p.dz + qz);
-    if (WithPotential) v[3] += Acc(pair_potential(p) + qphi);
+    if (WithPotential) v[3] += Acc(pair_potential(p, eps2) + qphi);
   }
 };
 
@@ -114,7 +114,7 @@ struct HermitePolicy {
     v[0] += Acc(p.m_inv_r3 * p.dx);
     v[1] += Acc(p.m_inv_r3 * p.dy);
     v[2] += Acc(p.m_inv_r3 * p.dz);
-    if (WithPotential) v[3] += Acc(pair_potential(p));
+    if (WithPotential) v[3] += Acc(pair_potential(p, eps2));
     T jx, jy, jz;
     pair_jerk(p, sj.v.x - ti.v.x, sj.v.y - ti.v.y, sj.v.z - ti.v.z, jx, jy, jz);
     v[4] += Acc(jx);

@@ -493,8 +493,9 @@ void declare(core::Schema& s) {
 
 void register_problem(core::Registry& registry) {
   registry.add(core::ProblemInfo{
-      "gravity", "Gravitational N-body: direct summation, leapfrog/block/Hermite, galaxy models",
-      declare, [](const Config& config, const std::string& backend) {
+      "gravity",
+      "Gravitational N-body: direct summation or Barnes-Hut tree, leapfrog/block/Hermite", declare,
+      [](const Config& config, const std::string& backend) {
         if (config.string("initial.type") == "galaxy") {
           const double total = config.real("initial.galaxy.bulge_mass") +
                                config.real("initial.galaxy.disk_mass") +

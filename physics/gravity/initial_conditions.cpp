@@ -60,9 +60,14 @@ struct Spheroid {
   double density(double r) const {
     return r > rmax ? 0.0 : mass * shape_density(r) / shape_mass(rmax);
   }
-  // Radius enclosing the fraction u of the mass (bisection in log r).
+  // Radius enclosing the fraction u of the mass: analytic for Hernquist (M ~ x^2 / (1 + x)^2),
+  // bisection in log r for NFW.
   double radius_of(double u) const {
     const double target = u * shape_mass(rmax);
+    if (kind == Hernquist) {
+      const double s = std::sqrt(target);
+      return scale * s / (1.0 - s);
+    }
     double lo = std::log(scale * 1e-7), hi = std::log(rmax);
     for (int it = 0; it < 80; ++it) {
       const double mid = 0.5 * (lo + hi);
