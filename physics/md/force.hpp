@@ -49,7 +49,6 @@ constexpr bool is_gpu_space() {
 template <class Real>
 struct Accum {
   Real fx = 0, fy = 0, fz = 0, e = 0, w = 0;
-  KOKKOS_INLINE_FUNCTION Accum() = default;
   KOKKOS_INLINE_FUNCTION Accum& operator+=(const Accum& o) {
     fx += o.fx;
     fy += o.fy;
@@ -70,7 +69,6 @@ struct Accum {
 // Total pair energy and virial sum(r . f), accumulated in double whatever Real is.
 struct EnergyVirial {
   double energy = 0, virial = 0;
-  KOKKOS_INLINE_FUNCTION EnergyVirial() = default;
   KOKKOS_INLINE_FUNCTION EnergyVirial& operator+=(const EnergyVirial& o) {
     energy += o.energy;
     virial += o.virial;
