@@ -11,14 +11,19 @@ void register_stream_suite() {
         [kernel](auto space, benchmark::State& state) {
           using Space = decltype(space);
           const std::int64_t n = state.range(0);
+          const int unroll = static_cast<int>(state.range(1));
           stream::StreamArrays<Space, double> arrays(n);
           arrays.fill();
-          arrays.run(kernel, 0.5);  // warm-up: page placement, clocks
-          for (auto _ : state) time_region(state, space, [&] { arrays.run(kernel, 0.5); });
+          arrays.run(kernel, 0.5, unroll);  // warm-up: page placement, clocks
+          for (auto _ : state) time_region(state, space, [&] { arrays.run(kernel, 0.5, unroll); });
           state.counters["bytes_per_second"] = rate(double(arrays.bytes(kernel)));
           state.counters["n"] = double(n);
         },
-        [](benchmark::internal::Benchmark* b) { b->Arg(1 << 20)->Arg(1 << 24)->Arg(1 << 27); });
+        [](benchmark::internal::Benchmark* b) {
+          b->ArgNames({"n", "unroll"});
+          for (std::int64_t n : {1 << 20, 1 << 24, 1 << 27})
+            for (int unroll : {1, 2, 4, 8}) b->Args({n, unroll});
+        });
   }
 }
 

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages hayate builds against. Idempotent: skips apt when all are present.
 set -euo pipefail
-pkgs=(build-essential cmake ninja-build git xz-utils ca-certificates
+pkgs=(build-essential cmake ninja-build git patch xz-utils ca-certificates
       libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev libbenchmark-tools
-      libcli11-dev libspdlog-dev libfmt-dev)
+      libcli11-dev libspdlog-dev libfmt-dev zlib1g-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace hayate::test {
@@ -13,8 +14,16 @@ struct CliResult {
   std::string output;  // stdout and stderr together
 };
 
+// The build's paths, unless the tests run from a copy elsewhere (the GPU machine): then
+// HAYATE_TEST_BINARY and HAYATE_TEST_SOURCE_DIR point at the copy.
+inline std::string env_or(const char* name, const char* fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? value : fallback;
+}
+
 inline CliResult run_cli(const std::string& args) {
-  const std::string command = std::string("\"") + HAYATE_BINARY + "\" " + args + " 2>&1";
+  const std::string command =
+      "\"" + env_or("HAYATE_TEST_BINARY", HAYATE_BINARY) + "\" " + args + " 2>&1";
   CliResult result;
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) return result;
@@ -26,7 +35,7 @@ inline CliResult run_cli(const std::string& args) {
 }
 
 inline std::string source_path(const std::string& relative) {
-  return std::string(HAYATE_SOURCE_DIR) + "/" + relative;
+  return env_or("HAYATE_TEST_SOURCE_DIR", HAYATE_SOURCE_DIR) + "/" + relative;
 }
 
 }  // namespace hayate::test

@@ -31,6 +31,10 @@ KOKKOS_INLINE_FUNCTION T sin(T x) { return HAYATE_KOKKOS_MATH_NS::sin(x); }
 template <class T>
 KOKKOS_INLINE_FUNCTION T cos(T x) { return HAYATE_KOKKOS_MATH_NS::cos(x); }
 template <class T>
+KOKKOS_INLINE_FUNCTION T tan(T x) { return HAYATE_KOKKOS_MATH_NS::tan(x); }
+template <class T>
+KOKKOS_INLINE_FUNCTION T tanh(T x) { return HAYATE_KOKKOS_MATH_NS::tanh(x); }
+template <class T>
 KOKKOS_INLINE_FUNCTION bool isfinite(T x) { return HAYATE_KOKKOS_MATH_NS::isfinite(x); }
 
 // 1/sqrt(x): the single-precision hardware instruction on CUDA, a plain division elsewhere.

@@ -92,6 +92,12 @@ class Validator {
     return SourceLocation{file_, m.line + 1, m.column + 1};
   }
 
+  static YAML::Node key_node(const YAML::Node& map, const std::string& name) {
+    for (auto it = map.begin(); it != map.end(); ++it)
+      if (it->first.IsScalar() && it->first.Scalar() == name) return it->first;
+    return YAML::Node();
+  }
+
   void report(SourceLocation where, std::string message) {
     diagnostics.push_back(Diagnostic{std::move(where), std::move(message)});
   }
@@ -108,7 +114,7 @@ class Validator {
     if (in.IsMap()) {
       std::set<std::string> seen;
       for (auto it = in.begin(); it != in.end(); ++it) {
-        const YAML::Node& key = it->first;
+        const YAML::Node key = it->first;  // a copy: the iterator yields temporaries
         if (!key.IsScalar()) {
           report(at("", key, here), "expected a plain key name");
           continue;
@@ -129,7 +135,8 @@ class Validator {
       const YAML::Node value = present ? in[e.name] : YAML::Node(YAML::NodeType::Map);
       if (e.section) {
         YAML::Node sub(YAML::NodeType::Map);
-        const SourceLocation sub_at = present ? at(path, value, here) : here;
+        // Missing keys of a section are reported at the section's own key ("system:").
+        const SourceLocation sub_at = present ? at(path, key_node(in, e.name), here) : here;
         this->section(*e.section, value, path, sub, sub_at, root);
         if (sub.size() > 0) out[e.name] = sub;
         continue;

@@ -60,6 +60,8 @@ class Section {
   Section() = default;
   Section(const Section&) = delete;
   Section& operator=(const Section&) = delete;
+  Section(Section&&) = default;
+  Section& operator=(Section&&) = default;
 
   // Declares a nested mapping (created on first use; later calls may add a doc).
   Section& section(const std::string& path, const std::string& doc = {});

@@ -4,6 +4,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 
 namespace hayate::stream {
@@ -48,27 +49,68 @@ struct StreamArrays {
                          });
   }
 
-  // Launches one kernel (asynchronously on devices).
-  void run(Kernel k, Real s) const {
-    const View a_ = a, b_ = b, c_ = c;
-    const Kokkos::RangePolicy<Space> range(0, size());
+  // Launches one kernel (asynchronously on devices). `unroll` elements per thread, with all
+  // loads issued before the first store, so several independent loads are in flight per thread.
+  void run(Kernel k, Real s, int unroll = 1) const {
+    switch (unroll) {
+      case 1: return run_unrolled<1>(k, s);
+      case 2: return run_unrolled<2>(k, s);
+      case 4: return run_unrolled<4>(k, s);
+      case 8: return run_unrolled<8>(k, s);
+      default: throw std::invalid_argument("stream: unroll must be 1, 2, 4 or 8");
+    }
+  }
+
+  // The four kernels as (value at i, where it goes): the semantics written once.
+  struct Copy {
+    View a, c;
+    KOKKOS_INLINE_FUNCTION Real value(std::int64_t i) const { return a(i); }
+    KOKKOS_INLINE_FUNCTION void store(std::int64_t i, Real v) const { c(i) = v; }
+  };
+  struct Scale {
+    View b, c;
+    Real s;
+    KOKKOS_INLINE_FUNCTION Real value(std::int64_t i) const { return s * c(i); }
+    KOKKOS_INLINE_FUNCTION void store(std::int64_t i, Real v) const { b(i) = v; }
+  };
+  struct Add {
+    View a, b, c;
+    KOKKOS_INLINE_FUNCTION Real value(std::int64_t i) const { return a(i) + b(i); }
+    KOKKOS_INLINE_FUNCTION void store(std::int64_t i, Real v) const { c(i) = v; }
+  };
+  struct Triad {
+    View a, b, c;
+    Real s;
+    KOKKOS_INLINE_FUNCTION Real value(std::int64_t i) const { return b(i) + s * c(i); }
+    KOKKOS_INLINE_FUNCTION void store(std::int64_t i, Real v) const { a(i) = v; }
+  };
+
+  // Thread t handles i = t, t + m, t + 2m, ...: each of the U accesses is coalesced across a warp.
+  template <int U, class Op>
+  void launch(const char* label, const Op op) const {
+    const std::int64_t n = size();
+    const std::int64_t m = (n + U - 1) / U;
+    Kokkos::parallel_for(label, Kokkos::RangePolicy<Space>(0, m),
+                         KOKKOS_LAMBDA(const std::int64_t t) {
+                           Real v[U];
+                           for (int u = 0; u < U; ++u) {
+                             const std::int64_t i = t + u * m;
+                             v[u] = i < n ? op.value(i) : Real(0);
+                           }
+                           for (int u = 0; u < U; ++u) {
+                             const std::int64_t i = t + u * m;
+                             if (i < n) op.store(i, v[u]);
+                           }
+                         });
+  }
+
+  template <int U>
+  void run_unrolled(Kernel k, Real s) const {
     switch (k) {
-      case Kernel::Copy:
-        Kokkos::parallel_for("hayate::stream::copy", range,
-                             KOKKOS_LAMBDA(const std::int64_t i) { c_(i) = a_(i); });
-        break;
-      case Kernel::Scale:
-        Kokkos::parallel_for("hayate::stream::scale", range,
-                             KOKKOS_LAMBDA(const std::int64_t i) { b_(i) = s * c_(i); });
-        break;
-      case Kernel::Add:
-        Kokkos::parallel_for("hayate::stream::add", range,
-                             KOKKOS_LAMBDA(const std::int64_t i) { c_(i) = a_(i) + b_(i); });
-        break;
-      case Kernel::Triad:
-        Kokkos::parallel_for("hayate::stream::triad", range,
-                             KOKKOS_LAMBDA(const std::int64_t i) { a_(i) = b_(i) + s * c_(i); });
-        break;
+      case Kernel::Copy: return launch<U>("hayate::stream::copy", Copy{a, c});
+      case Kernel::Scale: return launch<U>("hayate::stream::scale", Scale{b, c, s});
+      case Kernel::Add: return launch<U>("hayate::stream::add", Add{a, b, c});
+      case Kernel::Triad: return launch<U>("hayate::stream::triad", Triad{a, b, c, s});
     }
   }
 };

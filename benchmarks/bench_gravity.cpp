@@ -1,0 +1,193 @@
+// Direct-summation throughput: interactions/s for N = 2^10 ... 2^20 per execution space and
+// precision, with the j-split on and off at small N, a sweep of the launch shape (targets per
+// thread, team size, tile) for picking the defaults, and an FP32 FMA-throughput probe giving the
+// measured peak that "% of FP32 peak" is taken against.
+#include "bench_util.hpp"
+#include "gravity/direct.hpp"
+#include "gravity/initial_conditions.hpp"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace hayate::bench {
+namespace {
+
+using gravity::Body;
+using gravity::DirectShape;
+
+// Largest N per backend: host spaces stop where one evaluation takes seconds.
+int max_log2_n(const std::string& backend) {
+  if (backend == "cuda") return 20;
+  if (backend == "openmp") return 16;
+  return 13;
+}
+
+// Registers `body(space, state)` for one backend only.
+template <class Body>
+benchmark::internal::Benchmark* register_on(const std::string& name, const std::string& backend,
+                                            Body body) {
+  auto* b = benchmark::RegisterBenchmark((name + "/" + backend).c_str(),
+                                         [body, backend](benchmark::State& state) {
+                                           core::dispatch_backend(backend, [&](auto space) {
+                                             body(space, state);
+                                             return 0;
+                                           });
+                                         });
+  b->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.2);
+  return b;
+}
+
+// A Plummer sphere packed as kernel sources, padded to the tile with zero masses.
+template <class Space, class T>
+Kokkos::View<Body<T>*, typename Space::memory_space> plummer_bodies(int n, int tile) {
+  const gravity::HostParticles p = gravity::plummer(n, 1.0, 1.0, 1.0, 2026);
+  const int padded = (n + tile - 1) / tile * tile;
+  Kokkos::View<Body<T>*, typename Space::memory_space> bodies("hayate::bench::bodies", padded);
+  auto h = Kokkos::create_mirror_view(bodies);
+  for (int i = 0; i < padded; ++i)
+    h(i) = i < n ? Body<T>{T(p.x[3 * i]), T(p.x[3 * i + 1]), T(p.x[3 * i + 2]), T(p.m[i])}
+                 : Body<T>{T(0), T(0), T(0), T(0)};
+  Kokkos::deep_copy(bodies, h);
+  return bodies;
+}
+
+// Times the force kernel for all N targets from N sources.
+template <class Space, class T, class Acc, int IPT>
+void run_direct(const Space& space, benchmark::State& state, const int n, DirectShape shape) {
+  using Policy = gravity::MonopolePolicy<T, Acc>;
+  using Mem = typename Space::memory_space;
+  const auto bodies = plummer_bodies<Space, T>(n, shape.tile);
+  const int padded = int(bodies.extent(0));
+  shape.splits =
+      gravity::choose_splits(n, padded, shape.tile, IPT, space.concurrency(), shape.splits);
+  gravity::ForceOutput<Space> out{Kokkos::View<double* [3], Mem>("hayate::bench::acc", n), {}, {}};
+  Kokkos::View<Acc***, Mem> partial;
+  const Kokkos::View<const Body<T>*, Mem> src = bodies;
+  const T eps2 = T(1e-4);
+  auto launch = [&] {
+    gravity::launch_direct<Space, Policy, false, IPT>(space, src, n, src, eps2, 1.0, shape, out,
+                                                      partial);
+  };
+  launch();  // warm-up: allocations, clocks
+  for (auto _ : state) time_region(state, space, launch);
+  const double interactions = double(n) * double(n);
+  state.counters["interactions_per_second"] = rate(interactions);
+  state.counters["flops_20_per_second"] = rate(interactions * gravity::flops_per_interaction_20);
+  state.counters["flops_38_per_second"] = rate(interactions * gravity::flops_per_interaction_38);
+  state.counters["n"] = n;
+  state.counters["splits"] = shape.splits;
+  state.counters["team_size"] = shape.team_size;
+  state.counters["tile"] = shape.tile;
+  state.counters["i_per_thread"] = IPT;
+}
+
+template <class Space, class T, class Acc>
+void run_default(const Space& space, benchmark::State& state, int n, bool split) {
+  DirectShape shape;
+  shape.team_size = gravity::DirectDefaults<Space>::team_size;
+  shape.tile = gravity::DirectDefaults<Space>::tile;
+  shape.splits = split ? 0 : 1;
+  run_direct<Space, T, Acc, gravity::DirectDefaults<Space>::i_per_thread>(space, state, n, shape);
+}
+
+template <class Space, int IPT>
+void run_sweep_point(const Space& space, benchmark::State& state, int n, int team, int tile) {
+  run_direct<Space, float, float, IPT>(space, state, n, DirectShape{team, tile, 0});
+}
+
+// FP32 fused multiply-add throughput: 8 independent chains per work item.
+template <class Space>
+void run_fp32_peak(const Space& space, benchmark::State& state, const bool gpu) {
+  const int items = gpu ? (1 << 21) : 64 * space.concurrency();
+  const int rounds = 2048;
+  Kokkos::View<float*, typename Space::memory_space> sink("hayate::bench::sink", items);
+  auto launch = [&] {
+    Kokkos::parallel_for(
+        "hayate::gravity::fp32_peak", Kokkos::RangePolicy<Space>(space, 0, items),
+        KOKKOS_LAMBDA(const int i) {
+          const float y = 0.9999f, z = 1e-4f;
+          float a[8];
+          for (int k = 0; k < 8; ++k) a[k] = float(i + k) * 1e-6f;
+          for (int r = 0; r < rounds; ++r)
+            for (int k = 0; k < 8; ++k) a[k] = a[k] * y + z;
+          float s = 0;
+          for (int k = 0; k < 8; ++k) s += a[k];
+          sink(i) = s;
+        });
+  };
+  launch();
+  for (auto _ : state) time_region(state, space, launch);
+  state.counters["flops_per_second"] = rate(double(items) * rounds * 8 * 2);
+}
+
+}  // namespace
+
+void register_gravity_suite() {
+  for (const auto& backend : core::enabled_backends()) {
+    const int top = max_log2_n(backend);
+    const bool gpu = backend == "cuda";
+    register_on("gravity/fp32_peak", backend,
+                [gpu](auto space, benchmark::State& state) { run_fp32_peak(space, state, gpu); });
+    // The headline: default shape, automatic j-split, every precision.
+    struct Prec {
+      const char* name;
+      int top;
+    };
+    for (const Prec prec : {Prec{"float", top}, Prec{"mixed", top}, Prec{"double", top - 2}}) {
+      const std::string p = prec.name;
+      auto* b =
+          register_on("gravity/direct/" + p, backend, [p](auto space, benchmark::State& state) {
+            using Space = decltype(space);
+            const int n = int(state.range(0));
+            if (p == "float") run_default<Space, float, float>(space, state, n, true);
+            if (p == "mixed") run_default<Space, float, double>(space, state, n, true);
+            if (p == "double") run_default<Space, double, double>(space, state, n, true);
+          });
+      for (int e = 10; e <= prec.top; ++e) b->Arg(1 << e);
+    }
+    // j-split off at small N (FP32): what the split buys.
+    auto* off = register_on(
+        "gravity/direct_nosplit/float", backend, [](auto space, benchmark::State& state) {
+          using Space = decltype(space);
+          run_default<Space, float, float>(space, state, int(state.range(0)), false);
+        });
+    for (int e = 10; e <= std::min(top, 16); ++e) off->Arg(1 << e);
+    // Launch-shape sweep (FP32) at a large and a small N: targets per thread x team x tile.
+    const std::vector<int> teams = gpu ? std::vector<int>{64, 128, 256, 512} : std::vector<int>{1};
+    const std::vector<int> tiles =
+        gpu ? std::vector<int>{64, 128, 256, 512} : std::vector<int>{128, 256, 512};
+    for (const int n : {1 << std::min(top, 18), 1 << 12}) {
+      for (const int team : teams)
+        for (const int tile : tiles)
+          for (const int ipt : gpu ? std::vector<int>{1, 2, 4} : std::vector<int>{4, 8, 16}) {
+            const std::string name = "gravity/direct_sweep/float/n:" + std::to_string(n) +
+                                     "/ipt:" + std::to_string(ipt) +
+                                     "/team:" + std::to_string(team) +
+                                     "/tile:" + std::to_string(tile);
+            register_on(name, backend, [n, team, tile, ipt](auto space, benchmark::State& state) {
+              using Space = decltype(space);
+              switch (ipt) {
+                case 1:
+                  run_sweep_point<Space, 1>(space, state, n, team, tile);
+                  break;
+                case 2:
+                  run_sweep_point<Space, 2>(space, state, n, team, tile);
+                  break;
+                case 4:
+                  run_sweep_point<Space, 4>(space, state, n, team, tile);
+                  break;
+                case 8:
+                  run_sweep_point<Space, 8>(space, state, n, team, tile);
+                  break;
+                default:
+                  run_sweep_point<Space, 16>(space, state, n, team, tile);
+                  break;
+              }
+            });
+          }
+    }
+  }
+}
+
+}  // namespace hayate::bench

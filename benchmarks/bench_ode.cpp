@@ -1,0 +1,197 @@
+// ODE interpreter: time per Euler and RK4 step for the bundled models on every backend (per-phase
+// kernels and persistent mode) and the one-core reference interpreter; the effect of each
+// compiler pass; expression evaluations per second for ensembles. Model files are read from
+// inputs/ode/ (run from the repository root) or from $HAYATE_ODE_INPUTS.
+#include "bench_util.hpp"
+#include "ode/compiler.hpp"
+#include "ode/engine.hpp"
+#include "ode/reference.hpp"
+
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+namespace hayate::bench {
+namespace {
+
+using ode::CompilerOptions;
+using ode::ExecMode;
+using ode::Method;
+
+std::string model_path(const std::string& name) {
+  const char* dir = std::getenv("HAYATE_ODE_INPUTS");
+  return std::string(dir ? dir : "inputs/ode") + "/" + name + ".model.yaml";
+}
+
+CompilerOptions all_passes() {
+  CompilerOptions o;
+  o.merge = o.reorder = o.pad = o.unify = true;
+  return o;
+}
+
+struct Case {
+  const char* model;
+  double dt;
+};
+// dt as in the inputs; stepping starts from the initial state.
+constexpr Case cases[] = {
+    {"lr91", 0.01}, {"wb_net", 0.02}, {"rybak_cpg", 0.02}, {"lr_ring", 0.01}, {"lr_line", 0.01}};
+
+const char* method_name(Method m) {
+  return m == Method::Euler ? "euler" : "rk4";
+}
+int stages(Method m) {
+  return m == Method::Euler ? 1 : 4;
+}
+
+void counters(benchmark::State& state, const ode::Program& prog, std::size_t members, Method method,
+              std::int64_t steps) {
+  // Inverted rate: seconds per step (printed with an SI prefix, e.g. 4.2u).
+  state.counters["seconds_per_step"] = benchmark::Counter(
+      double(steps), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["expr_evals_per_second"] =
+      rate(double(prog.n_equations) * double(members) * stages(method) * double(steps));
+  state.counters["equations"] = double(prog.n_equations);
+  state.counters["phases"] = double(prog.n_phases());
+  state.counters["members"] = double(members);
+}
+
+// Steps per timed iteration: enough that launch latency is measured, not hidden.
+constexpr std::int64_t kSteps = 1000;
+
+template <class Space>
+void device_steps(Space space, benchmark::State& state, const std::string& model, double dt,
+                  Method method, ExecMode mode, const CompilerOptions& options, std::size_t members,
+                  std::int64_t steps) {
+  const ode::FlatModel fm = ode::load_model_file(model_path(model));
+  const ode::Program prog = ode::compile(fm, options);
+  ode::Engine<Space> engine(prog, members, method, mode);
+  std::vector<double> x(prog.n_states * members);
+  for (std::size_t i = 0; i < prog.n_states; ++i)
+    for (std::size_t m = 0; m < members; ++m) x[i * members + m] = fm.state_init[i];
+  engine.set_states(x);
+  std::int64_t step = 0;
+  engine.advance(step, steps, dt);  // warm-up
+  step += steps;
+  for (auto _ : state) {
+    time_region(state, space, [&] { engine.advance(step, steps, dt); });
+    step += steps;
+    // Restart from the initial state before the model leaves its first beats.
+    if (step * dt > 2000.0) {
+      engine.set_states(x);
+      step = 0;
+    }
+  }
+  counters(state, prog, members, method, steps);
+}
+
+void register_steps() {
+  for (const auto& c : cases)
+    for (Method method : {Method::Euler, Method::RK4})
+      for (ExecMode mode : {ExecMode::Phases, ExecMode::Persistent}) {
+        const std::string name = std::string("ode/step/") + c.model + "/" + method_name(method) +
+                                 "/" + (mode == ExecMode::Phases ? "phases" : "persistent");
+        const std::string model = c.model;
+        const double dt = c.dt;
+        register_for_each_space(
+            name,
+            [=](auto space, benchmark::State& state) {
+              device_steps(space, state, model, dt, method, mode, all_passes(), 1, kSteps);
+            },
+            [](benchmark::internal::Benchmark* b) { b->MinTime(0.2); });
+      }
+}
+
+// The serial reference interpreter on one core: the baseline of the speed-up goals.
+void register_reference() {
+  for (const auto& c : cases)
+    for (Method method : {Method::Euler, Method::RK4}) {
+      const std::string model = c.model;
+      const double dt = c.dt;
+      auto* b = benchmark::RegisterBenchmark(
+          (std::string("ode/step/") + c.model + "/" + method_name(method) + "/reference/one_core")
+              .c_str(),
+          [=](benchmark::State& state) {
+            const ode::FlatModel fm = ode::load_model_file(model_path(model));
+            const ode::Program prog = ode::compile(fm, all_passes());
+            ode::ReferenceInterpreter ref(prog, 1, method);
+            ref.x() = fm.state_init;
+            const std::int64_t steps = 100;
+            std::int64_t step = 0;
+            for (auto _ : state) {
+              const auto start = std::chrono::steady_clock::now();
+              ref.advance(step, steps, dt);
+              state.SetIterationTime(
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+              step += steps;
+              if (step * dt > 2000.0) {
+                ref.x() = fm.state_init;
+                step = 0;
+              }
+            }
+            counters(state, prog, 1, method, steps);
+          });
+      b->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.2);
+    }
+}
+
+// The source's figure: Base, then Reorder, Redundant (padding), Unify and Merge switched on one
+// after the other (constant folding stays on throughout).
+void register_passes() {
+  struct Config {
+    const char* name;
+    bool reorder, pad, unify, merge;
+  };
+  constexpr Config configs[] = {{"base", false, false, false, false},
+                                {"reorder", true, false, false, false},
+                                {"redundant", true, true, false, false},
+                                {"unify", true, true, true, false},
+                                {"merge", true, true, true, true}};
+  for (const char* model : {"lr_line", "wb_net", "rybak_cpg"})
+    for (const auto& cfg : configs) {
+      CompilerOptions o;
+      o.reorder = cfg.reorder;
+      o.pad = cfg.pad;
+      o.unify = cfg.unify;
+      o.merge = cfg.merge;
+      const std::string m = model;
+      const double dt = m == "lr_line" ? 0.01 : 0.02;
+      register_for_each_space(
+          std::string("ode/passes/") + model + "/euler/phases/" + cfg.name,
+          [=](auto space, benchmark::State& state) {
+            device_steps(space, state, m, dt, Method::Euler, ExecMode::Phases, o, 1, kSteps);
+          },
+          [](benchmark::internal::Benchmark* b) { b->MinTime(0.2); });
+    }
+}
+
+// Parameter-sweep ensembles: lanes across members.
+void register_ensembles() {
+  for (const char* model : {"wb96", "lr91"})
+    for (ExecMode mode : {ExecMode::Phases, ExecMode::Persistent}) {
+      const std::string m = model;
+      const double dt = m == "lr91" ? 0.01 : 0.02;
+      register_for_each_space(
+          std::string("ode/ensemble/") + model + "/rk4/" +
+              (mode == ExecMode::Phases ? "phases" : "persistent"),
+          [=](auto space, benchmark::State& state) {
+            device_steps(space, state, m, dt, Method::RK4, mode, all_passes(),
+                         std::size_t(state.range(0)), 20);
+          },
+          [](benchmark::internal::Benchmark* b) {
+            b->Arg(1 << 12)->Arg(1 << 16)->Arg(1 << 18)->MinTime(0.2);
+          });
+    }
+}
+
+}  // namespace
+
+void register_ode_suite() {
+  register_steps();
+  register_reference();
+  register_passes();
+  register_ensembles();
+}
+
+}  // namespace hayate::bench

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# FHP on the GPU machine, from the repository root with build/cuda already built (builds
+# nothing). Writes into OUTDIR:
+#   fhp-tests.txt   the FHP, PNG and collision-table unit tests (cuda, openmp, serial typed tests)
+#   fhp.json        benchmark suite fhp/* plus stream/copy (the bandwidth ceiling), every
+#                   lattice size up to 32768 x 32768, medians of 5 repetitions
+#   fhp.md          site updates/s, GB/s and % of the measured copy bandwidth per benchmark
+#   fhp-plate/      the flat-plate input at a large size on the GPU (pictures, fields.csv)
+# usage: benchmarks/device/fhp.sh OUTDIR        (about 4 minutes on an H100)
+set -euo pipefail
+out=${1:?usage: benchmarks/device/fhp.sh OUTDIR}
+build=${BUILD:-build/cuda}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+root=$(pwd)
+build=$(cd "$build" && pwd)
+[ -d "$build/devlibs" ] && export LD_LIBRARY_PATH="$build/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export OMP_PROC_BIND=${OMP_PROC_BIND:-spread} OMP_PLACES=${OMP_PLACES:-threads}
+nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,driver_version --format=csv \
+  >"$out/nvidia-smi.txt" 2>&1 || echo "no nvidia-smi" >"$out/nvidia-smi.txt"
+device=$(sed -n 2p "$out/nvidia-smi.txt" | cut -d, -f1)
+
+# 1. Unit tests: tables, kernels vs the serial reference on cuda/openmp/serial, bitwise restart,
+#    backends agree through the driver, physics (viscosity, Poiseuille).
+(cd "$build/unit_tests" && HAYATE_TEST_BINARY="$build/hayate" HAYATE_TEST_SOURCE_DIR="$root" \
+   OMP_PROC_BIND=false timeout 300 ./hayate_tests \
+   --gtest_filter='Fhp*:Png.*') >"$out/fhp-tests.txt" 2>&1 ||
+  echo "fhp unit tests FAILED (see $out/fhp-tests.txt)" >&2
+tail -n 3 "$out/fhp-tests.txt"
+
+# 2. Benchmarks. Lattices up to 2^30 sites (32768^2: 2 GiB per buffer pair) on the GPU; the
+#    host backends stop at 2^26 sites so the OpenMP runs stay within the time budget.
+bench() {
+  HAYATE_FHP_BENCH_MAX_SITES=$1 "$build/benchmarks/hayate_bench" --benchmark_filter="$2" \
+    --benchmark_repetitions=5 --benchmark_report_aggregates_only=true \
+    --benchmark_min_time="${BENCH_MIN_TIME:-0.2}" --benchmark_context=device="$device" \
+    --benchmark_out="$3" --benchmark_out_format=json >"$3.txt" 2>&1
+}
+bench $((1 << 30)) '^(fhp/.*/cuda/|stream/copy/cuda/)' "$out/fhp.json"
+bench $((1 << 26)) '^(fhp/.*/openmp/|stream/copy/openmp/)' "$out/fhp-openmp.json"
+
+# 3. Table: % of the bandwidth bound = bytes_per_update x site_updates/s / copy bytes/s
+#    (the largest stream/copy of the same backend).
+python3 - "$out/fhp.json" "$out/fhp-openmp.json" >"$out/fhp.md" <<'PY'
+import json, sys
+print("| benchmark | site updates/s | GB/s | % of copy bandwidth |")
+print("|---|---|---|---|")
+for path in sys.argv[1:]:
+    rows = [b for b in json.load(open(path))["benchmarks"] if b.get("aggregate_name") == "median"]
+    copy = max((b["bytes_per_second"] for b in rows if b["name"].startswith("stream/copy")), default=0)
+    for b in rows:
+        if not b["name"].startswith("fhp/"):
+            continue
+        bw = b["bytes_per_second"]
+        pct = f"{100 * bw / copy:.0f}%" if copy else "-"
+        print(f"| {b['run_name']} | {b['site_updates_per_second']:.3g} | {bw / 1e9:.0f} | {pct} |")
+    if copy:
+        print(f"| (stream/copy, {path.split('/')[-1]}) | | {copy / 1e9:.0f} | 100% |")
+PY
+cat "$out/fhp.md"
+
+# 4. A large flow picture on the GPU: the flat plate at 4096 x 2048 (about 40 s).
+"$build/hayate" run "$root/inputs/fhp/plate.yaml" --backend cuda --quiet --output "$out/fhp-plate" \
+  --set system.nx=4096 --set system.ny=2048 --set run.steps=40000 --set output.block=16 \
+  --set output.pixels=2 --set output.fields_every=10000 --set output.average=1000 \
+  --set output.arrows=8 \
+  --set 'obstacles=[{type: plate, x: 800, y: 1024, length: 384, thickness: 4}]' ||
+  echo "plate run FAILED" >&2
+cp "$out/fhp-plate/timers.csv" "$out/fhp-plate-timers.csv" 2>/dev/null || true

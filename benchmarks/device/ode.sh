@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# ODE interpreter on the GPU machine: unit tests (CUDA and OpenMP typed tests), the benchmark
+# suite, and two long LR-Line runs (1e6 Euler steps, trace every 1000 steps) with timers.
+# Builds nothing: expects build/cuda from the repository root. About 4-5 minutes.
+#   usage: benchmarks/device/ode.sh OUTPUT_DIR
+set -uo pipefail
+out=${1:?usage: benchmarks/device/ode.sh OUTPUT_DIR}
+build=build/cuda
+mkdir -p "$out"
+export OMP_PROC_BIND=${OMP_PROC_BIND:-spread} OMP_PLACES=${OMP_PLACES:-threads}
+status=0
+
+{ date -u; git rev-parse HEAD 2>/dev/null; nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv 2>/dev/null; } > "$out/ode_device.txt"
+
+# Tests: every Ode* suite, typed ones on cuda and openmp.
+OMP_PROC_BIND=false "$build/unit_tests/hayate_tests" --gtest_filter='Ode*' \
+  --gtest_output="xml:$out/ode_tests.xml" > "$out/ode_tests.log" 2>&1 || status=1
+tail -n 3 "$out/ode_tests.log"
+
+# Benchmarks: steps per model, the reference interpreter, the passes; then the ensembles.
+"$build/benchmarks/hayate_bench" --benchmark_filter='^ode/(step|passes)/' \
+  --benchmark_out="$out/ode.json" --benchmark_out_format=json \
+  --benchmark_repetitions=5 --benchmark_report_aggregates_only=true > "$out/ode_bench.txt" 2>&1 || status=1
+"$build/benchmarks/hayate_bench" --benchmark_filter='^ode/ensemble/' \
+  --benchmark_out="$out/ode_ensemble.json" --benchmark_out_format=json \
+  --benchmark_repetitions=5 --benchmark_report_aggregates_only=true > "$out/ode_ensemble.txt" 2>&1 || status=1
+
+# 1e6 Euler steps of LR-Line with output every 1000 steps, per-phase and persistent on CUDA.
+for mode in phases persistent; do
+  "$build/hayate" run inputs/ode/lr_line.yaml --backend cuda --quiet --output "$out/lr_line_$mode" \
+    --set run.t_end=10000 --set output.every=1000 --set run.mode=$mode > "$out/lr_line_$mode.log" 2>&1 || status=1
+done
+
+# Short table: median time per step and evaluation rates.
+python3 - "$out" <<'PY' || true
+import json, sys, os
+out = sys.argv[1]
+for name in ("ode.json", "ode_ensemble.json"):
+    path = os.path.join(out, name)
+    if not os.path.exists(path):
+        continue
+    for b in json.load(open(path))["benchmarks"]:
+        if b.get("aggregate_name") != "median":
+            continue
+        sps = b.get("seconds_per_step", 0.0)
+        print(f'{b["run_name"]:70s} {sps * 1e6:12.3f} us/step {b.get("expr_evals_per_second", 0):12.4g} evals/s')
+PY
+for mode in phases persistent; do
+  echo "lr_line $mode:"; cat "$out/lr_line_$mode/timers.csv" 2>/dev/null
+done
+exit $status

@@ -1,0 +1,45 @@
+#pragma once
+// A small RGB raster with line drawing and a PNG encoder (zlib deflate, 8-bit RGB, no filters),
+// for pictures of lattice fields. Written through AtomicFile like every other output.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hayate::core {
+
+struct Rgb {
+  std::uint8_t r = 0, g = 0, b = 0;
+  bool operator==(const Rgb& o) const { return r == o.r && g == o.g && b == o.b; }
+};
+
+class Image {
+ public:
+  Image(int width, int height, Rgb fill = {255, 255, 255});
+
+  int width() const { return width_; }
+  int height() const { return height_; }
+  // Pixel (x, y) with y = 0 at the top; writes outside the image are ignored.
+  void set(int x, int y, Rgb c);
+  Rgb get(int x, int y) const;
+  void fill_rect(int x0, int y0, int x1, int y1, Rgb c);  // inclusive corners
+  // Anti-aliasing-free line and an arrow with a head of the given length (pixels).
+  void line(double x0, double y0, double x1, double y1, Rgb c);
+  void arrow(double x0, double y0, double x1, double y1, Rgb c, double head);
+  const std::vector<std::uint8_t>& rgb() const { return rgb_; }
+
+ private:
+  int width_, height_;
+  std::vector<std::uint8_t> rgb_;
+};
+
+// The PNG file contents of an image.
+std::vector<std::uint8_t> encode_png(const Image& image);
+void write_png(const std::string& path, const Image& image);
+// Decodes what encode_png writes (8-bit RGB, filter 0) back into an image; for tests and tools.
+// Throws std::runtime_error for anything else.
+Image decode_png(const std::vector<std::uint8_t>& bytes);
+
+// Viridis-like perceptual colour map, t in [0, 1] (clamped).
+Rgb colormap(double t);
+
+}  // namespace hayate::core

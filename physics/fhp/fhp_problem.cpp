@@ -1,0 +1,321 @@
+// problem: fhp — FHP lattice gas on a hexagonal lattice: FHP-I/II/III collisions, walls and
+// obstacles with bounce-back, body forcing, byte or bit-parallel kernel. Writes fields.csv
+// (totals), coarse-grained fields as VTK and PNG, and bitwise checkpoints.
+#include "fhp/fhp_problem.hpp"
+
+#include "fhp/fhp_fields.hpp"
+#include "fhp/fhp_init.hpp"
+#include "fhp/fhp_kernels.hpp"
+#include "fhp/fhp_obstacles.hpp"
+#include "io/csv_writer.hpp"
+#include "run/backend.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+namespace hayate::fhp {
+namespace {
+
+using core::CheckpointReader;
+using core::CheckpointWriter;
+using core::Config;
+using core::RunContext;
+
+Kernel choose_kernel(const Config& config) {
+  const std::string k = config.string("run.kernel");
+  if (k == "bytes") return Kernel::bytes;
+  if (k == "bits") return Kernel::bits;
+  // auto: the bit-parallel kernel whenever the row length allows it.
+  return config.integer("system.nx") % 64 == 0 ? Kernel::bits : Kernel::bytes;
+}
+
+// Cross-key checks that the schema's ranges cannot express.
+void validate(const Config& config) {
+  const long long nx = config.integer("system.nx"), ny = config.integer("system.ny");
+  if (ny % 2 != 0)
+    config.fail("system.ny", "the number of rows must be even (hexagonal rows alternate)");
+  const Kernel kernel = choose_kernel(config);
+  if (kernel == Kernel::bits && nx % 64 != 0)
+    config.fail("system.nx",
+                fmt::format("the bits kernel needs a multiple of 64 columns, got {}", nx));
+  if (nx % 8 != 0) config.fail("system.nx", fmt::format("nx must be a multiple of 8, got {}", nx));
+  const Model model = parse_model(config.string("system.model"));
+  if (config.real("system.density") >= channels(model))
+    config.fail("system.density", fmt::format("{} holds at most {} particles per site",
+                                              model_name(model), channels(model)));
+  const int block = int(config.integer("output.block"));
+  if (block > nx || BlockGrid(LatticeShape{int(nx), int(ny)}, block).nby < 1)
+    config.fail("output.block", "the coarse-graining block is larger than the lattice");
+  if (config.integer("output.average") >
+      std::max<long long>(1, config.integer("output.fields_every")))
+    config.fail("output.average", "cannot average over more steps than output.fields_every");
+  const auto v = config.reals("init.velocity");
+  if (std::hypot(v[0], v[1]) + std::fabs(config.real("init.shear_amplitude")) > 0.5)
+    config.fail("init.velocity", "initial speeds above 0.5 are outside the lattice gas' range");
+}
+
+template <class Space>
+class FhpProblem final : public core::Problem {
+ public:
+  explicit FhpProblem(const Config& config)
+      : config_(config),
+        model_(parse_model(config.string("system.model"))),
+        kernel_(choose_kernel(config)),
+        shape_{int(config.integer("system.nx")), int(config.integer("system.ny"))},
+        steps_(config.integer("run.steps")),
+        every_(config.integer("output.every")),
+        fields_every_(config.integer("output.fields_every")),
+        average_(std::max<long long>(1, config.integer("output.average"))),
+        sample_every_(config.integer("output.sample_every")),
+        sites_("hayate::fhp::sites", shape_.sites()),
+        fields_(shape_, int(config.integer("output.block"))) {
+    // The tables are compile-time constants; check them once more where it is cheap.
+    const std::string problem = verify_table(model_, table_of(model_));
+    if (!problem.empty()) throw std::logic_error("fhp collision table: " + problem);
+    StepParams params;
+    params.seed = std::uint64_t(config.integer("system.seed"));
+    params.force_q = std::uint32_t(std::lround(config.real("forcing.probability") * forcing_one));
+    engine_ = make_engine<Space>(kernel_, model_, shape_, params);
+  }
+
+  void initialize(RunContext& ctx) override {
+    auto scope = ctx.timers.scope("initialize");
+    const auto solid_host =
+        solid_sites(shape_, config_.string("system.boundary_x") == "walls",
+                    config_.string("system.boundary_y") == "walls", read_obstacles(config_));
+    SiteBytes<Space> solid("hayate::fhp::solid_init", shape_.sites());
+    {
+      auto h = Kokkos::create_mirror_view(solid);
+      for (std::size_t i = 0; i < solid_host.size(); ++i) h(i) = solid_host[i];
+      Kokkos::deep_copy(solid, h);
+    }
+    InitialFlow flow;
+    flow.density = config_.real("system.density");
+    const auto v = config_.reals("init.velocity");
+    flow.ux = v[0];
+    flow.uy = v[1];
+    flow.shear = config_.real("init.shear_amplitude");
+    flow.seed = std::uint64_t(config_.integer("system.seed"));
+    initialize_sites<Space>(sites_, shape_, model_, flow, solid);
+    engine_->load(sites_);
+    step_ = 0;
+    fields_.reset();
+    open_output(ctx);
+    if (!ctx.quiet)
+      spdlog::info("fhp: {} on {}x{} sites, {} kernel, {} particles", model_name(model_), shape_.nx,
+                   shape_.ny, kernel_name(kernel_), engine_->totals().mass);
+  }
+
+  void restore(const CheckpointReader& cp, RunContext& ctx) override {
+    if (cp.get<std::int32_t>("nx") != shape_.nx || cp.get<std::int32_t>("ny") != shape_.ny)
+      ctx.config.fail("system.nx",
+                      fmt::format("the checkpoint holds a {}x{} lattice",
+                                  cp.get<std::int32_t>("nx"), cp.get<std::int32_t>("ny")));
+    if (cp.get<std::int32_t>("model") != int(model_))
+      ctx.config.fail("system.model", fmt::format("the checkpoint was written by fhp{}",
+                                                  cp.get<std::int32_t>("model")));
+    step_ = cp.get<std::int64_t>("step");
+    cp.get_view("sites", sites_);
+    engine_->load(sites_);
+    if (cp.has("field_sums") &&
+        cp.bytes("field_sums").size() == fields_.sums().span() * sizeof(double)) {
+      cp.get_view("field_sums", fields_.sums());
+      fields_.set_samples(cp.get<std::int32_t>("field_samples"));
+    }
+    open_output(ctx);
+  }
+
+  void save(CheckpointWriter& cp) const override {
+    cp.put<std::int32_t>("nx", shape_.nx);
+    cp.put<std::int32_t>("ny", shape_.ny);
+    cp.put<std::int32_t>("model", int(model_));
+    cp.put<std::int64_t>("step", step_);
+    engine_->store(sites_);
+    cp.put_view("sites", sites_);
+    cp.put_view("field_sums", fields_.sums());
+    cp.put<std::int32_t>("field_samples", fields_.samples());
+  }
+
+  std::int64_t current_step() const override { return step_; }
+  std::int64_t total_steps() const override { return steps_; }
+
+  void advance(RunContext& ctx) override {
+    auto scope = ctx.timers.scope("step");
+    engine_->advance(step_);
+    ++step_;
+  }
+
+  void output(RunContext& ctx, bool final) override {
+    if (step_ % every_ == 0 || final) {
+      auto scope = ctx.timers.scope("totals");
+      const Totals t = engine_->totals();
+      const double m = double(std::max<std::int64_t>(1, t.mass));
+      csv_.row(
+          {step_, t.mass, t.momentum_x(), t.momentum_y(), t.momentum_x() / m, t.momentum_y() / m});
+    }
+    // Snapshots every fields_every steps and at the end; each averages the samples taken in
+    // the `average` steps before it.
+    const bool snapshot = (fields_every_ > 0 && step_ > 0 && step_ % fields_every_ == 0) || final;
+    std::int64_t next = steps_;
+    if (fields_every_ > 0)
+      next = std::min(steps_, (step_ + fields_every_ - 1) / fields_every_ * fields_every_);
+    const bool in_window = step_ > 0 && next - step_ < average_ && step_ % sample_every_ == 0;
+    if (in_window || (final && fields_.samples() == 0)) {
+      auto scope = ctx.timers.scope("fields");
+      engine_->store(sites_);
+      fields_.add(sites_);
+    }
+    if (snapshot && fields_.samples() > 0) {
+      auto scope = ctx.timers.scope("write_fields");
+      write_snapshot(ctx, final);
+      fields_.reset();
+    }
+  }
+
+ private:
+  void open_output(RunContext& ctx) {
+    csv_ = core::CsvWriter(ctx.path("fields.csv"),
+                           {"step", "mass", "momentum_x", "momentum_y", "mean_ux", "mean_uy"});
+  }
+
+  void write_snapshot(RunContext& ctx, bool final) {
+    const BlockFields f = fields_.averages();
+    const std::string stem =
+        final ? std::string("fields_final") : fmt::format("fields_{:08d}", step_);
+    if (config_.boolean("output.vtk")) write_fields_vtk(ctx.path(stem + ".vtk"), f, step_);
+    if (config_.boolean("output.png"))
+      write_fields_png(ctx.path(stem + ".png"), f, int(config_.integer("output.pixels")),
+                       int(config_.integer("output.arrows")), config_.real("output.speed_max"));
+  }
+
+  const Config& config_;
+  Model model_;
+  Kernel kernel_;
+  LatticeShape shape_;
+  std::int64_t steps_, every_, fields_every_, average_, sample_every_;
+  SiteBytes<Space> sites_;
+  FieldAccumulator<Space> fields_;
+  std::unique_ptr<Engine<Space>> engine_;
+  std::int64_t step_ = 0;
+  core::CsvWriter csv_;
+};
+
+void declare(core::Schema& s) {
+  s.section("system", "The lattice and the gas");
+  s.choice("system.model", {"fhp1", "fhp2", "fhp3"},
+           "Collision rules: fhp1 (6 channels, 5 changing states), fhp2 (rest particle, 22), "
+           "fhp3 (collision-saturated, 76)")
+      .defaults("fhp3");
+  s.integer("system.nx", "Columns; a multiple of 8 (bytes kernel) or 64 (bits kernel)")
+      .defaults(256)
+      .range(8, 1LL << 20);
+  s.integer("system.ny", "Rows (even); odd rows are shifted half a spacing to the right")
+      .defaults(128)
+      .range(2, 1LL << 20);
+  s.real("system.density", "Mean particles per site rho (reduced density d = rho / channels)")
+      .defaults(2.1)
+      .above(0)
+      .below(7);
+  s.integer("system.seed", "Seed of every random draw (initial state, chirality, forcing)")
+      .defaults(1)
+      .at_least(0);
+  s.choice("system.boundary_x", {"periodic", "walls"},
+           "periodic, or no-slip walls (bounce-back) in the first and last column")
+      .defaults("periodic");
+  s.choice("system.boundary_y", {"periodic", "walls"},
+           "periodic, or no-slip walls (bounce-back) in the first and last row")
+      .defaults("periodic");
+  s.section("run", "Time stepping");
+  s.integer("run.steps", "Time steps (each: stream and collide every site)")
+      .defaults(1000)
+      .at_least(0);
+  s.choice("run.kernel", {"auto", "bytes", "bits"},
+           "bytes: one byte per site, table lookup; bits: 64 sites per word, boolean logic; "
+           "auto: bits when nx is a multiple of 64. Both give identical results")
+      .defaults("auto");
+  s.section("init", "Initial state: random occupation around a local equilibrium");
+  s.reals("init.velocity", "Mean velocity [ux, uy] in lattice units")
+      .defaults("[0.0, 0.0]")
+      .items(2, 2);
+  s.real("init.shear_amplitude",
+         "Adds ux = A sin(2 pi y / ny): a shear wave (viscosity measurement)")
+      .defaults(0.0)
+      .range(-0.5, 0.5);
+  s.section("forcing", "Body force");
+  s.real("forcing.probability",
+         "Per site and step: probability of turning -x movers into +x movers where the slot is "
+         "free (mass-conserving momentum injection); quantized to 1/65536")
+      .defaults(0.0)
+      .range(0, 1);
+  s.records(
+       "obstacles", "Solid obstacles (bounce-back); coordinates in columns and rows",
+       [](core::Section& r) {
+         r.choice("type", {"rectangle", "plate", "circle", "mask"}, "Obstacle shape");
+         r.real("x", "rectangle/mask: first column; plate/circle: centre column").optional_key();
+         r.real("y", "rectangle/mask: first row; plate/circle: centre row").optional_key();
+         r.real("width", "rectangle: columns").optional_key();
+         r.real("height", "rectangle: rows").optional_key();
+         r.real("length", "plate: length across the flow, in lattice spacings").optional_key();
+         r.real("thickness", "plate: thickness along x, in lattice spacings (default 1)")
+             .optional_key();
+         r.real("radius", "circle: radius in lattice spacings").optional_key();
+         r.string("file",
+                  "mask: PGM image (P2 or P5), one pixel per site, relative to the "
+                  "input file")
+             .optional_key();
+         r.real("threshold", "mask: pixels darker than this fraction of white are solid")
+             .defaults(0.5)
+             .range(0, 1);
+       })
+      .defaults("[]");
+  s.integer("output.every", "Write a fields.csv row every this many steps")
+      .defaults(10)
+      .at_least(1);
+  s.integer("output.fields_every",
+            "Write coarse-grained fields (VTK, PNG) every this many steps; 0 = only at the end")
+      .defaults(0)
+      .at_least(0);
+  s.integer("output.average",
+            "Average the fields over the last this many steps before each snapshot")
+      .defaults(1)
+      .at_least(1);
+  s.integer("output.sample_every",
+            "Within the averaging window, sample the fields every this many steps")
+      .defaults(10)
+      .at_least(1);
+  s.integer("output.block", "Coarse-graining block: columns per block (rows scaled to be square)")
+      .defaults(8)
+      .range(1, 4096);
+  s.boolean("output.vtk", "Write fields_*.vtk (legacy VTK structured points)").defaults(true);
+  s.boolean("output.png", "Write fields_*.png (speed colour map with velocity arrows)")
+      .defaults(true);
+  s.integer("output.pixels", "PNG pixels per block").defaults(4).range(1, 64);
+  s.integer("output.arrows", "PNG: one arrow every this many blocks; 0 = none")
+      .defaults(4)
+      .at_least(0);
+  s.real("output.speed_max",
+         "PNG: speed at the top of the colour map; 0 = the largest in the picture")
+      .defaults(0.0)
+      .at_least(0);
+}
+
+}  // namespace
+
+void register_problem(core::Registry& registry) {
+  registry.add(core::ProblemInfo{
+      "fhp",
+      "FHP lattice gas (FHP-I/II/III) on a hexagonal lattice: obstacles, forcing, flow fields",
+      declare, [](const Config& config, const std::string& backend) {
+        validate(config);
+        return core::dispatch_backend(backend, [&](auto space) -> std::unique_ptr<core::Problem> {
+          using Space = decltype(space);
+          return std::make_unique<FhpProblem<Space>>(config);
+        });
+      }});
+}
+
+}  // namespace hayate::fhp

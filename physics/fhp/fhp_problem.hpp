@@ -1,0 +1,6 @@
+#pragma once
+#include "run/registry.hpp"
+
+namespace hayate::fhp {
+void register_problem(core::Registry& registry);
+}

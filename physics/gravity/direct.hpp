@@ -1,0 +1,313 @@
+#pragma once
+// Direct O(N^2) summation. One team kernel (GPU Gems 3 ch. 31): each thread owns IPT target
+// particles in registers, the team stages tiles of source particles through scratch memory, and
+// the inner loop over the tile calls the pair function. For small N the source range is split
+// across teams (j-split) so the device has enough threads; the partial sums are then added in a
+// fixed order by a second kernel, which keeps results deterministic (bitwise restarts).
+// Variants (what is accumulated, the precision, the potential) are template policies that all
+// call gravity_pair(); there is one loop.
+#include "gravity/pair.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+namespace hayate::gravity {
+
+enum class Precision { Float, Double, Mixed };
+
+inline Precision parse_precision(const std::string& name) {
+  if (name == "float") return Precision::Float;
+  if (name == "double") return Precision::Double;
+  if (name == "mixed") return Precision::Mixed;
+  throw std::invalid_argument("unknown precision '" + name + "'");
+}
+
+inline const char* precision_name(Precision p) {
+  switch (p) {
+    case Precision::Float:
+      return "float";
+    case Precision::Double:
+      return "double";
+    case Precision::Mixed:
+      return "mixed";
+  }
+  return "?";
+}
+
+// Outputs in double precision, indexed by target (compact for a subset of targets).
+template <class Space>
+struct ForceOutput {
+  using Mem = typename Space::memory_space;
+  Kokkos::View<double* [3], Mem> acc;
+  Kokkos::View<double*, Mem> pot;       // only written when the potential is requested
+  Kokkos::View<double* [3], Mem> jerk;  // only written by the Hermite policy
+};
+
+// Acceleration and potential: the collisionless (leapfrog, block step) force.
+// T: precision of the pair terms; Acc: precision of the sums (mixed = float terms, double sums).
+template <class T, class AccT>
+struct MonopolePolicy {
+  using Real = T;
+  using Acc = AccT;
+  using Source = Body<T>;
+  static constexpr int components = 4;  // ax, ay, az, phi
+
+  // Particle i of double-precision state as a source (velocities unused).
+  template <class X, class V, class M>
+  KOKKOS_INLINE_FUNCTION static Source load(const X& x, const V&, const M& m, const int i) {
+    return Source{T(x(i, 0)), T(x(i, 1)), T(x(i, 2)), T(m(i))};
+  }
+
+  template <bool WithPotential>
+  KOKKOS_FORCEINLINE_FUNCTION static void interact(const Source& ti, const Source& sj, const T eps2,
+                                                   Acc* v) {
+    const PairTerms<T> p = gravity_pair(ti.x, ti.y, ti.z, sj.x, sj.y, sj.z, sj.m, eps2);
+    v[0] += Acc(p.m_inv_r3 * p.dx);
+    v[1] += Acc(p.m_inv_r3 * p.dy);
+    v[2] += Acc(p.m_inv_r3 * p.dz);
+    if (WithPotential) v[3] += Acc(pair_potential(p));
+  }
+
+  // A tree node: its monopole through the pair function, plus its quadrupole.
+  template <bool WithPotential>
+  KOKKOS_FORCEINLINE_FUNCTION static void interact_node(const Source& ti, const Source& node,
+                                                        const Quadrupole<T>& q, const T eps2,
+                                                        Acc* v) {
+    const PairTerms<T> p = gravity_pair(ti.x, ti.y, ti.z, node.x, node.y, node.z, node.m, eps2);
+    T qx, qy, qz, qphi;
+    quadrupole_terms(p, q, qx, qy, qz, qphi);
+    v[0] += Acc(p.m_inv_r3 * p.dx + qx);
+    v[1] += Acc(p.m_inv_r3 * p.dy + qy);
+    v[2] += Acc(p.m_inv_r3 * p.dz + qz);
+    if (WithPotential) v[3] += Acc(pair_potential(p) + qphi);
+  }
+};
+
+// Acceleration, potential and jerk for the 4th-order Hermite integrator.
+template <class T, class AccT>
+struct HermitePolicy {
+  using Real = T;
+  using Acc = AccT;
+  struct Source {
+    Body<T> p;
+    Velocity<T> v;
+  };
+  static constexpr int components = 7;  // ax, ay, az, phi, jx, jy, jz
+
+  template <class X, class V, class M>
+  KOKKOS_INLINE_FUNCTION static Source load(const X& x, const V& v, const M& m, const int i) {
+    Source s;
+    s.p = Body<T>{T(x(i, 0)), T(x(i, 1)), T(x(i, 2)), T(m(i))};
+    s.v = Velocity<T>{T(v(i, 0)), T(v(i, 1)), T(v(i, 2)), T(0)};
+    return s;
+  }
+
+  template <bool WithPotential>
+  KOKKOS_FORCEINLINE_FUNCTION static void interact(const Source& ti, const Source& sj, const T eps2,
+                                                   Acc* v) {
+    const PairTerms<T> p =
+        gravity_pair(ti.p.x, ti.p.y, ti.p.z, sj.p.x, sj.p.y, sj.p.z, sj.p.m, eps2);
+    v[0] += Acc(p.m_inv_r3 * p.dx);
+    v[1] += Acc(p.m_inv_r3 * p.dy);
+    v[2] += Acc(p.m_inv_r3 * p.dz);
+    if (WithPotential) v[3] += Acc(pair_potential(p));
+    T jx, jy, jz;
+    pair_jerk(p, sj.v.x - ti.v.x, sj.v.y - ti.v.y, sj.v.z - ti.v.z, jx, jy, jz);
+    v[4] += Acc(jx);
+    v[5] += Acc(jy);
+    v[6] += Acc(jz);
+  }
+};
+
+// Writes one target's sums (times G) into the outputs.
+template <class Space, int C, bool WithPotential, class Acc>
+KOKKOS_INLINE_FUNCTION void store_sums(const ForceOutput<Space>& out, const int i, const Acc* v,
+                                       const double G) {
+  out.acc(i, 0) = G * double(v[0]);
+  out.acc(i, 1) = G * double(v[1]);
+  out.acc(i, 2) = G * double(v[2]);
+  if (WithPotential) out.pot(i) = G * double(v[3]);
+  if (C == 7) {
+    out.jerk(i, 0) = G * double(v[4]);
+    out.jerk(i, 1) = G * double(v[5]);
+    out.jerk(i, 2) = G * double(v[6]);
+  }
+}
+
+// Resolved launch shape of the tile kernel.
+struct DirectShape {
+  int team_size = 1;  // threads per team
+  int tile = 256;     // sources per scratch tile
+  int splits = 1;     // teams sharing one block of targets (j-split)
+};
+
+// Per-space defaults: on GPUs one target per thread and many threads per team; on CPUs a team is
+// one thread holding 8 targets, which vectorises over the targets and reuses each tile 8 times.
+template <class Space>
+struct DirectDefaults {
+  static constexpr int i_per_thread = 8;
+  static constexpr int team_size = 1;
+  static constexpr int tile = 256;
+};
+#ifdef KOKKOS_ENABLE_CUDA
+template <>
+struct DirectDefaults<Kokkos::Cuda> {
+  static constexpr int i_per_thread = 1;
+  static constexpr int team_size = 256;
+  static constexpr int tile = 256;
+};
+#endif
+
+// Chooses the j-split so that targets x splits threads reach the space's concurrency, with at
+// least one full tile of sources per team. `requested` > 0 forces a split count.
+inline int choose_splits(std::int64_t n_targets, std::int64_t n_sources_padded, int tile,
+                         int i_per_thread, std::int64_t concurrency, int requested) {
+  const std::int64_t max_splits = std::max<std::int64_t>(1, n_sources_padded / tile);
+  if (requested > 0) return int(std::min<std::int64_t>(requested, max_splits));
+  const std::int64_t threads =
+      std::max<std::int64_t>(1, (n_targets + i_per_thread - 1) / i_per_thread);
+  const std::int64_t want = (concurrency + threads - 1) / threads;
+  return int(std::max<std::int64_t>(1, std::min(want, max_splits)));
+}
+
+template <class Space, class Policy, bool WithPotential, int IPT>
+struct DirectTileKernel {
+  using T = typename Policy::Real;
+  using Acc = typename Policy::Acc;
+  using Source = typename Policy::Source;
+  using Mem = typename Space::memory_space;
+  using Member = typename Kokkos::TeamPolicy<Space>::member_type;
+  using Scratch = Kokkos::View<Source*, typename Space::scratch_memory_space,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  static constexpr int C = Policy::components;
+
+  Kokkos::View<const Source*, Mem> targets;  // n_targets used
+  Kokkos::View<const Source*, Mem> sources;  // padded to a multiple of tile with zero masses
+  Kokkos::View<Acc***, Mem> partial;         // (splits, C, n_targets) when splits > 1
+  ForceOutput<Space> out;
+  int n_targets = 0;
+  int tile = 0;
+  int splits = 1;
+  int split_len = 0;  // sources per split, a multiple of tile
+  T eps2 = 0;
+  double G = 1;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    const int split = team.league_rank() % splits;
+    const int block = team.league_rank() / splits;
+    const int ts = team.team_size();
+    const int rank = team.team_rank();
+    const int base = block * ts * IPT;
+
+    Source ti[IPT];
+    Acc v[IPT][C];
+    for (int k = 0; k < IPT; ++k) {
+      const int i = base + k * ts + rank;  // strided so loads of a team are contiguous
+      ti[k] = targets(i < n_targets ? i : n_targets - 1);
+      for (int c = 0; c < C; ++c) v[k][c] = Acc(0);
+    }
+
+    const int j_begin = split * split_len;
+    const int j_end =
+        j_begin + split_len < int(sources.extent(0)) ? j_begin + split_len : int(sources.extent(0));
+    Scratch staged(team.team_scratch(0), tile);
+    const T e2 = eps2;
+    for (int j0 = j_begin; j0 < j_end; j0 += tile) {
+      team.team_barrier();
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile),
+                           [&](const int t) { staged(t) = sources(j0 + t); });
+      team.team_barrier();
+#if defined(__CUDA_ARCH__)
+#pragma unroll 8
+#endif
+      for (int t = 0; t < tile; ++t) {
+        const Source sj = staged(t);
+        for (int k = 0; k < IPT; ++k) Policy::template interact<WithPotential>(ti[k], sj, e2, v[k]);
+      }
+    }
+
+    for (int k = 0; k < IPT; ++k) {
+      const int i = base + k * ts + rank;
+      if (i >= n_targets) continue;
+      if (splits == 1) {
+        store_sums<Space, C, WithPotential>(out, i, v[k], G);
+      } else {
+        for (int c = 0; c < C; ++c) partial(split, c, i) = v[k][c];
+      }
+    }
+  }
+};
+
+// Adds the j-split partial sums in split order and stores them.
+template <class Space, class Policy, bool WithPotential>
+struct DirectSplitReduce {
+  using Acc = typename Policy::Acc;
+  static constexpr int C = Policy::components;
+  Kokkos::View<Acc***, typename Space::memory_space> partial;
+  ForceOutput<Space> out;
+  int splits = 1;
+  double G = 1;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int i) const {
+    Acc v[C];
+    for (int c = 0; c < C; ++c) v[c] = partial(0, c, i);
+    for (int s = 1; s < splits; ++s)
+      for (int c = 0; c < C; ++c) v[c] += partial(s, c, i);
+    store_sums<Space, C, WithPotential>(out, i, v, G);
+  }
+};
+
+// Launches the tile kernel (and the split reduction). `sources.extent(0)` must be a multiple of
+// shape.tile; `partial` is resized when the split needs it.
+template <class Space, class Policy, bool WithPotential, int IPT>
+void launch_direct(
+    const Space& space,
+    const Kokkos::View<const typename Policy::Source*, typename Space::memory_space>& targets,
+    const int n_targets,
+    const Kokkos::View<const typename Policy::Source*, typename Space::memory_space>& sources,
+    const typename Policy::Real eps2, const double G, const DirectShape& shape,
+    const ForceOutput<Space>& out,
+    Kokkos::View<typename Policy::Acc***, typename Space::memory_space>& partial) {
+  if (n_targets == 0) return;
+  using Kernel = DirectTileKernel<Space, Policy, WithPotential, IPT>;
+  const int n_src = int(sources.extent(0));
+  if (shape.tile <= 0 || n_src % shape.tile != 0)
+    throw std::logic_error("direct: sources are not padded to the tile size");
+  Kernel k;
+  k.targets = targets;
+  k.sources = sources;
+  k.out = out;
+  k.n_targets = n_targets;
+  k.tile = shape.tile;
+  k.splits = std::max(1, shape.splits);
+  const int tiles = n_src / shape.tile;
+  k.split_len = ((tiles + k.splits - 1) / k.splits) * shape.tile;
+  k.eps2 = eps2;
+  k.G = G;
+  if (k.splits > 1) {
+    if (int(partial.extent(0)) < k.splits || int(partial.extent(2)) < n_targets)
+      partial = Kokkos::View<typename Policy::Acc***, typename Space::memory_space>(
+          Kokkos::view_alloc(std::string("hayate::gravity::direct_partial"),
+                             Kokkos::WithoutInitializing),
+          k.splits, Policy::components, n_targets);
+    k.partial = partial;
+  }
+  const int per_team = shape.team_size * IPT;
+  const int blocks = (n_targets + per_team - 1) / per_team;
+  Kokkos::TeamPolicy<Space> policy(space, blocks * k.splits, shape.team_size);
+  policy.set_scratch_size(0, Kokkos::PerTeam(Kernel::Scratch::shmem_size(shape.tile)));
+  Kokkos::parallel_for(
+      WithPotential ? "hayate::gravity::direct_tiles_potential" : "hayate::gravity::direct_tiles",
+      policy, k);
+  if (k.splits > 1) {
+    DirectSplitReduce<Space, Policy, WithPotential> r{partial, out, k.splits, G};
+    Kokkos::parallel_for("hayate::gravity::direct_split_reduce",
+                         Kokkos::RangePolicy<Space>(space, 0, n_targets), r);
+  }
+}
+
+}  // namespace hayate::gravity

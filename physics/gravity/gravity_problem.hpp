@@ -1,0 +1,6 @@
+#pragma once
+#include "run/registry.hpp"
+
+namespace hayate::gravity {
+void register_problem(core::Registry& registry);
+}

@@ -1,0 +1,173 @@
+#pragma once
+// Time integration kernels: kick/drift for leapfrog (shared and block steps), predictor and
+// corrector for 4th-order Hermite, and the block-step level rule.
+#include "compat/kokkos_compat.hpp"
+#include "gravity/state.hpp"
+
+namespace hayate::gravity {
+
+// Level k of the power-of-two hierarchy (step dt_max / 2^k) that satisfies
+// dt <= eta sqrt(eps / |a|), capped at max_level.
+KOKKOS_INLINE_FUNCTION int step_level(const double ax, const double ay, const double az,
+                                      const double dt_max, const double eta, const double eps,
+                                      const int max_level) {
+  const double a2 = ax * ax + ay * ay + az * az;
+  if (!(a2 > 0)) return 0;
+  const double dt = eta * compat::sqrt(eps / compat::sqrt(a2));
+  int k = 0;
+  double h = dt_max;
+  while (h > dt && k < max_level) {
+    h *= 0.5;
+    ++k;
+  }
+  return k;
+}
+
+// Coarsest level >= k whose steps start at `tick` (in units of the finest step, 2^max_level per
+// dt_max): a particle may only move to a larger step where that step's boundary falls.
+KOKKOS_INLINE_FUNCTION int aligned_level(int k, const std::int64_t tick, const int max_level) {
+  while (k < max_level && (tick % (std::int64_t(1) << (max_level - k))) != 0) ++k;
+  return k;
+}
+
+template <class Space>
+void kick(const Particles<Space>& p, const double h) {
+  const auto v = p.v;
+  const auto a = p.acc;
+  Kokkos::parallel_for(
+      "hayate::gravity::kick", Kokkos::RangePolicy<Space>(0, p.n), KOKKOS_LAMBDA(const int i) {
+        for (int c = 0; c < 3; ++c) v(i, c) += h * a(i, c);
+      });
+}
+
+template <class Space>
+void drift(const Particles<Space>& p, const double h) {
+  const auto x = p.x;
+  const auto v = p.v;
+  Kokkos::parallel_for(
+      "hayate::gravity::drift", Kokkos::RangePolicy<Space>(0, p.n), KOKKOS_LAMBDA(const int i) {
+        for (int c = 0; c < 3; ++c) x(i, c) += h * v(i, c);
+      });
+}
+
+// Hermite predictor: x_p = x + v dt + a dt^2/2 + j dt^3/6, v_p = v + a dt + j dt^2/2, keeping
+// the old state in x0, v0.
+template <class Space>
+void hermite_predict(const Particles<Space>& p, const typename Particles<Space>::Vec& x0,
+                     const typename Particles<Space>::Vec& v0, const double dt) {
+  const auto x = p.x, v = p.v, a = p.acc, j = p.jerk;
+  Kokkos::parallel_for(
+      "hayate::gravity::hermite_predict", Kokkos::RangePolicy<Space>(0, p.n),
+      KOKKOS_LAMBDA(const int i) {
+        for (int c = 0; c < 3; ++c) {
+          x0(i, c) = x(i, c);
+          v0(i, c) = v(i, c);
+          x(i, c) += dt * (v(i, c) + dt * (0.5 * a(i, c) + dt * j(i, c) / 6.0));
+          v(i, c) += dt * (a(i, c) + 0.5 * dt * j(i, c));
+        }
+      });
+}
+
+// Hermite corrector (Makino & Aarseth 1992, time-symmetric form) from the old state and the
+// new acceleration a1 and jerk j1 evaluated at the predicted state; stores a1, j1.
+template <class Space>
+void hermite_correct(const Particles<Space>& p, const typename Particles<Space>::Vec& x0,
+                     const typename Particles<Space>::Vec& v0,
+                     const typename Particles<Space>::Vec& a1,
+                     const typename Particles<Space>::Vec& j1, const double dt) {
+  const auto x = p.x, v = p.v, a = p.acc, j = p.jerk;
+  Kokkos::parallel_for(
+      "hayate::gravity::hermite_correct", Kokkos::RangePolicy<Space>(0, p.n),
+      KOKKOS_LAMBDA(const int i) {
+        for (int c = 0; c < 3; ++c) {
+          const double vn =
+              v0(i, c) + 0.5 * dt * (a(i, c) + a1(i, c)) + dt * dt / 12.0 * (j(i, c) - j1(i, c));
+          x(i, c) = x0(i, c) + 0.5 * dt * (v0(i, c) + vn) + dt * dt / 12.0 * (a(i, c) - a1(i, c));
+          v(i, c) = vn;
+          a(i, c) = a1(i, c);
+          j(i, c) = j1(i, c);
+        }
+      });
+}
+
+}  // namespace hayate::gravity
+
+namespace hayate::gravity {
+
+// Block steps. Opening half kick of a dt_max cycle: every particle gets its level from its
+// acceleration (any level may start at tick 0).
+template <class Space>
+void block_open(const Particles<Space>& p, const double dt_max, const double eta, const double eps,
+                const int max_level) {
+  const auto v = p.v, a = p.acc;
+  const auto level = p.level;
+  Kokkos::parallel_for(
+      "hayate::gravity::block_open", Kokkos::RangePolicy<Space>(0, p.n),
+      KOKKOS_LAMBDA(const int i) {
+        const int k = step_level(a(i, 0), a(i, 1), a(i, 2), dt_max, eta, eps, max_level);
+        level(i) = k;
+        const double h = dt_max / double(std::int64_t(1) << k);
+        for (int c = 0; c < 3; ++c) v(i, c) += 0.5 * h * a(i, c);
+      });
+}
+
+// The finest level in use.
+template <class Space>
+int block_finest(const Particles<Space>& p) {
+  const auto level = p.level;
+  int finest = 0;
+  Kokkos::parallel_reduce(
+      "hayate::gravity::block_finest", Kokkos::RangePolicy<Space>(0, p.n),
+      KOKKOS_LAMBDA(const int i, int& f) { f = level(i) > f ? level(i) : f; },
+      Kokkos::Max<int>(finest));
+  return finest;
+}
+
+// Lists (in index order) the particles whose step ends at `tick`; returns their count.
+template <class Space>
+int block_select(const Particles<Space>& p, const std::int64_t tick, const int max_level,
+                 const Kokkos::View<int*, typename Space::memory_space>& active) {
+  const auto level = p.level;
+  int count = 0;
+  Kokkos::parallel_scan(
+      "hayate::gravity::block_active", Kokkos::RangePolicy<Space>(0, p.n),
+      KOKKOS_LAMBDA(const int i, int& offset, const bool last) {
+        if (tick % (std::int64_t(1) << (max_level - level(i))) == 0) {
+          if (last) active(offset) = i;
+          ++offset;
+        }
+      },
+      count);
+  return count;
+}
+
+// Closing half kick of the active particles with their new accelerations (compact rows of
+// new_acc); unless the cycle ends, a new level and the opening half kick of the next step.
+template <class Space>
+void block_kick(const Particles<Space>& p,
+                const Kokkos::View<int*, typename Space::memory_space>& active, const int count,
+                const typename Particles<Space>::Vec& new_acc, const std::int64_t tick,
+                const double dt_max, const double eta, const double eps, const int max_level) {
+  const auto v = p.v, a = p.acc;
+  const auto level = p.level;
+  const std::int64_t ticks = std::int64_t(1) << max_level;
+  Kokkos::parallel_for(
+      "hayate::gravity::block_kick", Kokkos::RangePolicy<Space>(0, count),
+      KOKKOS_LAMBDA(const int k) {
+        const int i = active(k);
+        const double h_old = dt_max / double(std::int64_t(1) << level(i));
+        for (int c = 0; c < 3; ++c) {
+          a(i, c) = new_acc(k, c);
+          v(i, c) += 0.5 * h_old * a(i, c);
+        }
+        if (tick < ticks) {
+          const int want = step_level(a(i, 0), a(i, 1), a(i, 2), dt_max, eta, eps, max_level);
+          const int lv = aligned_level(want, tick, max_level);
+          level(i) = lv;
+          const double h = dt_max / double(std::int64_t(1) << lv);
+          for (int c = 0; c < 3; ++c) v(i, c) += 0.5 * h * a(i, c);
+        }
+      });
+}
+
+}  // namespace hayate::gravity

@@ -1,0 +1,490 @@
+#pragma once
+// Barnes-Hut octree on the device.
+//   build:   bounding cube -> Morton keys (packed with the particle index, so every key is unique
+//            and the sort is deterministic) -> Kokkos::sort -> octree level by level (each node
+//            is a contiguous range of sorted particles; children found by binary search on the
+//            key digits) -> nodes reordered depth-first with "skip" links (the next node after
+//            a node's subtree), which lets a walk run without a stack.
+//   moments: every evaluation, bottom-up from the current positions: mass, centre of mass and
+//            b_J = an upper bound of the distance of the node's particles from it.
+//   walk:    a group of consecutive (so nearby) sorted particles shares one walk: the opening
+//            decision uses the distance from the node's centre of mass to the group's bounding
+//            box, so it is the same for every member; accepted nodes and the particles of
+//            opened leaves interact with each member through the direct kernel's pair policy.
+// MACs: acceleration (G m_J / d^2 (b_J / d)^2 <= dacc |a_old|, GADGET/GOTHIC) or the classic
+// theta (cell side / d < theta); both also require d > b_J.
+#include "gravity/direct.hpp"
+#include "gravity/state.hpp"
+#include "run/checkpoint.hpp"
+
+#include <Kokkos_Core.hpp>
+#include <Kokkos_Sort.hpp>
+
+#include <array>
+#include <cstdint>
+#include <stdexcept>
+#include <vector>
+
+namespace hayate::gravity {
+
+// Interleaves the low 21 bits of x, y, z (x in the lowest position of each triple).
+KOKKOS_INLINE_FUNCTION std::uint64_t spread_bits(std::uint64_t v) {
+  v &= 0x1fffffull;
+  v = (v | v << 32) & 0x1f00000000ffffull;
+  v = (v | v << 16) & 0x1f0000ff0000ffull;
+  v = (v | v << 8) & 0x100f00f00f00f00full;
+  v = (v | v << 4) & 0x10c30c30c30c30c3ull;
+  v = (v | v << 2) & 0x1249249249249249ull;
+  return v;
+}
+
+KOKKOS_INLINE_FUNCTION std::uint64_t morton_key(std::uint64_t ix, std::uint64_t iy,
+                                                std::uint64_t iz) {
+  return spread_bits(ix) | spread_bits(iy) << 1 | spread_bits(iz) << 2;
+}
+
+enum class Mac { Acceleration, Theta };
+
+template <class T>
+struct NodeGeom {
+  T b;     // max distance of the node's particles from its centre of mass (upper bound)
+  T side;  // side of the node's cell at build time
+};
+
+template <class T>
+struct GroupBox {
+  T cx, cy, cz, hx, hy, hz;  // bounding box centre and half sizes
+  T a_min;                   // smallest |a_old| in the group
+  int active;                // the group holds a target
+};
+
+// Per-space group shape: a warp per group on GPUs, one thread with 16 targets on CPUs.
+template <class Space>
+struct TreeDefaults {
+  static constexpr int team_size = 1;
+  static constexpr int targets_per_thread = 16;
+};
+#ifdef KOKKOS_ENABLE_CUDA
+template <>
+struct TreeDefaults<Kokkos::Cuda> {
+  static constexpr int team_size = 32;
+  static constexpr int targets_per_thread = 1;
+};
+#endif
+
+template <class Space, class T, class Acc, int TPT, bool WithPotential, Mac M>
+struct TreeWalkKernel {
+  using Mem = typename Space::memory_space;
+  using Member = typename Kokkos::TeamPolicy<Space>::member_type;
+  using Policy = MonopolePolicy<T, Acc>;
+
+  Kokkos::View<const Body<T>*, Mem> bodies;  // sorted order
+  Kokkos::View<const Body<T>*, Mem> nodes;   // centre of mass, mass
+  Kokkos::View<const NodeGeom<T>*, Mem> geom;
+  Kokkos::View<const Quadrupole<T>*, Mem> quad;  // used when `quadrupole`
+  bool quadrupole = true;
+  Kokkos::View<const int*, Mem> skip, begin, end;
+  Kokkos::View<const GroupBox<T>*, Mem> groups;
+  Kokkos::View<const int*, Mem> order;  // sorted position -> particle
+  Kokkos::View<const int*, Mem> slot;   // particle -> output row, -1 = not a target (subset)
+  bool all_targets = true;
+  ForceOutput<Space> out;
+  int n = 0, n_nodes = 0, group_size = 0;
+  T eps2 = 0, G = 1, parameter = 0;  // parameter: dacc (acceleration MAC) or theta^2
+  double G_out = 1;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    const int g = team.league_rank();
+    const GroupBox<T> box = groups(g);
+    if (!box.active) return;
+    const int gb = g * group_size;
+    const int ge = gb + group_size < n ? gb + group_size : n;
+    const int ts = team.team_size(), rank = team.team_rank();
+    Body<T> ti[TPT];
+    Acc v[TPT][4];
+    for (int t = 0; t < TPT; ++t) {
+      const int k = gb + rank + t * ts;
+      ti[t] = bodies(k < ge ? k : ge - 1);
+      for (int c = 0; c < 4; ++c) v[t][c] = Acc(0);
+    }
+    const T e2 = eps2;
+    int node = 0;
+    while (node < n_nodes) {
+      const Body<T> c = nodes(node);
+      const NodeGeom<T> ng = geom(node);
+      const int next = skip(node);
+      const T ax = compat::fabs(c.x - box.cx) - box.hx;
+      const T ay = compat::fabs(c.y - box.cy) - box.hy;
+      const T az = compat::fabs(c.z - box.cz) - box.hz;
+      const T dx = ax > T(0) ? ax : T(0), dy = ay > T(0) ? ay : T(0), dz = az > T(0) ? az : T(0);
+      const T d2 = dx * dx + dy * dy + dz * dz;
+      bool accept = d2 > ng.b * ng.b;
+      if (M == Mac::Acceleration)
+        accept = accept && G * c.m * ng.b * ng.b <= parameter * box.a_min * d2 * d2;
+      else
+        accept = accept && ng.side * ng.side < parameter * d2;
+      if (accept) {
+        if (quadrupole) {
+          const Quadrupole<T> q = quad(node);
+          for (int t = 0; t < TPT; ++t)
+            Policy::template interact_node<WithPotential>(ti[t], c, q, e2, v[t]);
+        } else {
+          for (int t = 0; t < TPT; ++t)
+            Policy::template interact<WithPotential>(ti[t], c, e2, v[t]);
+        }
+        node = next;
+      } else if (next == node + 1) {  // an opened leaf: its particles one by one
+        for (int j = begin(node); j < end(node); ++j) {
+          const Body<T> b = bodies(j);
+          for (int t = 0; t < TPT; ++t)
+            Policy::template interact<WithPotential>(ti[t], b, e2, v[t]);
+        }
+        node = next;
+      } else {
+        node = node + 1;  // first child in depth-first order
+      }
+    }
+    for (int t = 0; t < TPT; ++t) {
+      const int k = gb + rank + t * ts;
+      if (k >= ge) continue;
+      const int i = order(k);
+      const int s = all_targets ? i : slot(i);
+      if (s >= 0) store_sums<Space, 4, WithPotential>(out, s, v[t], G_out);
+    }
+  }
+};
+
+template <class Space>
+class Tree {
+ public:
+  using Mem = typename Space::memory_space;
+  using Vec = typename Particles<Space>::Vec;
+  using Scalar = typename Particles<Space>::Scalar;
+  using IntView = Kokkos::View<int*, Mem>;
+
+  int leaf_size = 16;
+
+  bool built() const { return n_nodes_ > 0; }
+  int n_nodes() const { return n_nodes_; }
+  int levels() const { return levels_; }
+  const IntView& order() const { return order_; }
+  const IntView& begin() const { return begin_; }
+  const IntView& end() const { return end_; }
+  const IntView& skip() const { return skip_; }
+  const Kokkos::View<double* [4], Mem>& mono() const {
+    return mono_;
+  } const Kokkos::View<double* [2], Mem>& size() const {
+    return size_;
+  } const Kokkos::View<double* [6], Mem>& quad() const { return quad_; }
+
+  // Keys, sort and topology from the current positions (timed as tree_keys, tree_sort,
+  // tree_build).
+  void build(const Vec& x, int n, core::Timers& timers) {
+    n_ = n;
+    int idx_bits = 1;
+    while ((std::int64_t(1) << idx_bits) < n) ++idx_bits;
+    bits_ = std::min(21, (63 - idx_bits) / 3);
+    Kokkos::View<std::uint64_t*, Mem> keys("hayate::gravity::tree_keys", n);
+    {
+      auto scope = timers.scope("tree_keys");
+      bounding_cube(x, n);
+      const double cx = centre_[0], cy = centre_[1], cz = centre_[2];
+      const double scale = double(std::uint64_t(1) << bits_) / (2.0 * half_);
+      const double lo = -half_;
+      const std::uint64_t top = (std::uint64_t(1) << bits_) - 1;
+      const int ib = idx_bits;
+      Kokkos::parallel_for(
+          "hayate::gravity::tree_keys", Kokkos::RangePolicy<Space>(0, n),
+          KOKKOS_LAMBDA(const int i) {
+            auto cell = [&](double v) {
+              const double q = compat::floor(v * scale);
+              return q < 0 ? std::uint64_t(0) : (q > double(top) ? top : std::uint64_t(q));
+            };
+            const std::uint64_t k = morton_key(cell(x(i, 0) - cx - lo), cell(x(i, 1) - cy - lo),
+                                               cell(x(i, 2) - cz - lo));
+            keys(i) = k << ib | std::uint64_t(i);
+          });
+    }
+    {
+      auto scope = timers.scope("tree_sort");
+      Kokkos::sort(keys);
+    }
+    auto scope = timers.scope("tree_build");
+    order_ = IntView(
+        Kokkos::view_alloc(std::string("hayate::gravity::tree_order"), Kokkos::WithoutInitializing),
+        n);
+    Kokkos::View<std::uint64_t*, Mem> codes(
+        Kokkos::view_alloc(std::string("hayate::gravity::tree_codes"), Kokkos::WithoutInitializing),
+        n);
+    {
+      const auto order = order_;
+      const std::uint64_t mask = (std::uint64_t(1) << idx_bits) - 1;
+      const int ib = idx_bits;
+      Kokkos::parallel_for(
+          "hayate::gravity::tree_unpack", Kokkos::RangePolicy<Space>(0, n),
+          KOKKOS_LAMBDA(const int k) {
+            order(k) = int(keys(k) & mask);
+            codes(k) = keys(k) >> ib;
+          });
+    }
+    build_levels(codes);
+  }
+
+  // Mass, centre of mass, b_J and quadrupole of every node from the current positions.
+  void moments(const Vec& x, const Scalar& m) {
+    const auto order = order_, begin = begin_, end = end_, skip = skip_, level = level_;
+    const auto mono = mono_;
+    const auto size = size_;
+    const auto quad = quad_;
+    const int nn = n_nodes_;
+    for (int l = levels_ - 1; l >= 0; --l) {
+      Kokkos::parallel_for(
+          "hayate::gravity::tree_moments", Kokkos::RangePolicy<Space>(0, nn),
+          KOKKOS_LAMBDA(const int node) {
+            if (level(node) != l) return;
+            double mt = 0, c[3] = {0, 0, 0}, b = 0, q[6] = {0, 0, 0, 0, 0, 0};
+            // Adds m (3 s s^T - |s|^2 I) to q.
+            auto add_quad = [&](double w, double sx, double sy, double sz) {
+              const double s2 = sx * sx + sy * sy + sz * sz;
+              q[0] += w * (3 * sx * sx - s2);
+              q[1] += w * (3 * sy * sy - s2);
+              q[2] += w * (3 * sz * sz - s2);
+              q[3] += w * 3 * sx * sy;
+              q[4] += w * 3 * sx * sz;
+              q[5] += w * 3 * sy * sz;
+            };
+            const bool leaf = skip(node) == node + 1;
+            if (leaf) {
+              for (int k = begin(node); k < end(node); ++k) {
+                const int i = order(k);
+                mt += m(i);
+                for (int d = 0; d < 3; ++d) c[d] += m(i) * x(i, d);
+              }
+              for (int d = 0; d < 3; ++d) c[d] /= mt;
+              for (int k = begin(node); k < end(node); ++k) {
+                const int i = order(k);
+                double r2 = 0;
+                for (int d = 0; d < 3; ++d) r2 += (x(i, d) - c[d]) * (x(i, d) - c[d]);
+                b = r2 > b ? r2 : b;
+                add_quad(m(i), x(i, 0) - c[0], x(i, 1) - c[1], x(i, 2) - c[2]);
+              }
+              b = compat::sqrt(b);
+            } else {
+              for (int ch = node + 1; ch < skip(node); ch = skip(ch)) {
+                mt += mono(ch, 3);
+                for (int d = 0; d < 3; ++d) c[d] += mono(ch, 3) * mono(ch, d);
+              }
+              for (int d = 0; d < 3; ++d) c[d] /= mt;
+              for (int ch = node + 1; ch < skip(node); ch = skip(ch)) {
+                double r2 = 0;
+                for (int d = 0; d < 3; ++d) r2 += (mono(ch, d) - c[d]) * (mono(ch, d) - c[d]);
+                const double reach = compat::sqrt(r2) + size(ch, 0);
+                b = reach > b ? reach : b;
+                // Parallel-axis shift of the child's quadrupole.
+                add_quad(mono(ch, 3), mono(ch, 0) - c[0], mono(ch, 1) - c[1], mono(ch, 2) - c[2]);
+                for (int j = 0; j < 6; ++j) q[j] += quad(ch, j);
+              }
+            }
+            for (int d = 0; d < 3; ++d) mono(node, d) = c[d];
+            mono(node, 3) = mt;
+            size(node, 0) = b;
+            for (int j = 0; j < 6; ++j) quad(node, j) = q[j];
+          });
+    }
+  }
+
+  void save(core::CheckpointWriter& cp) const {
+    cp.put<std::int64_t>("tree_nodes", n_nodes_);
+    if (!built()) return;
+    cp.put<int>("tree_levels", levels_);
+    cp.put("tree_centre", centre_);
+    cp.put<double>("tree_half", half_);
+    cp.put_view("tree_order", order_);
+    cp.put_view("tree_begin", begin_);
+    cp.put_view("tree_end", end_);
+    cp.put_view("tree_skip", skip_);
+    cp.put_view("tree_level", level_);
+    cp.put_view("tree_size", size_);
+  }
+
+  void restore(const core::CheckpointReader& cp, int n) {
+    n_ = n;
+    n_nodes_ = int(cp.get<std::int64_t>("tree_nodes"));
+    if (!built()) return;
+    levels_ = cp.get<int>("tree_levels");
+    centre_ = cp.get<std::array<double, 3>>("tree_centre");
+    half_ = cp.get<double>("tree_half");
+    allocate_nodes(n_nodes_);
+    order_ = IntView("hayate::gravity::tree_order", n);
+    cp.get_view("tree_order", order_);
+    cp.get_view("tree_begin", begin_);
+    cp.get_view("tree_end", end_);
+    cp.get_view("tree_skip", skip_);
+    cp.get_view("tree_level", level_);
+    cp.get_view("tree_size", size_);
+  }
+
+  // Public only because nvcc forbids device lambdas in private member functions.
+  void bounding_cube(const Vec& x, int n) {
+    double lo[3], hi[3];
+    for (int d = 0; d < 3; ++d) {
+      Kokkos::parallel_reduce(
+          "hayate::gravity::tree_box", Kokkos::RangePolicy<Space>(0, n),
+          KOKKOS_LAMBDA(const int i, double& v) { v = x(i, d) < v ? x(i, d) : v; },
+          Kokkos::Min<double>(lo[d]));
+      Kokkos::parallel_reduce(
+          "hayate::gravity::tree_box", Kokkos::RangePolicy<Space>(0, n),
+          KOKKOS_LAMBDA(const int i, double& v) { v = x(i, d) > v ? x(i, d) : v; },
+          Kokkos::Max<double>(hi[d]));
+    }
+    double h = 0;
+    for (int d = 0; d < 3; ++d) {
+      centre_[d] = 0.5 * (lo[d] + hi[d]);
+      h = std::max(h, 0.5 * (hi[d] - lo[d]));
+    }
+    half_ = h * (1.0 + 1e-6) + 1e-300;
+  }
+
+  void allocate_nodes(int count) {
+    begin_ = IntView("hayate::gravity::tree_begin", count);
+    end_ = IntView("hayate::gravity::tree_end", count);
+    skip_ = IntView("hayate::gravity::tree_skip", count);
+    level_ = IntView("hayate::gravity::tree_level", count);
+    mono_ = Kokkos::View<double* [4], Mem>("hayate::gravity::tree_mono", count);
+    size_ = Kokkos::View<double* [2], Mem>("hayate::gravity::tree_size", count);
+    quad_ = Kokkos::View<double* [6], Mem>("hayate::gravity::tree_quad", count);
+  }
+
+  // Top-down, one level at a time: a node with more than leaf_size particles (and levels left)
+  // gets one child per non-empty octant; then all nodes are sorted into depth-first order.
+  void build_levels(const Kokkos::View<std::uint64_t*, Mem>& codes) {
+    std::vector<IntView> lv_begin{IntView("hayate::gravity::tree_lb", 1)};
+    std::vector<IntView> lv_end{IntView("hayate::gravity::tree_le", 1)};
+    Kokkos::deep_copy(lv_end[0], n_);
+    std::vector<int> counts{1};
+    const int B = bits_, leaf = leaf_size;
+    for (int l = 0;; ++l) {
+      const IntView b = lv_begin[l], e = lv_end[l];
+      const int count = counts[l];
+      IntView offset("hayate::gravity::tree_offset", count + 1);
+      const int shift = 3 * (B - 1 - l);
+      const bool can_split = l < B;
+      // Index of the first particle in [lo, hi) whose digit at this level is >= d.
+      auto first_digit = KOKKOS_LAMBDA(int lo, int hi, std::uint64_t d) {
+        while (lo < hi) {
+          const int mid = (lo + hi) / 2;
+          if (((codes(mid) >> shift) & 7) < d)
+            lo = mid + 1;
+          else
+            hi = mid;
+        }
+        return lo;
+      };
+      int total = 0;
+      Kokkos::parallel_scan(
+          "hayate::gravity::tree_count_children", Kokkos::RangePolicy<Space>(0, count),
+          KOKKOS_LAMBDA(const int node, int& acc, const bool last) {
+            int nc = 0;
+            if (can_split && e(node) - b(node) > leaf) {
+              int prev = b(node);
+              for (std::uint64_t d = 1; d <= 8; ++d) {
+                const int split = d == 8 ? e(node) : first_digit(prev, e(node), d);
+                nc += split > prev;
+                prev = split;
+              }
+            }
+            if (last) offset(node) = acc;
+            acc += nc;
+          },
+          total);
+      if (total == 0) break;
+      IntView nb("hayate::gravity::tree_lb", total), ne("hayate::gravity::tree_le", total);
+      Kokkos::parallel_for(
+          "hayate::gravity::tree_children", Kokkos::RangePolicy<Space>(0, count),
+          KOKKOS_LAMBDA(const int node) {
+            if (!(can_split && e(node) - b(node) > leaf)) return;
+            int prev = b(node), slot = offset(node);
+            for (std::uint64_t d = 1; d <= 8; ++d) {
+              const int split = d == 8 ? e(node) : first_digit(prev, e(node), d);
+              if (split > prev) {
+                nb(slot) = prev;
+                ne(slot) = split;
+                ++slot;
+              }
+              prev = split;
+            }
+          });
+      lv_begin.push_back(nb);
+      lv_end.push_back(ne);
+      counts.push_back(total);
+    }
+    levels_ = int(counts.size());
+    std::int64_t total = 0;
+    for (int c : counts) total += c;
+    if (total >= (std::int64_t(1) << 28))
+      throw std::runtime_error("tree: more than 2^28 nodes; raise tree.leaf_size");
+    n_nodes_ = int(total);
+
+    // Depth-first order = nodes sorted by (first particle, level); key packs the node too.
+    Kokkos::View<std::uint64_t*, Mem> key("hayate::gravity::tree_node_keys", n_nodes_);
+    IntView all_begin("hayate::gravity::tree_ab", n_nodes_),
+        all_end("hayate::gravity::tree_ae", n_nodes_),
+        all_level("hayate::gravity::tree_al", n_nodes_);
+    int base = 0;
+    for (int l = 0; l < levels_; ++l) {
+      const auto b = lv_begin[l], e = lv_end[l];
+      const int o = base;
+      Kokkos::parallel_for(
+          "hayate::gravity::tree_gather", Kokkos::RangePolicy<Space>(0, counts[l]),
+          KOKKOS_LAMBDA(const int k) {
+            all_begin(o + k) = b(k);
+            all_end(o + k) = e(k);
+            all_level(o + k) = l;
+            key(o + k) =
+                (std::uint64_t(b(k)) << 33) | (std::uint64_t(l) << 28) | std::uint64_t(o + k);
+          });
+      base += counts[l];
+    }
+    Kokkos::sort(key);
+    allocate_nodes(n_nodes_);
+    const auto begin = begin_, end = end_, skip = skip_, level = level_;
+    const auto size = size_;
+    const int nn = n_nodes_;
+    const double root_side = 2.0 * half_;
+    Kokkos::parallel_for(
+        "hayate::gravity::tree_preorder", Kokkos::RangePolicy<Space>(0, nn),
+        KOKKOS_LAMBDA(const int k) {
+          const int src = int(key(k) & ((std::uint64_t(1) << 28) - 1));
+          begin(k) = all_begin(src);
+          end(k) = all_end(src);
+          level(k) = all_level(src);
+          size(k, 1) = root_side / double(std::uint64_t(1) << all_level(src));
+        });
+    Kokkos::parallel_for(
+        "hayate::gravity::tree_skip", Kokkos::RangePolicy<Space>(0, nn),
+        KOKKOS_LAMBDA(const int k) {
+          // First node after k whose range starts at or after k's end.
+          int lo = k + 1, hi = nn;
+          const int stop = end(k);
+          while (lo < hi) {
+            const int mid = (lo + hi) / 2;
+            if (begin(mid) < stop)
+              lo = mid + 1;
+            else
+              hi = mid;
+          }
+          skip(k) = lo;
+        });
+  }
+
+ private:
+  int n_ = 0, bits_ = 21, levels_ = 0, n_nodes_ = 0;
+  std::array<double, 3> centre_{0, 0, 0};
+  double half_ = 1;
+  IntView order_, begin_, end_, skip_, level_;
+  Kokkos::View<double* [4], Mem> mono_;  // centre of mass, mass
+  Kokkos::View<double* [2], Mem> size_;  // b_J, cell side
+  Kokkos::View<double* [6], Mem> quad_;  // xx, yy, zz, xy, xz, yz
+};
+
+}  // namespace hayate::gravity

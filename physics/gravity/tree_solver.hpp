@@ -1,0 +1,311 @@
+#pragma once
+// The tree as a force solver: rebuild policy, safe first step, group boxes, packing in the
+// force precision and the walk launch.
+#include "gravity/force.hpp"
+#include "gravity/tree.hpp"
+
+#include <chrono>
+
+namespace hayate::gravity {
+
+struct TreeParams {
+  Mac mac = Mac::Acceleration;
+  double dacc = 1.0 / 512;    // acceleration MAC tolerance
+  double theta = 0.5;         // opening angle (theta MAC, and the first step)
+  bool first_direct = false;  // first step by direct summation instead of the theta MAC
+  int leaf_size = 16;
+  int rebuild_every = 0;  // 0 = automatic
+  bool quadrupole = true;
+};
+
+template <class Space>
+class TreeForce final : public ForceSolver<Space> {
+ public:
+  using Mem = typename Space::memory_space;
+  static constexpr int team_size = TreeDefaults<Space>::team_size;
+  static constexpr int tpt = TreeDefaults<Space>::targets_per_thread;
+  static constexpr int group_size = team_size * tpt;
+  // Automatic rebuilds happen at least this often, whatever the timings say.
+  static constexpr int max_interval = 64;
+
+  TreeForce(Precision precision, TreeParams params, double G, double eps,
+            DirectSolver<Space> direct)
+      : precision_(precision), params_(params), G_(G), eps_(eps), direct_(std::move(direct)) {
+    tree_.leaf_size = params.leaf_size;
+  }
+
+  const Tree<Space>& tree() const { return tree_; }
+  int rebuilds() const { return rebuilds_; }
+
+  void accelerations(const Particles<Space>& p, const Targets<Space>& targets, bool with_potential,
+                     const ForceOutput<Space>& out, core::Timers& timers,
+                     bool diagnostic) override {
+    if (!diagnostic && !have_old_acc_ && params_.first_direct) {
+      // Safe first step: exact accelerations, which the next step's MAC then uses.
+      auto scope = timers.scope("direct");
+      direct_.compute(p.x, p.m, p.n, targets, with_potential, out);
+      have_old_acc_ = targets.index.extent(0) == 0;
+      return;
+    }
+    if (!tree_.built() || (!diagnostic && rebuild_due())) {
+      const auto start = std::chrono::steady_clock::now();
+      tree_.build(p.x, p.n, timers);
+      Kokkos::fence();
+      build_seconds_ =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      since_build_ = 0;
+      excess_ = 0;
+      reference_ = -1;
+      ++rebuilds_;
+    }
+    {
+      auto scope = timers.scope("tree_moments");
+      tree_.moments(p.x, p.m);
+    }
+    const auto start = std::chrono::steady_clock::now();
+    {
+      auto scope = timers.scope("tree_walk");
+      const bool theta = params_.mac == Mac::Theta || !have_old_acc_;
+      switch (precision_) {
+        case Precision::Float:
+          walk<float, float>(p, targets, with_potential, theta, out);
+          break;
+        case Precision::Double:
+          walk<double, double>(p, targets, with_potential, theta, out);
+          break;
+        case Precision::Mixed:
+          walk<float, double>(p, targets, with_potential, theta, out);
+          break;
+      }
+    }
+    if (diagnostic) return;
+    // Walk cost per target against its value just after the rebuild: rebuild once the
+    // accumulated slow-down exceeds what a rebuild costs (GOTHIC's rule).
+    const double per_target =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
+        std::max(1, targets.count);
+    if (reference_ < 0) reference_ = per_target;
+    excess_ += std::max(0.0, per_target - reference_) * targets.count;
+    ++since_build_;
+    if (targets.index.extent(0) == 0) have_old_acc_ = true;
+  }
+
+  void save(core::CheckpointWriter& cp) const override {
+    tree_.save(cp);
+    cp.put<int>("tree_since_build", since_build_);
+    cp.put<bool>("tree_have_old_acc", have_old_acc_);
+    cp.put<double>("tree_build_seconds", build_seconds_);
+    cp.put<double>("tree_reference", reference_);
+    cp.put<double>("tree_excess", excess_);
+  }
+
+  void restore(const core::CheckpointReader& cp, int n) override {
+    tree_.restore(cp, n);
+    since_build_ = cp.get<int>("tree_since_build");
+    have_old_acc_ = cp.get<bool>("tree_have_old_acc");
+    build_seconds_ = cp.get<double>("tree_build_seconds");
+    reference_ = cp.get<double>("tree_reference");
+    excess_ = cp.get<double>("tree_excess");
+  }
+
+  // Public for nvcc (device lambdas): group bounding boxes, smallest |a_old|, target flags.
+  template <class T>
+  void prepare_groups(const Particles<Space>& p, const Targets<Space>& targets) {
+    const int n = p.n;
+    const int n_groups = (n + group_size - 1) / group_size;
+    auto& groups = group_view<T>();
+    if (int(groups.extent(0)) < n_groups)
+      groups = Kokkos::View<GroupBox<T>*, Mem>("hayate::gravity::tree_groups", n_groups);
+    const bool all = targets.index.extent(0) == 0;
+    if (!all) {
+      ensure_size(slot_, n, "hayate::gravity::tree_slot");
+      Kokkos::deep_copy(slot_, -1);
+      const auto slot = slot_;
+      const auto index = targets.index;
+      Kokkos::parallel_for(
+          "hayate::gravity::tree_slots", Kokkos::RangePolicy<Space>(0, targets.count),
+          KOKKOS_LAMBDA(const int k) { slot(index(k)) = k; });
+    }
+    const auto g = groups;
+    const auto order = tree_.order();
+    const auto x = p.x, a = p.acc;
+    const auto slot = slot_;
+    const int gs = group_size;
+    Kokkos::parallel_for(
+        "hayate::gravity::tree_group_boxes", Kokkos::RangePolicy<Space>(0, n_groups),
+        KOKKOS_LAMBDA(const int grp) {
+          double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
+          double amin2 = 1e300;
+          int active = all ? 1 : 0;
+          const int e = (grp + 1) * gs < n ? (grp + 1) * gs : n;
+          for (int k = grp * gs; k < e; ++k) {
+            const int i = order(k);
+            for (int d = 0; d < 3; ++d) {
+              lo[d] = x(i, d) < lo[d] ? x(i, d) : lo[d];
+              hi[d] = x(i, d) > hi[d] ? x(i, d) : hi[d];
+            }
+            const double a2 = a(i, 0) * a(i, 0) + a(i, 1) * a(i, 1) + a(i, 2) * a(i, 2);
+            amin2 = a2 < amin2 ? a2 : amin2;
+            if (!all && slot(i) >= 0) active = 1;
+          }
+          GroupBox<T> box;
+          // Rounded outwards so the float box still contains every member.
+          box.cx = T(0.5 * (lo[0] + hi[0]));
+          box.cy = T(0.5 * (lo[1] + hi[1]));
+          box.cz = T(0.5 * (lo[2] + hi[2]));
+          box.hx = T(0.5 * (hi[0] - lo[0]) * (1 + 1e-6));
+          box.hy = T(0.5 * (hi[1] - lo[1]) * (1 + 1e-6));
+          box.hz = T(0.5 * (hi[2] - lo[2]) * (1 + 1e-6));
+          box.a_min = T(compat::sqrt(amin2));
+          box.active = active;
+          g(grp) = box;
+        });
+  }
+
+  template <class T>
+  void pack(const Particles<Space>& p) {
+    auto& bodies = body_view<T>();
+    auto& nodes = node_view<T>();
+    auto& geom = geom_view<T>();
+    auto& quads = quad_view<T>();
+    ensure_size(quads, tree_.n_nodes(), "hayate::gravity::tree_node_quad");
+    ensure_size(bodies, p.n, "hayate::gravity::tree_bodies");
+    ensure_size(nodes, tree_.n_nodes(), "hayate::gravity::tree_node_bodies");
+    ensure_size(geom, tree_.n_nodes(), "hayate::gravity::tree_node_geom");
+    const auto b = bodies;
+    const auto nb = nodes;
+    const auto ng = geom;
+    const auto nq = quads;
+    const auto quad = tree_.quad();
+    const auto order = tree_.order();
+    const auto x = p.x;
+    const auto m = p.m;
+    const auto mono = tree_.mono();
+    const auto size = tree_.size();
+    Kokkos::parallel_for(
+        "hayate::gravity::tree_pack_bodies", Kokkos::RangePolicy<Space>(0, p.n),
+        KOKKOS_LAMBDA(const int k) {
+          const int i = order(k);
+          b(k) = Body<T>{T(x(i, 0)), T(x(i, 1)), T(x(i, 2)), T(m(i))};
+        });
+    Kokkos::parallel_for(
+        "hayate::gravity::tree_pack_nodes", Kokkos::RangePolicy<Space>(0, tree_.n_nodes()),
+        KOKKOS_LAMBDA(const int k) {
+          nb(k) = Body<T>{T(mono(k, 0)), T(mono(k, 1)), T(mono(k, 2)), T(mono(k, 3))};
+          // b_J rounded up so rounding never makes the MAC less safe.
+          ng(k) = NodeGeom<T>{T(size(k, 0) * (1 + 1e-6)), T(size(k, 1))};
+          nq(k) = Quadrupole<T>{T(quad(k, 0)), T(quad(k, 1)), T(quad(k, 2)),
+                                T(quad(k, 3)), T(quad(k, 4)), T(quad(k, 5))};
+        });
+  }
+
+ private:
+  bool rebuild_due() const {
+    if (params_.rebuild_every > 0) return since_build_ >= params_.rebuild_every;
+    return since_build_ >= max_interval || (reference_ >= 0 && excess_ > build_seconds_);
+  }
+
+  template <class T, class Acc>
+  void walk(const Particles<Space>& p, const Targets<Space>& targets, bool with_potential,
+            bool theta, const ForceOutput<Space>& out) {
+    prepare_groups<T>(p, targets);
+    pack<T>(p);
+    if (with_potential) {
+      if (theta)
+        launch<T, Acc, true, Mac::Theta>(p, targets, out);
+      else
+        launch<T, Acc, true, Mac::Acceleration>(p, targets, out);
+    } else {
+      if (theta)
+        launch<T, Acc, false, Mac::Theta>(p, targets, out);
+      else
+        launch<T, Acc, false, Mac::Acceleration>(p, targets, out);
+    }
+  }
+
+  template <class T, class Acc, bool WithPotential, Mac M>
+  void launch(const Particles<Space>& p, const Targets<Space>& targets,
+              const ForceOutput<Space>& out) {
+    TreeWalkKernel<Space, T, Acc, tpt, WithPotential, M> k;
+    k.bodies = body_view<T>();
+    k.nodes = node_view<T>();
+    k.geom = geom_view<T>();
+    k.quad = quad_view<T>();
+    k.quadrupole = params_.quadrupole;
+    k.skip = tree_.skip();
+    k.begin = tree_.begin();
+    k.end = tree_.end();
+    k.groups = group_view<T>();
+    k.order = tree_.order();
+    k.slot = slot_;
+    k.all_targets = targets.index.extent(0) == 0;
+    k.out = out;
+    k.n = p.n;
+    k.n_nodes = tree_.n_nodes();
+    k.group_size = group_size;
+    k.eps2 = T(eps_) * T(eps_);
+    k.G = T(G_);
+    k.parameter = M == Mac::Acceleration ? T(params_.dacc) : T(params_.theta * params_.theta);
+    k.G_out = G_;
+    const int n_groups = (p.n + group_size - 1) / group_size;
+    Kokkos::parallel_for(
+        WithPotential ? "hayate::gravity::tree_walk_potential" : "hayate::gravity::tree_walk",
+        Kokkos::TeamPolicy<Space>(n_groups, team_size), k);
+  }
+
+  template <class T>
+  Kokkos::View<Body<T>*, Mem>& body_view() {
+    if constexpr (std::is_same<T, float>::value)
+      return bodies_f_;
+    else
+      return bodies_d_;
+  }
+  template <class T>
+  Kokkos::View<Body<T>*, Mem>& node_view() {
+    if constexpr (std::is_same<T, float>::value)
+      return nodes_f_;
+    else
+      return nodes_d_;
+  }
+  template <class T>
+  Kokkos::View<NodeGeom<T>*, Mem>& geom_view() {
+    if constexpr (std::is_same<T, float>::value)
+      return geom_f_;
+    else
+      return geom_d_;
+  }
+  template <class T>
+  Kokkos::View<Quadrupole<T>*, Mem>& quad_view() {
+    if constexpr (std::is_same<T, float>::value)
+      return quads_f_;
+    else
+      return quads_d_;
+  }
+  template <class T>
+  Kokkos::View<GroupBox<T>*, Mem>& group_view() {
+    if constexpr (std::is_same<T, float>::value)
+      return groups_f_;
+    else
+      return groups_d_;
+  }
+
+  Precision precision_;
+  TreeParams params_;
+  double G_, eps_;
+  DirectSolver<Space> direct_;
+  Tree<Space> tree_;
+  bool have_old_acc_ = false;
+  int since_build_ = 0, rebuilds_ = 0;
+  double build_seconds_ = 0, reference_ = -1, excess_ = 0;
+  Kokkos::View<int*, Mem> slot_;
+  Kokkos::View<Body<float>*, Mem> bodies_f_, nodes_f_;
+  Kokkos::View<Body<double>*, Mem> bodies_d_, nodes_d_;
+  Kokkos::View<NodeGeom<float>*, Mem> geom_f_;
+  Kokkos::View<NodeGeom<double>*, Mem> geom_d_;
+  Kokkos::View<Quadrupole<float>*, Mem> quads_f_;
+  Kokkos::View<Quadrupole<double>*, Mem> quads_d_;
+  Kokkos::View<GroupBox<float>*, Mem> groups_f_;
+  Kokkos::View<GroupBox<double>*, Mem> groups_d_;
+};
+
+}  // namespace hayate::gravity

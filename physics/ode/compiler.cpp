@@ -1,0 +1,644 @@
+#include "ode/compiler.hpp"
+
+#include "config/error.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <numeric>
+#include <set>
+#include <unordered_map>
+
+namespace hayate::ode {
+
+const char* op_name(Op op) {
+  static const char* names[OP_COUNT] = {"push_const",
+                                        "push_state",
+                                        "push_var",
+                                        "push_time",
+                                        "const_ind",
+                                        "state_ind",
+                                        "var_ind",
+                                        "add",
+                                        "mul",
+                                        "addn",
+                                        "muln",
+                                        "sub",
+                                        "div",
+                                        "pow",
+                                        "powi",
+                                        "neg",
+                                        "exp",
+                                        "log",
+                                        "log10",
+                                        "sqrt",
+                                        "abs",
+                                        "sin",
+                                        "cos",
+                                        "tan",
+                                        "tanh",
+                                        "floor",
+                                        "min",
+                                        "max",
+                                        "mod",
+                                        "lt",
+                                        "le",
+                                        "gt",
+                                        "ge",
+                                        "eq",
+                                        "ne",
+                                        "and",
+                                        "or",
+                                        "not",
+                                        "select",
+                                        "assign_alg",
+                                        "assign_deriv",
+                                        "assign_alg_ind",
+                                        "assign_deriv_ind"};
+  return op < OP_COUNT ? names[op] : "?";
+}
+
+int op_pops(Op op, std::uint32_t arg) {
+  switch (op) {
+    case PUSH_CONST:
+    case PUSH_STATE:
+    case PUSH_VAR:
+    case PUSH_TIME:
+    case CONST_IND:
+    case STATE_IND:
+    case VAR_IND:
+      return 0;
+    case ADDN:
+    case MULN:
+      return static_cast<int>(arg);
+    case SELECT:
+      return 3;
+    case POWI:
+      return 1;
+    case ASSIGN_ALG:
+    case ASSIGN_DERIV:
+    case ASSIGN_ALG_IND:
+    case ASSIGN_DERIV_IND:
+      return 1;
+    default:
+      return is_unary(op) ? 1 : 2;
+  }
+}
+
+int op_pushes(Op op) {
+  return op == ASSIGN_ALG || op == ASSIGN_DERIV || op == ASSIGN_ALG_IND || op == ASSIGN_DERIV_IND
+             ? 0
+             : 1;
+}
+
+std::size_t Program::max_groups_per_phase() const {
+  std::size_t m = 0;
+  for (std::size_t p = 0; p + 1 < phase_begin.size(); ++p)
+    m = std::max<std::size_t>(m, phase_begin[p + 1] - phase_begin[p]);
+  return m;
+}
+
+std::size_t Program::unified_groups() const {
+  std::size_t n = 0;
+  for (std::size_t g = 0; g < n_groups(); ++g) n += group(g, G_KIND) == GROUP_UNIFIED;
+  return n;
+}
+
+namespace {
+
+[[noreturn]] void node_error(const Node& n, const std::string& message) {
+  if (n.src) expr_error(*n.src, n.pos, message);
+  throw core::InputError(core::SourceLocation{"<model>", 0, 0}, message);
+}
+
+bool integer_exponent(double b) {
+  return b == std::floor(b) && b != 0.0 && std::fabs(b) <= kPowiMax;
+}
+
+}  // namespace
+
+NodePtr fold(NodePtr n) {
+  if (n->args.empty()) return n;
+  for (auto& a : n->args) a = fold(std::move(a));
+  if (n->op == DIV && n->args[1]->is_const() && n->args[1]->value == 0.0)
+    node_error(*n, fmt::format("division by constant zero: the divisor '{}' is 0",
+                               n->args[1]->src ? to_string(*n->args[1]) : "0"));
+  if (n->op == ADD || n->op == MUL) {
+    // (a + b) + c = a + b + c: flattening a leading operand keeps the order of evaluation.
+    if (n->args[0]->op == n->op) {
+      std::vector<NodePtr> flat = std::move(n->args[0]->args);
+      for (std::size_t i = 1; i < n->args.size(); ++i) flat.push_back(std::move(n->args[i]));
+      n->args = std::move(flat);
+    }
+    // A constant prefix folds exactly: the sum runs left to right.
+    while (n->args.size() >= 2 && n->args[0]->is_const() && n->args[1]->is_const()) {
+      n->args[0]->value = apply_binary(n->op, n->args[0]->value, n->args[1]->value);
+      n->args.erase(n->args.begin() + 1);
+    }
+    if (n->args.size() == 1) return std::move(n->args[0]);
+  }
+  const bool all_const =
+      std::all_of(n->args.begin(), n->args.end(), [](const NodePtr& a) { return a->is_const(); });
+  if (all_const) {
+    const double v = evaluate(*n, nullptr, nullptr, 0.0);
+    return make_const(v, n->pos, n->src);
+  }
+  if (n->op == POW && n->args[1]->is_const() && integer_exponent(n->args[1]->value)) {
+    n->op = POWI;
+    n->index = static_cast<std::uint32_t>(static_cast<int>(n->args[1]->value) + kPowiBias);
+    n->args.pop_back();
+  }
+  return n;
+}
+
+namespace {
+
+// Stack depth an expression needs, for the emission order below.
+int need(const Node& n) {
+  if (n.args.empty()) return 1;
+  if ((n.op == ADD || n.op == MUL) && n.args.size() == 2) {
+    const int a = need(*n.args[0]), b = need(*n.args[1]);
+    return a == b ? a + 1 : std::max(a, b);
+  }
+  int d = 0;
+  for (std::size_t i = 0; i < n.args.size(); ++i) {
+    // Long sums run in chunks of 8 with the running value at the bottom.
+    const std::size_t pos = (n.op == ADD || n.op == MUL) && i >= 8 ? 1 + (i - 8) % 7 : i;
+    d = std::max(d, int(pos) + need(*n.args[i]));
+  }
+  return d;
+}
+
+class Emitter {
+ public:
+  Emitter(std::vector<double>& consts, std::vector<std::uint32_t>& code)
+      : consts_(consts), code_(code) {
+    for (std::size_t i = 0; i < consts_.size(); ++i)
+      index_[bits(consts_[i])] = static_cast<std::uint32_t>(i);
+  }
+
+  void emit(const Node& n) {
+    switch (n.op) {
+      case PUSH_CONST:
+        word(PUSH_CONST, constant(n.value), n);
+        push(1);
+        return;
+      case PUSH_STATE:
+      case PUSH_VAR:
+        word(n.op, n.index, n);
+        push(1);
+        return;
+      case PUSH_TIME:
+        word(PUSH_TIME, 0, n);
+        push(1);
+        return;
+      case ADD:
+      case MUL:
+        // a + b and b + a round identically, so the deeper operand goes first (Sethi-Ullman).
+        if (n.args.size() == 2 && need(*n.args[1]) > need(*n.args[0])) {
+          emit(*n.args[1]);
+          emit(*n.args[0]);
+          word(n.op, 0, n);
+          depth_ -= 1;
+          return;
+        }
+        nary(n);
+        return;
+      case POWI:
+        emit(*n.args[0]);
+        word(POWI, n.index, n);
+        return;
+      case SELECT:
+        for (const auto& a : n.args) emit(*a);
+        word(SELECT, 0, n);
+        depth_ -= 2;
+        return;
+      default:
+        break;
+    }
+    for (const auto& a : n.args) emit(*a);
+    word(n.op, 0, n);
+    depth_ -= static_cast<int>(n.args.size()) - 1;
+  }
+  void store(Op op, std::uint32_t target, const Node& n) {
+    word(op, target, n);
+    depth_ -= 1;
+  }
+  int max_depth() const { return max_; }
+
+ private:
+  // Long sums (a connection input of 100 synapses) run in chunks so the stack stays shallow;
+  // the running value is the first operand of the next chunk, so the order is unchanged.
+  void nary(const Node& n) {
+    constexpr std::size_t chunk = 8;
+    const std::size_t count = n.args.size();
+    const Op two = n.op, many = n.op == ADD ? ADDN : MULN;
+    std::size_t i = 0, pending = 0;
+    while (i < count) {
+      const std::size_t take = std::min(count - i, pending ? chunk - 1 : chunk);
+      for (std::size_t k = 0; k < take; ++k) emit(*n.args[i + k]);
+      i += take;
+      const std::size_t operands = take + pending;
+      if (operands == 2)
+        word(two, 0, n);
+      else if (operands > 2)
+        word(many, static_cast<std::uint32_t>(operands), n);
+      depth_ -= static_cast<int>(operands) - 1;
+      pending = 1;
+    }
+  }
+  void push(int k) {
+    depth_ += k;
+    max_ = std::max(max_, depth_);
+  }
+  static std::uint64_t bits(double v) {
+    std::uint64_t b;
+    std::memcpy(&b, &v, sizeof b);
+    return b;
+  }
+  std::uint32_t constant(double v) {
+    auto it = index_.find(bits(v));
+    if (it != index_.end()) return it->second;
+    const auto id = static_cast<std::uint32_t>(consts_.size());
+    consts_.push_back(v);
+    index_[bits(v)] = id;
+    return id;
+  }
+  void word(Op op, std::uint32_t arg, const Node& n) {
+    if (arg > kMaxOperand)
+      node_error(n, fmt::format("operand {} exceeds the bytecode limit {}", arg, kMaxOperand));
+    code_.push_back(encode(op, arg));
+  }
+
+  std::vector<double>& consts_;
+  std::vector<std::uint32_t>& code_;
+  std::unordered_map<std::uint64_t, std::uint32_t> index_;
+  int depth_ = 0, max_ = 0;
+};
+
+void collect_vars(const Node& n, std::size_t n_alg, std::vector<const Node*>& reads) {
+  if (n.op == PUSH_VAR && n.index < n_alg) reads.push_back(&n);
+  for (const auto& a : n.args) collect_vars(*a, n_alg, reads);
+}
+
+}  // namespace
+
+int emit_equation(const Node& expr, Op store, std::uint32_t target, std::vector<double>& consts,
+                  std::vector<std::uint32_t>& code) {
+  Emitter e(consts, code);
+  e.emit(expr);
+  e.store(store, target, expr);
+  return e.max_depth();
+}
+
+std::vector<std::size_t> topological_order(const FlatModel& model) {
+  const std::size_t n_alg = model.n_alg;
+  std::vector<std::size_t> eq_of(n_alg, SIZE_MAX);
+  for (std::size_t i = 0; i < model.equations.size(); ++i)
+    if (!model.equations[i].derivative) eq_of[model.equations[i].target] = i;
+  std::vector<std::vector<const Node*>> reads(n_alg);
+  for (std::size_t v = 0; v < n_alg; ++v)
+    if (eq_of[v] != SIZE_MAX) collect_vars(*model.equations[eq_of[v]].expr, n_alg, reads[v]);
+  // Iterative depth-first search; colour 1 = on the path, 2 = done.
+  std::vector<int> colour(n_alg, 0);
+  std::vector<std::size_t> order;
+  order.reserve(n_alg);
+  std::vector<std::pair<std::size_t, std::size_t>> stack;
+  for (std::size_t root = 0; root < n_alg; ++root) {
+    if (colour[root] || eq_of[root] == SIZE_MAX) continue;
+    stack.push_back({root, 0});
+    colour[root] = 1;
+    while (!stack.empty()) {
+      auto& [v, next] = stack.back();
+      if (next < reads[v].size()) {
+        const std::size_t w = reads[v][next++]->index;
+        if (colour[w] == 1) {
+          // Report the cycle at the read that closes it, naming every variable on it.
+          std::string path;
+          std::size_t k = 0;
+          while (stack[k].first != w) ++k;
+          for (std::size_t j = k; j < stack.size(); ++j)
+            path += model.var_names[stack[j].first] + " -> ";
+          path += model.var_names[w];
+          const std::size_t from = stack.back().first;
+          node_error(*reads[from][stack.back().second - 1],
+                     fmt::format("algebraic cycle: {} (algebraic variables may not depend on "
+                                 "themselves; make one of them a state)",
+                                 path));
+        }
+        if (colour[w] == 0 && eq_of[w] != SIZE_MAX) {
+          colour[w] = 1;
+          stack.push_back({w, 0});
+        }
+      } else {
+        colour[v] = 2;
+        order.push_back(eq_of[v]);
+        stack.pop_back();
+      }
+    }
+  }
+  return order;
+}
+
+std::string disassemble(const std::vector<std::uint32_t>& code, std::size_t begin,
+                        std::size_t len) {
+  std::string s;
+  for (std::size_t i = begin; i < begin + len; ++i) {
+    const Op op = op_of(code[i]);
+    s += fmt::format("{:4}  {}", i - begin, op_name(op));
+    if (op_pops(op, 0) == 0 || op == ADDN || op == MULN || op == POWI || op_pushes(op) == 0)
+      s += fmt::format(" {}", arg_of(code[i]));
+    s += "\n";
+  }
+  return s;
+}
+
+namespace {
+
+struct Task {
+  std::vector<std::size_t> eqs;
+  std::vector<std::uint32_t> code;
+  std::vector<std::uint32_t> key;  // opcode sequence with leaf and store operands masked
+};
+
+std::uint32_t key_word(std::uint32_t w) {
+  switch (op_of(w)) {
+    case PUSH_CONST:
+    case PUSH_STATE:
+    case PUSH_VAR:
+    case ASSIGN_ALG:
+    case ASSIGN_DERIV:
+      return encode(op_of(w), 0);
+    default:
+      return w;
+  }
+}
+
+std::size_t hamming(const std::vector<std::uint32_t>& a, const std::vector<std::uint32_t>& b) {
+  std::size_t d = a.size() > b.size() ? a.size() - b.size() : b.size() - a.size();
+  for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) d += a[i] != b[i];
+  return d;
+}
+
+// Length first, then identical sequences together, then a greedy nearest-neighbour walk by
+// Hamming distance so that neighbouring warps differ in as few opcodes as possible.
+void similarity_order(std::vector<std::size_t>& phase, const std::vector<Task>& tasks) {
+  std::stable_sort(phase.begin(), phase.end(), [&](std::size_t a, std::size_t b) {
+    if (tasks[a].code.size() != tasks[b].code.size())
+      return tasks[a].code.size() < tasks[b].code.size();
+    return tasks[a].key < tasks[b].key;
+  });
+  std::vector<std::size_t> out;
+  out.reserve(phase.size());
+  for (std::size_t begin = 0; begin < phase.size();) {
+    std::size_t end = begin;
+    while (end < phase.size() && tasks[phase[end]].code.size() == tasks[phase[begin]].code.size())
+      ++end;
+    // Runs of identical keys move as blocks; blocks are chained by distance.
+    std::vector<std::pair<std::size_t, std::size_t>> blocks;
+    for (std::size_t i = begin; i < end;) {
+      std::size_t j = i;
+      while (j < end && tasks[phase[j]].key == tasks[phase[i]].key) ++j;
+      blocks.push_back({i, j});
+      i = j;
+    }
+    std::vector<bool> used(blocks.size(), false);
+    std::size_t cur = 0;
+    for (std::size_t n = 0; n < blocks.size(); ++n) {
+      used[cur] = true;
+      for (std::size_t i = blocks[cur].first; i < blocks[cur].second; ++i) out.push_back(phase[i]);
+      std::size_t best = SIZE_MAX, best_d = SIZE_MAX;
+      for (std::size_t b = 0; b < blocks.size(); ++b) {
+        if (used[b]) continue;
+        const std::size_t d =
+            hamming(tasks[phase[blocks[cur].first]].key, tasks[phase[blocks[b].first]].key);
+        if (d < best_d) best_d = d, best = b;
+      }
+      if (best == SIZE_MAX) break;
+      cur = best;
+    }
+    begin = end;
+  }
+  phase = std::move(out);
+}
+
+}  // namespace
+
+Program compile(const FlatModel& model, const CompilerOptions& options) {
+  Program prog;
+  prog.n_states = model.n_states();
+  prog.n_vars = model.n_vars();
+  prog.n_alg = model.n_alg;
+  const std::vector<std::size_t> alg_order = topological_order(model);
+  const std::size_t n_eq = model.equations.size();
+
+  // Fold in dependency order; an algebraic variable that folds to a constant becomes a constant
+  // of every expression reading it and leaves the schedule (its value is stored once).
+  std::vector<std::size_t> all_order = alg_order;
+  for (std::size_t i = 0; i < n_eq; ++i)
+    if (model.equations[i].derivative) all_order.push_back(i);
+  std::vector<NodePtr> final_expr(n_eq);
+  std::vector<bool> constant(n_eq, false);
+  std::vector<double> var_value(model.n_alg, 0.0);
+  std::vector<bool> var_const(model.n_alg, false);
+  std::function<void(Node&)> substitute = [&](Node& n) {
+    if (n.op == PUSH_VAR && n.index < model.n_alg && var_const[n.index]) {
+      n.op = PUSH_CONST;
+      n.value = var_value[n.index];
+      return;
+    }
+    for (auto& a : n.args) substitute(*a);
+  };
+  for (std::size_t i : all_order) {
+    const Equation& e = model.equations[i];
+    NodePtr folded = e.expr->clone();
+    if (options.fold) substitute(*folded);
+    folded = fold(std::move(folded));  // rejects division by a constant zero either way
+    if (options.fold && !e.derivative && folded->is_const()) {
+      constant[i] = true;
+      var_const[e.target] = true;
+      var_value[e.target] = folded->value;
+      prog.constant_vars.push_back({e.target, folded->value});
+    }
+    final_expr[i] = options.fold ? std::move(folded) : e.expr->clone();
+  }
+
+  // Bytecode per equation.
+  std::vector<std::vector<std::uint32_t>> eq_code(n_eq);
+  for (std::size_t i = 0; i < n_eq; ++i) {
+    if (constant[i]) continue;
+    const Equation& e = model.equations[i];
+    const int depth = emit_equation(*final_expr[i], e.derivative ? ASSIGN_DERIV : ASSIGN_ALG,
+                                    e.target, prog.consts, eq_code[i]);
+    if (depth > kMaxStack) {
+      const std::string what =
+          e.derivative ? "d(" + model.state_names[e.target] + ")/dt" : model.var_names[e.target];
+      node_error(*e.expr,
+                 fmt::format("the expression for {} needs an evaluation stack of {} values, more "
+                             "than the {} available: split it into algebraic variables",
+                             what, depth, kMaxStack));
+    }
+    prog.max_stack = std::max(prog.max_stack, depth);
+    prog.n_instructions += eq_code[i].size();
+    ++prog.n_equations;
+  }
+
+  // Level scheduling: an equation runs one phase after the latest equation it reads.
+  std::vector<std::size_t> eq_of(model.n_alg, SIZE_MAX);
+  for (std::size_t i = 0; i < n_eq; ++i)
+    if (!model.equations[i].derivative) eq_of[model.equations[i].target] = i;
+  std::vector<std::vector<std::size_t>> deps(n_eq);
+  for (std::size_t i = 0; i < n_eq; ++i) {
+    std::vector<const Node*> reads;
+    collect_vars(*final_expr[i], model.n_alg, reads);
+    for (const Node* r : reads)
+      if (!constant[eq_of[r->index]]) deps[i].push_back(eq_of[r->index]);
+    std::sort(deps[i].begin(), deps[i].end());
+    deps[i].erase(std::unique(deps[i].begin(), deps[i].end()), deps[i].end());
+  }
+  all_order.erase(std::remove_if(all_order.begin(), all_order.end(),
+                                 [&](std::size_t i) { return constant[i]; }),
+                  all_order.end());
+  std::vector<std::size_t> level(n_eq, 0);
+  std::size_t n_levels = 0;
+  for (std::size_t i : all_order) {
+    for (std::size_t d : deps[i]) level[i] = std::max(level[i], level[d] + 1);
+    n_levels = std::max(n_levels, level[i] + 1);
+  }
+  prog.n_levels = n_levels;
+
+  std::vector<Task> tasks(n_eq);
+  std::vector<std::vector<std::size_t>> phases(n_levels);
+  std::vector<std::size_t> task_of(n_eq);
+  for (std::size_t i = 0; i < n_eq; ++i) {
+    tasks[i].eqs = {i};
+    tasks[i].code = eq_code[i];
+    task_of[i] = i;
+  }
+  for (std::size_t i : all_order) phases[level[i]].push_back(i);
+
+  if (options.merge) {
+    // Phases in order: a task whose latest dependencies lie in phase q joins the task it reads
+    // there when that is the only one (appending its stream, within the length cap); otherwise
+    // it moves up to phase q + 1, which merging upstream may have made earlier than its level.
+    std::vector<std::size_t> phase_of(n_eq);
+    for (std::size_t p = 0; p < phases.size(); ++p)
+      for (std::size_t t : phases[p]) phase_of[t] = p;
+    std::vector<std::size_t> longest(phases.size(), 0);
+    for (std::size_t p = 0; p < phases.size(); ++p)
+      for (std::size_t t : phases[p]) longest[p] = std::max(longest[p], tasks[t].code.size());
+    for (std::size_t p = 1; p < phases.size(); ++p) {
+      const std::vector<std::size_t> current = std::move(phases[p]);
+      phases[p].clear();
+      for (std::size_t b : current) {
+        std::size_t q = 0;
+        bool any = false;
+        for (std::size_t e : tasks[b].eqs)
+          for (std::size_t d : deps[e]) q = std::max(q, phase_of[task_of[d]]), any = true;
+        std::set<std::size_t> in_q;
+        if (any)
+          for (std::size_t e : tasks[b].eqs)
+            for (std::size_t d : deps[e])
+              if (phase_of[task_of[d]] == q) in_q.insert(task_of[d]);
+        const std::size_t cap = std::max<std::size_t>(longest[q], options.merge_max_length);
+        if (any && in_q.size() == 1 &&
+            tasks[*in_q.begin()].code.size() + tasks[b].code.size() <= cap) {
+          const std::size_t host = *in_q.begin();
+          Task& a = tasks[host];
+          a.code.insert(a.code.end(), tasks[b].code.begin(), tasks[b].code.end());
+          for (std::size_t e : tasks[b].eqs) {
+            a.eqs.push_back(e);
+            task_of[e] = host;
+          }
+          tasks[b].eqs.clear();
+          tasks[b].code.clear();
+        } else {
+          const std::size_t to = any ? q + 1 : 0;
+          phases[to].push_back(b);
+          phase_of[b] = to;
+        }
+      }
+    }
+    phases.erase(
+        std::remove_if(phases.begin(), phases.end(), [](const auto& ph) { return ph.empty(); }),
+        phases.end());
+  }
+
+  for (auto& t : tasks) {
+    t.key.resize(t.code.size());
+    std::transform(t.code.begin(), t.code.end(), t.key.begin(), key_word);
+  }
+
+  prog.phase_begin.push_back(0);
+  for (auto& phase : phases) {
+    prog.n_tasks += phase.size();
+    if (options.reorder) similarity_order(phase, tasks);
+    // Split into warps of kWarp lanes; with padding a warp never mixes opcode sequences.
+    std::vector<std::vector<std::size_t>> warps;
+    for (std::size_t t : phase) {
+      if (warps.empty() || warps.back().size() == static_cast<std::size_t>(kWarp) ||
+          (options.pad && tasks[warps.back().front()].key != tasks[t].key))
+        warps.emplace_back();
+      warps.back().push_back(t);
+    }
+    for (const auto& w : warps) {
+      const std::size_t g = prog.n_groups();
+      prog.groups.resize(prog.groups.size() + kGroupFields, 0);
+      prog.lane_code.resize(prog.lane_code.size() + kWarp, 0);
+      prog.lane_len.resize(prog.lane_len.size() + kWarp, 0);
+      std::int32_t* rec = &prog.groups[g * kGroupFields];
+      rec[G_COUNT] = static_cast<std::int32_t>(w.size());
+      const bool same = std::all_of(w.begin(), w.end(),
+                                    [&](std::size_t t) { return tasks[t].key == tasks[w[0]].key; });
+      if (options.unify && same) {
+        rec[G_KIND] = GROUP_UNIFIED;
+        rec[G_CODE] = static_cast<std::int32_t>(prog.code.size());
+        rec[G_LEN] = static_cast<std::int32_t>(tasks[w[0]].code.size());
+        rec[G_ITAB] = static_cast<std::int32_t>(prog.itab.size() / kWarp);
+        rec[G_CTAB] = static_cast<std::int32_t>(prog.ctab.size() / kWarp);
+        std::uint32_t islots = 0, cslots = 0;
+        for (std::size_t i = 0; i < tasks[w[0]].code.size(); ++i) {
+          const std::uint32_t w0 = tasks[w[0]].code[i];
+          const bool uniform = std::all_of(w.begin(), w.end(),
+                                           [&](std::size_t t) { return tasks[t].code[i] == w0; });
+          if (uniform) {
+            prog.code.push_back(w0);
+            continue;
+          }
+          const Op op = op_of(w0);
+          // Idle lanes repeat lane 0's operand: they never run, but the table stays dense.
+          const auto lane_arg = [&](int l) {
+            return arg_of(tasks[w[static_cast<std::size_t>(l) < w.size() ? l : 0]].code[i]);
+          };
+          if (op == PUSH_CONST) {
+            for (int l = 0; l < kWarp; ++l) prog.ctab.push_back(prog.consts[lane_arg(l)]);
+            prog.code.push_back(encode(CONST_IND, cslots++));
+          } else {
+            for (int l = 0; l < kWarp; ++l)
+              prog.itab.push_back(static_cast<std::int32_t>(lane_arg(l)));
+            const Op ind = op == PUSH_STATE   ? STATE_IND
+                           : op == PUSH_VAR   ? VAR_IND
+                           : op == ASSIGN_ALG ? ASSIGN_ALG_IND
+                                              : ASSIGN_DERIV_IND;
+            prog.code.push_back(encode(ind, islots++));
+          }
+        }
+      } else {
+        rec[G_KIND] = GROUP_PER_LANE;
+        for (std::size_t l = 0; l < w.size(); ++l) {
+          prog.lane_code[g * kWarp + l] = static_cast<std::int32_t>(prog.code.size());
+          prog.lane_len[g * kWarp + l] = static_cast<std::int32_t>(tasks[w[l]].code.size());
+          prog.code.insert(prog.code.end(), tasks[w[l]].code.begin(), tasks[w[l]].code.end());
+        }
+      }
+    }
+    prog.phase_begin.push_back(static_cast<std::int32_t>(prog.n_groups()));
+  }
+  return prog;
+}
+
+}  // namespace hayate::ode

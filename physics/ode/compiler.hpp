@@ -1,0 +1,78 @@
+#pragma once
+// Compiler: constant folding, dependency DAG over algebraic variables (reads of ODE states are
+// not edges: derivatives read the stage input), cycle detection, level scheduling into phases,
+// stack bytecode, and the passes that shape the phases for SIMT execution: phase merging,
+// similarity reordering, redundant-lane padding and per-warp unification.
+#include "ode/model.hpp"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace hayate::ode {
+
+struct CompilerOptions {
+  bool fold = true;    // constant folding (also across constant algebraics) and x^n -> POWI
+  bool merge = false;  // append an expression to the one expression of the previous phase it reads
+  int merge_max_length = 64;  // cap (instructions) on a merged stream, beyond the phase's longest
+  bool reorder = false;       // sort each phase by length and opcode-sequence similarity
+  bool pad = false;           // never mix opcode sequences in a warp: pad with idle lanes
+  bool unify = false;         // one opcode stream per warp, differing operands in per-warp tables
+};
+
+// Group kinds: lanes run their own streams, or share the group's unified stream.
+enum GroupKind : std::int32_t { GROUP_PER_LANE = 0, GROUP_UNIFIED = 1 };
+// Fields of a group record (ints, kGroupFields per group).
+enum GroupField : int { G_KIND, G_COUNT, G_CODE, G_LEN, G_ITAB, G_CTAB, kGroupFields };
+
+struct Program {
+  std::size_t n_states = 0, n_vars = 0, n_alg = 0;
+  std::vector<double> consts;
+  std::vector<std::uint32_t> code;
+  // Group g: groups[g * kGroupFields + field]. Phase p holds groups [phase_begin[p],
+  // phase_begin[p+1]).
+  std::vector<std::int32_t> groups;
+  std::vector<std::int32_t> phase_begin;
+  // Per-lane groups: lane l of group g runs code[lane_code[g*kWarp+l] ...] for lane_len[...] words.
+  std::vector<std::int32_t> lane_code, lane_len;
+  // Unified groups: operand slot k of lane l is itab/ctab[(base + k) * kWarp + l].
+  std::vector<std::int32_t> itab;
+  std::vector<double> ctab;
+  int max_stack = 0;
+  // Algebraic variables that fold to constants: stored once, never scheduled.
+  std::vector<std::pair<std::uint32_t, double>> constant_vars;
+
+  // Statistics for logs, docs and benchmarks.
+  std::size_t n_equations = 0;     // expressions evaluated per function evaluation (scheduled)
+  std::size_t n_tasks = 0;         // lanes with work (after merging)
+  std::size_t n_instructions = 0;  // bytecode words of all equations
+  std::size_t n_levels = 0;        // phases before merging
+
+  std::size_t n_phases() const { return phase_begin.empty() ? 0 : phase_begin.size() - 1; }
+  std::size_t n_groups() const { return groups.size() / kGroupFields; }
+  std::int32_t group(std::size_t g, GroupField f) const { return groups[g * kGroupFields + f]; }
+  std::size_t max_groups_per_phase() const;
+  std::size_t unified_groups() const;
+};
+
+// Throws core::InputError (pointing into the model file) for algebraic cycles, division by a
+// constant zero and expressions deeper than the evaluation stack.
+Program compile(const FlatModel& model, const CompilerOptions& options = {});
+
+// Constant folding of one expression (exposed for tests): folds constant subtrees and constant
+// prefixes of sums and products, rewrites x^n (small integer n) to POWI; division by a constant
+// zero is an error.
+NodePtr fold(NodePtr node);
+
+// Bytecode of one expression followed by its store; returns the stack depth it needs.
+int emit_equation(const Node& expr, Op store, std::uint32_t target, std::vector<double>& consts,
+                  std::vector<std::uint32_t>& code);
+
+// The dependency order of the algebraic equations: every equation after those it reads.
+// Throws InputError naming the cycle when there is one.
+std::vector<std::size_t> topological_order(const FlatModel& model);
+
+std::string disassemble(const std::vector<std::uint32_t>& code, std::size_t begin, std::size_t len);
+
+}  // namespace hayate::ode

@@ -1,0 +1,680 @@
+#include "ode/model.hpp"
+
+#include "config/error.hpp"
+#include "config/schema.hpp"
+#include "util/random.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+
+namespace hayate::ode {
+
+bool FlatModel::find(const std::string& name, bool& is_state, std::uint32_t& index) const {
+  for (std::size_t i = 0; i < state_names.size(); ++i)
+    if (state_names[i] == name) return is_state = true, index = static_cast<std::uint32_t>(i), true;
+  for (std::size_t i = 0; i < var_names.size(); ++i)
+    if (var_names[i] == name) return is_state = false, index = static_cast<std::uint32_t>(i), true;
+  return false;
+}
+
+namespace {
+
+using core::InputError;
+using core::SourceLocation;
+
+struct ModuleDef {
+  std::string name;
+  YAML::Node node;
+  std::vector<std::string> params, inputs, algs, states;
+  std::map<std::string, YAML::Node> param_node, alg_node, ddt_node, init_node, input_node;
+  std::map<std::string, NodePtr> param_expr, alg_expr, ddt_expr;
+  std::map<std::string, double> param_value;  // parameters given as numbers
+  std::map<std::string, double> init_value;
+
+  std::vector<std::string> all_names() const {
+    std::vector<std::string> v = params;
+    v.insert(v.end(), inputs.begin(), inputs.end());
+    v.insert(v.end(), algs.begin(), algs.end());
+    v.insert(v.end(), states.begin(), states.end());
+    return v;
+  }
+};
+
+struct Instance {
+  const ModuleDef* mod = nullptr;
+  std::string group, prefix;  // prefix: "cell" or "cell[3]"
+  int index = 0, count = 1;
+  std::map<std::string, double> param_value;  // per-instance overrides
+  std::map<std::string, std::uint32_t> state_index, var_index;
+  std::map<std::string, double> init_value;
+};
+
+struct Group {
+  std::string name;
+  const ModuleDef* mod = nullptr;
+  std::size_t first = 0, count = 0;  // instances [first, first + count)
+  YAML::Node node;
+};
+
+class Loader {
+ public:
+  Loader(std::string file, const std::string& text, const ModelOptions& options, FlatModel& out)
+      : file_(std::move(file)), options_(options), out_(out) {
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) lines_.push_back(line);
+  }
+
+  void load(const YAML::Node& root) {
+    if (!root.IsMap())
+      fail(root,
+           "a model file is a mapping with 'modules' (and optionally 'network', 'connections')");
+    for (auto it = root.begin(); it != root.end(); ++it) {
+      const std::string key = it->first.Scalar();
+      if (key != "modules" && key != "network" && key != "connections" && key != "description")
+        fail(it->first,
+             fmt::format(
+                 "unknown model key '{}' (expected modules, network, connections, description)",
+                 key));
+    }
+    const YAML::Node modules = root["modules"];
+    if (!modules || !modules.IsMap() || modules.size() == 0)
+      fail(modules ? modules : root,
+           "'modules' must be a non-empty mapping of module names to definitions");
+    for (auto it = modules.begin(); it != modules.end(); ++it) parse_module(it->first, it->second);
+    build_instances(root["network"], modules);
+    check_swept();
+    number_everything();
+    std::vector<NodePtr> alg_eq(out_.n_alg);
+    for (auto& inst : instances_) instance_equations(inst, alg_eq);
+    connections(root["connections"], alg_eq);
+    for (std::size_t v = 0; v < out_.n_alg; ++v) {
+      if (!alg_eq[v]) continue;
+      out_.equations.push_back(
+          Equation{false, static_cast<std::uint32_t>(v), std::move(alg_eq[v])});
+    }
+    std::sort(out_.equations.begin(), out_.equations.end(),
+              [](const Equation& a, const Equation& b) { return a.target < b.target; });
+    for (auto& d : derivative_eq_) out_.equations.push_back(std::move(d));
+  }
+
+ private:
+  [[noreturn]] void fail(const YAML::Node& n, const std::string& message) const {
+    const YAML::Mark m = n.Mark();
+    throw InputError(SourceLocation{file_, m.line >= 0 ? m.line + 1 : 0, m.column + 1}, message);
+  }
+
+  std::string scalar(const YAML::Node& n, const std::string& what) const {
+    if (!n || !n.IsScalar()) fail(n, fmt::format("{} must be a single value", what));
+    return n.Scalar();
+  }
+
+  static bool parse_number(const std::string& s, double& v) {
+    if (s.empty()) return false;
+    char* end = nullptr;
+    v = std::strtod(s.c_str(), &end);
+    return end == s.c_str() + s.size() && std::isfinite(v) &&
+           s.find_first_of("xXnNiI") == std::string::npos;
+  }
+
+  double number(const YAML::Node& n, const std::string& what) const {
+    double v = 0;
+    if (!parse_number(scalar(n, what), v))
+      fail(n, fmt::format("{} must be a number, got '{}'", what, n.Scalar()));
+    return v;
+  }
+
+  // The expression text of a scalar and the file position of its first character.
+  ExprSource* source(const YAML::Node& n, const std::string& owner) {
+    if (!n || !n.IsScalar()) fail(n, fmt::format("{}: expected an expression (a string)", owner));
+    auto src = std::make_unique<ExprSource>();
+    src->file = file_;
+    src->text = n.Scalar();
+    src->owner = owner;
+    const YAML::Mark m = n.Mark();
+    src->line = m.line + 1;
+    src->column = m.column + 1;
+    if (m.line >= 0 && m.line < static_cast<int>(lines_.size())) {
+      const std::string& line = lines_[m.line];
+      const char c = m.column < static_cast<int>(line.size()) ? line[m.column] : ' ';
+      if (c == '"' || c == '\'') {
+        src->column += 1;  // the value starts after the quote
+      } else if (c == '|' || c == '>') {
+        // Block scalar: the text starts on the next line at its indentation.
+        if (m.line + 1 < static_cast<int>(lines_.size())) {
+          const std::string& next = lines_[m.line + 1];
+          src->line += 1;
+          src->column = static_cast<int>(next.find_first_not_of(' ')) + 1;
+        }
+      }
+    }
+    ExprSource* raw = src.get();
+    out_.sources.push_back(std::move(src));
+    return raw;
+  }
+
+  void check_name(const YAML::Node& key, const std::string& name, std::set<std::string>& used,
+                  const std::string& module) const {
+    const bool ok =
+        !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
+        std::all_of(name.begin(), name.end(),
+                    [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+    if (!ok)
+      fail(key,
+           fmt::format("'{}' is not a valid name (letters, digits, '_'; not starting with a digit)",
+                       name));
+    if (name == "t" || name == "pi" || name == "pre" || name == "post" || name == "n_pre")
+      fail(key, fmt::format("'{}' is a reserved name", name));
+    if (!used.insert(name).second)
+      fail(key, fmt::format("'{}' is defined twice in module '{}'", name, module));
+  }
+
+  void parse_module(const YAML::Node& key, const YAML::Node& def) {
+    auto mod = std::make_unique<ModuleDef>();
+    mod->name = key.Scalar();
+    mod->node = key;
+    if (!def.IsMap())
+      fail(def,
+           fmt::format("module '{}' must be a mapping (parameters, inputs, algebraics, states)",
+                       mod->name));
+    std::set<std::string> used;
+    for (auto it = def.begin(); it != def.end(); ++it) {
+      const std::string k = it->first.Scalar();
+      const YAML::Node v = it->second;
+      if (k == "parameters") {
+        if (!v.IsMap()) fail(v, "'parameters' must be a mapping name: value");
+        for (auto p = v.begin(); p != v.end(); ++p) {
+          const std::string name = p->first.Scalar();
+          check_name(p->first, name, used, mod->name);
+          mod->params.push_back(name);
+          mod->param_node[name] = p->second;
+          double x = 0;
+          if (parse_number(scalar(p->second, "parameter '" + name + "'"), x))
+            mod->param_value[name] = x;
+          else
+            mod->param_expr[name] = parse_expression(*source(p->second, mod->name + "." + name));
+        }
+      } else if (k == "inputs") {
+        if (!v.IsSequence()) fail(v, "'inputs' must be a list of names");
+        for (const YAML::Node n : v) {
+          const std::string name = scalar(n, "an input name");
+          check_name(n, name, used, mod->name);
+          mod->inputs.push_back(name);
+          mod->input_node[name] = n;
+        }
+      } else if (k == "algebraics") {
+        if (!v.IsMap()) fail(v, "'algebraics' must be a mapping name: expression");
+        for (auto p = v.begin(); p != v.end(); ++p) {
+          const std::string name = p->first.Scalar();
+          check_name(p->first, name, used, mod->name);
+          mod->algs.push_back(name);
+          mod->alg_node[name] = p->first;
+          mod->alg_expr[name] = parse_expression(*source(p->second, mod->name + "." + name));
+        }
+      } else if (k == "states") {
+        if (!v.IsMap()) fail(v, "'states' must be a mapping name: {init: value, ddt: expression}");
+        for (auto p = v.begin(); p != v.end(); ++p) {
+          const std::string name = p->first.Scalar();
+          check_name(p->first, name, used, mod->name);
+          const YAML::Node s = p->second;
+          if (!s.IsMap() || !s["init"] || !s["ddt"])
+            fail(s, fmt::format(
+                        "state '{}' needs 'init' (initial value) and 'ddt' (its time derivative)",
+                        name));
+          for (auto q = s.begin(); q != s.end(); ++q)
+            if (q->first.Scalar() != "init" && q->first.Scalar() != "ddt")
+              fail(q->first, fmt::format("unknown key '{}' in state '{}' (expected init, ddt)",
+                                         q->first.Scalar(), name));
+          mod->states.push_back(name);
+          mod->init_value[name] = number(s["init"], "the initial value of '" + name + "'");
+          mod->ddt_node[name] = s["ddt"];
+          mod->ddt_expr[name] =
+              parse_expression(*source(s["ddt"], "d(" + mod->name + "." + name + ")/dt"));
+        }
+      } else if (k != "description") {
+        fail(it->first, fmt::format("unknown key '{}' in module '{}' (expected parameters, inputs, "
+                                    "algebraics, states, description)",
+                                    k, mod->name));
+      }
+    }
+    if (mod->states.empty()) fail(key, fmt::format("module '{}' has no states", mod->name));
+    modules_[mod->name] = std::move(mod);
+  }
+
+  // Per-instance values: a number, a list (one per instance), an expression in i (0-based
+  // index) and n (count), or {uniform: [lo, hi], seed: s}.
+  std::vector<double> per_instance(const YAML::Node& spec, int count, const std::string& what) {
+    std::vector<double> v(count);
+    if (spec.IsSequence()) {
+      if (static_cast<int>(spec.size()) != count)
+        fail(spec,
+             fmt::format("{}: the list has {} values for {} instances", what, spec.size(), count));
+      for (int i = 0; i < count; ++i) v[i] = number(spec[i], what);
+      return v;
+    }
+    if (spec.IsMap()) {
+      if (!spec["uniform"] || !spec["uniform"].IsSequence() || spec["uniform"].size() != 2)
+        fail(spec, fmt::format("{}: expected {{uniform: [lo, hi], seed: s}}", what));
+      const double lo = number(spec["uniform"][0], what), hi = number(spec["uniform"][1], what);
+      const double seed = spec["seed"] ? number(spec["seed"], "seed") : 1.0;
+      const std::uint64_t stream = std::hash<std::string>{}(what);
+      for (int i = 0; i < count; ++i)
+        v[i] = lo + (hi - lo) * util::uniform01(static_cast<std::uint64_t>(seed), stream, i);
+      return v;
+    }
+    double x = 0;
+    if (parse_number(scalar(spec, what), x)) {
+      std::fill(v.begin(), v.end(), x);
+      return v;
+    }
+    const ExprSource* src = source(spec, what);
+    const NodePtr expr = parse_expression(*src);
+    for (int i = 0; i < count; ++i) {
+      const NodePtr r = resolve(*expr, [&](const Node& s) -> NodePtr {
+        if (s.name == "i") return make_const(i, s.pos, s.src);
+        if (s.name == "n") return make_const(count, s.pos, s.src);
+        if (s.name == "pi") return make_const(M_PI, s.pos, s.src);
+        expr_error(
+            *s.src, s.pos,
+            fmt::format("unknown symbol '{}' (per-instance values may use i, n and pi)", s.name));
+      });
+      v[i] = evaluate_constant(*r);
+    }
+    return v;
+  }
+
+  static double evaluate_constant(const Node& n) {
+    std::vector<double> none;
+    return ode::evaluate(n, none.data(), none.data(), 0.0);
+  }
+
+  void build_instances(const YAML::Node& network, const YAML::Node& modules) {
+    if (!network) {
+      for (auto it = modules.begin(); it != modules.end(); ++it)
+        add_group(it->first.Scalar(), *modules_.at(it->first.Scalar()), 1, YAML::Node(), it->first);
+      return;
+    }
+    if (!network.IsSequence() || network.size() == 0)
+      fail(network, "'network' must be a list of {name, module, count, parameters, init}");
+    for (const YAML::Node g : network) {
+      if (!g.IsMap())
+        fail(g, "a network entry is a mapping {name, module, count, parameters, init}");
+      for (auto it = g.begin(); it != g.end(); ++it) {
+        const std::string k = it->first.Scalar();
+        if (k != "name" && k != "module" && k != "count" && k != "parameters" && k != "init")
+          fail(it->first, fmt::format("unknown key '{}' in a network entry (expected name, module, "
+                                      "count, parameters, init)",
+                                      k));
+      }
+      const std::string module = scalar(g["module"], "'module'");
+      auto m = modules_.find(module);
+      if (m == modules_.end()) {
+        std::vector<std::string> names;
+        for (const auto& kv : modules_) names.push_back(kv.first);
+        const std::string near = core::nearest(module, names);
+        fail(g["module"], fmt::format("unknown module '{}'{}", module,
+                                      near.empty() ? "" : " (did you mean '" + near + "'?)"));
+      }
+      const std::string name = g["name"] ? scalar(g["name"], "'name'") : module;
+      const double count = g["count"] ? number(g["count"], "'count'") : 1.0;
+      if (count < 1 || count != std::floor(count) || count > 1e7)
+        fail(g["count"], "'count' must be an integer >= 1");
+      for (const auto& grp : groups_)
+        if (grp.name == name)
+          fail(g["name"] ? g["name"] : g, fmt::format("instance name '{}' is used twice", name));
+      add_group(name, *m->second, static_cast<int>(count), g, g["name"] ? g["name"] : g);
+    }
+  }
+
+  void add_group(const std::string& name, const ModuleDef& mod, int count, const YAML::Node& g,
+                 const YAML::Node& where) {
+    (void)where;
+    Group grp{name, &mod, instances_.size(), static_cast<std::size_t>(count), g};
+    std::vector<Instance> added(count);
+    for (int i = 0; i < count; ++i) {
+      Instance& inst = added[i];
+      inst.mod = &mod;
+      inst.group = name;
+      inst.index = i;
+      inst.count = count;
+      inst.prefix = count == 1 ? name : fmt::format("{}[{}]", name, i);
+      inst.init_value = mod.init_value;
+    }
+    if (g && g["parameters"]) {
+      const YAML::Node p = g["parameters"];
+      if (!p.IsMap()) fail(p, "'parameters' overrides must be a mapping name: value");
+      for (auto it = p.begin(); it != p.end(); ++it) {
+        const std::string pname = it->first.Scalar();
+        if (!mod.param_node.count(pname))
+          unknown_member(it->first, pname, mod.params, "parameter", mod.name);
+        const auto values = per_instance(it->second, count, name + "." + pname);
+        for (int i = 0; i < count; ++i) added[i].param_value[pname] = values[i];
+      }
+    }
+    if (g && g["init"]) {
+      const YAML::Node p = g["init"];
+      if (!p.IsMap()) fail(p, "'init' overrides must be a mapping state: value");
+      for (auto it = p.begin(); it != p.end(); ++it) {
+        const std::string sname = it->first.Scalar();
+        if (!mod.init_value.count(sname))
+          unknown_member(it->first, sname, mod.states, "state", mod.name);
+        const auto values = per_instance(it->second, count, name + "." + sname);
+        for (int i = 0; i < count; ++i) added[i].init_value[sname] = values[i];
+      }
+    }
+    for (auto& inst : added) instances_.push_back(std::move(inst));
+    groups_.push_back(std::move(grp));
+  }
+
+  [[noreturn]] void unknown_member(const YAML::Node& at, const std::string& name,
+                                   const std::vector<std::string>& known, const std::string& kind,
+                                   const std::string& module) const {
+    const std::string near = core::nearest(name, known);
+    fail(at, fmt::format("module '{}' has no {} '{}'{}", module, kind, name,
+                         near.empty() ? "" : " (did you mean '" + near + "'?)"));
+  }
+
+  void check_swept() {
+    for (const auto& name : options_.swept) {
+      const auto dot = name.find('.');
+      const Group* g = nullptr;
+      for (const auto& grp : groups_)
+        if (dot != std::string::npos && grp.name == name.substr(0, dot)) g = &grp;
+      if (!g || !g->mod->param_node.count(name.substr(dot + 1)))
+        throw std::invalid_argument(
+            fmt::format("'{}' names no parameter of the model (expected group.parameter)", name));
+    }
+  }
+
+  void number_everything() {
+    for (auto& inst : instances_) {
+      for (const auto& s : inst.mod->states) {
+        inst.state_index[s] = static_cast<std::uint32_t>(out_.state_names.size());
+        out_.state_names.push_back(inst.prefix + "." + s);
+        out_.state_init.push_back(inst.init_value.at(s));
+        out_.state_groups[inst.group + "." + s].push_back(inst.state_index[s]);
+      }
+      for (const auto& in : inst.mod->inputs) {
+        inst.var_index[in] = static_cast<std::uint32_t>(out_.var_names.size());
+        out_.var_names.push_back(inst.prefix + "." + in);
+      }
+      for (const auto& a : inst.mod->algs) {
+        inst.var_index[a] = static_cast<std::uint32_t>(out_.var_names.size());
+        out_.var_names.push_back(inst.prefix + "." + a);
+      }
+    }
+    out_.n_alg = out_.var_names.size();
+    for (const auto& name : options_.swept) {
+      swept_index_[name] = static_cast<std::uint32_t>(out_.var_names.size());
+      out_.var_names.push_back(name);
+      const auto dot = name.find('.');
+      for (const auto& grp : groups_)
+        if (grp.name == name.substr(0, dot)) {
+          const Instance& first = instances_[grp.first];
+          const std::string p = name.substr(dot + 1);
+          const auto it = first.param_value.find(p);
+          double v = 0;
+          if (it != first.param_value.end())
+            v = it->second;
+          else if (grp.mod->param_value.count(p))
+            v = grp.mod->param_value.at(p);
+          else
+            v = evaluate_constant(*resolve(*grp.mod->param_expr.at(p),
+                                           [&](const Node& s) { return lookup(first, s, 0); }));
+          out_.param_values.push_back(v);
+        }
+    }
+  }
+
+  using Lookup = std::function<NodePtr(const Node&)>;
+
+  static NodePtr resolve(const Node& n, const Lookup& lookup) {
+    if (n.symbol) return lookup(n);
+    auto r = std::make_unique<Node>();
+    r->op = n.op;
+    r->value = n.value;
+    r->index = n.index;
+    r->pos = n.pos;
+    r->src = n.src;
+    for (const auto& a : n.args) r->args.push_back(resolve(*a, lookup));
+    return r;
+  }
+
+  // A name inside a module instance: its states, inputs, algebraics, parameters; t and pi.
+  NodePtr lookup(const Instance& inst, const Node& s, int depth) {
+    const std::string& name = s.name;
+    if (auto it = inst.state_index.find(name); it != inst.state_index.end()) {
+      auto n = make_const(0, s.pos, s.src);
+      n->op = PUSH_STATE;
+      n->index = it->second;
+      return n;
+    }
+    if (auto it = inst.var_index.find(name); it != inst.var_index.end()) {
+      auto n = make_const(0, s.pos, s.src);
+      n->op = PUSH_VAR;
+      n->index = it->second;
+      return n;
+    }
+    if (inst.mod->param_node.count(name)) {
+      if (auto it = swept_index_.find(inst.group + "." + name); it != swept_index_.end()) {
+        auto n = make_const(0, s.pos, s.src);
+        n->op = PUSH_VAR;
+        n->index = it->second;
+        return n;
+      }
+      if (auto it = inst.param_value.find(name); it != inst.param_value.end())
+        return make_const(it->second, s.pos, s.src);
+      if (auto it = inst.mod->param_value.find(name); it != inst.mod->param_value.end())
+        return make_const(it->second, s.pos, s.src);
+      if (depth > 64)
+        expr_error(*s.src, s.pos,
+                   fmt::format("parameter '{}' is defined in terms of itself", name));
+      return resolve(*inst.mod->param_expr.at(name),
+                     [&](const Node& q) { return lookup(inst, q, depth + 1); });
+    }
+    if (name == "t") {
+      auto n = make_const(0, s.pos, s.src);
+      n->op = PUSH_TIME;
+      return n;
+    }
+    if (name == "pi") return make_const(M_PI, s.pos, s.src);
+    auto names = inst.mod->all_names();
+    names.push_back("t");
+    const std::string near = core::nearest(name, names);
+    expr_error(*s.src, s.pos,
+               fmt::format("unknown symbol '{}' in module '{}'{}", name, inst.mod->name,
+                           near.empty() ? "" : " (did you mean '" + near + "'?)"));
+  }
+
+  void instance_equations(const Instance& inst, std::vector<NodePtr>& alg_eq) {
+    const auto in_instance = [&](const Node& s) { return lookup(inst, s, 0); };
+    for (const auto& a : inst.mod->algs)
+      alg_eq[inst.var_index.at(a)] = resolve(*inst.mod->alg_expr.at(a), in_instance);
+    for (const auto& s : inst.mod->states)
+      derivative_eq_.push_back(
+          Equation{true, inst.state_index.at(s), resolve(*inst.mod->ddt_expr.at(s), in_instance)});
+  }
+
+  const Group& group(const YAML::Node& n, const std::string& what) const {
+    const std::string name = scalar(n, what);
+    std::vector<std::string> names;
+    for (const auto& g : groups_) {
+      if (g.name == name) return g;
+      names.push_back(g.name);
+    }
+    const std::string near = core::nearest(name, names);
+    fail(n, fmt::format("no instance group named '{}'{}", name,
+                        near.empty() ? "" : " (did you mean '" + near + "'?)"));
+  }
+
+  void connections(const YAML::Node& list, std::vector<NodePtr>& alg_eq) {
+    std::vector<std::vector<NodePtr>> terms(out_.n_alg);
+    if (list) {
+      if (!list.IsSequence()) fail(list, "'connections' must be a list");
+      int ci = 0;
+      for (const YAML::Node c : list) connection(c, ci++, terms);
+    }
+    for (const auto& inst : instances_)
+      for (const auto& in : inst.mod->inputs) {
+        const std::uint32_t v = inst.var_index.at(in);
+        auto& t = terms[v];
+        if (t.empty())
+          alg_eq[v] = make_const(0.0, 0, nullptr);
+        else if (t.size() == 1)
+          alg_eq[v] = std::move(t[0]);
+        else
+          alg_eq[v] = make_op(ADD, std::move(t), 0, t.front() ? t.front()->src : nullptr);
+      }
+  }
+
+  void connection(const YAML::Node& c, int ci, std::vector<std::vector<NodePtr>>& terms) {
+    if (!c.IsMap())
+      fail(c, "a connection is a mapping {from, to, topology, input, term, parameters}");
+    for (auto it = c.begin(); it != c.end(); ++it) {
+      const std::string k = it->first.Scalar();
+      if (k != "from" && k != "to" && k != "topology" && k != "input" && k != "term" &&
+          k != "parameters" && k != "probability" && k != "seed" && k != "self")
+        fail(it->first, fmt::format("unknown key '{}' in a connection (expected from, to, "
+                                    "topology, input, term, parameters, probability, seed, self)",
+                                    k));
+    }
+    const Group& from = group(c["from"], "'from'");
+    const Group& to = c["to"] ? group(c["to"], "'to'") : from;
+    const std::string topology = scalar(c["topology"], "'topology'");
+    const std::string input = scalar(c["input"], "'input'");
+    if (std::find(to.mod->inputs.begin(), to.mod->inputs.end(), input) == to.mod->inputs.end())
+      unknown_member(c["input"], input, to.mod->inputs, "input", to.mod->name);
+    std::map<std::string, double> params;
+    if (c["parameters"]) {
+      if (!c["parameters"].IsMap())
+        fail(c["parameters"], "'parameters' must be a mapping name: number");
+      for (auto it = c["parameters"].begin(); it != c["parameters"].end(); ++it)
+        params[it->first.Scalar()] =
+            number(it->second, "connection parameter '" + it->first.Scalar() + "'");
+    }
+    const bool same = &from == &to;
+    const bool self = c["self"] ? c["self"].as<std::string>() == "true" : false;
+    const std::size_t nf = from.count, nt = to.count;
+    std::vector<std::vector<std::size_t>> pre(nt);  // presynaptic indices per target
+    if (topology == "ring" || topology == "line") {
+      if (!same)
+        fail(c["topology"],
+             fmt::format(
+                 "topology '{}' connects a group to itself: 'from' and 'to' must be the same",
+                 topology));
+      for (std::size_t i = 0; i < nt; ++i) {
+        if (nt == 1) break;
+        if (topology == "ring") {
+          pre[i].push_back((i + nt - 1) % nt);
+          if (nt > 2) pre[i].push_back((i + 1) % nt);
+        } else {
+          if (i > 0) pre[i].push_back(i - 1);
+          if (i + 1 < nt) pre[i].push_back(i + 1);
+        }
+      }
+    } else if (topology == "all_to_all" || topology == "random") {
+      const double p = topology == "random"
+                           ? (c["probability"] ? number(c["probability"], "'probability'") : -1)
+                           : 1.0;
+      if (p < 0 || p > 1)
+        fail(c["probability"] ? c["probability"] : c["topology"],
+             "topology 'random' needs 'probability' in [0, 1]");
+      const auto seed = static_cast<std::uint64_t>(c["seed"] ? number(c["seed"], "'seed'") : 1.0);
+      for (std::size_t i = 0; i < nt; ++i)
+        for (std::size_t j = 0; j < nf; ++j) {
+          if (same && i == j && !self) continue;
+          if (topology == "random" && util::uniform01(seed, ci, i * nf + j) >= p) continue;
+          pre[i].push_back(j);
+        }
+    } else if (topology == "one_to_one") {
+      if (nf != nt)
+        fail(c["topology"],
+             fmt::format("topology 'one_to_one' needs groups of equal size ({} and {})", nf, nt));
+      for (std::size_t i = 0; i < nt; ++i) pre[i].push_back(i);
+    } else {
+      fail(
+          c["topology"],
+          fmt::format("unknown topology '{}' (expected ring, line, all_to_all, one_to_one, random)",
+                      topology));
+    }
+    const ExprSource* src =
+        source(c["term"], fmt::format("connection {} -> {}.{}", from.name, to.name, input));
+    const NodePtr term = parse_expression(*src);
+    for (std::size_t i = 0; i < nt; ++i) {
+      const Instance& post = instances_[to.first + i];
+      const double n_pre = static_cast<double>(pre[i].size());
+      for (std::size_t j : pre[i]) {
+        const Instance& pre_inst = instances_[from.first + j];
+        terms[post.var_index.at(input)].push_back(resolve(*term, [&](const Node& s) -> NodePtr {
+          if (s.name.rfind("pre.", 0) == 0 || s.name.rfind("post.", 0) == 0) {
+            const bool is_pre = s.name[1] == 'r';
+            Node inner = Node();
+            inner.symbol = true;
+            inner.name = s.name.substr(is_pre ? 4 : 5);
+            inner.pos = s.pos;
+            inner.src = s.src;
+            return lookup(is_pre ? pre_inst : post, inner, 0);
+          }
+          if (auto it = params.find(s.name); it != params.end())
+            return make_const(it->second, s.pos, s.src);
+          if (s.name == "n_pre") return make_const(n_pre, s.pos, s.src);
+          if (s.name == "t") {
+            auto n = make_const(0, s.pos, s.src);
+            n->op = PUSH_TIME;
+            return n;
+          }
+          if (s.name == "pi") return make_const(M_PI, s.pos, s.src);
+          std::vector<std::string> names{"n_pre", "t"};
+          for (const auto& kv : params) names.push_back(kv.first);
+          const std::string near = core::nearest(s.name, names);
+          expr_error(*s.src, s.pos,
+                     fmt::format("unknown symbol '{}' in a connection term (use pre.NAME, "
+                                 "post.NAME, n_pre, t or the connection's parameters){}",
+                                 s.name, near.empty() ? "" : " (did you mean '" + near + "'?)"));
+        }));
+      }
+    }
+  }
+
+  std::string file_;
+  const ModelOptions& options_;
+  FlatModel& out_;
+  std::vector<std::string> lines_;
+  std::map<std::string, std::unique_ptr<ModuleDef>> modules_;
+  std::vector<Group> groups_;
+  std::vector<Instance> instances_;
+  std::vector<Equation> derivative_eq_;
+  std::map<std::string, std::uint32_t> swept_index_;
+};
+
+}  // namespace
+
+FlatModel load_model_string(const std::string& text, const std::string& file_name,
+                            const ModelOptions& options) {
+  FlatModel model;
+  model.file = file_name;
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    throw InputError(SourceLocation{file_name, e.mark.line + 1, e.mark.column + 1}, e.msg);
+  }
+  Loader(file_name, text, options, model).load(root);
+  return model;
+}
+
+FlatModel load_model_file(const std::string& path, const ModelOptions& options) {
+  std::ifstream in(path);
+  if (!in) throw InputError(SourceLocation{path, 0, 0}, "cannot open the model file");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return load_model_string(buffer.str(), path, options);
+}
+
+}  // namespace hayate::ode

@@ -1,0 +1,498 @@
+// problem: ode — a model file compiled to bytecode and interpreted on the chosen backend.
+// The driver's step is one output interval of `output.every` integration steps.
+#include "ode/ode_problem.hpp"
+
+#include "io/atomic_file.hpp"
+#include "io/csv_writer.hpp"
+#include "ode/async_writer.hpp"
+#include "ode/engine.hpp"
+#include "ode/reference.hpp"
+#include "run/backend.hpp"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <cmath>
+#include <fstream>
+#include <memory>
+
+namespace hayate::ode {
+
+using core::CheckpointReader;
+using core::CheckpointWriter;
+using core::Config;
+using core::RunContext;
+
+bool glob_match(const std::string& pattern, const std::string& name) {
+  std::size_t p = 0, n = 0, star = std::string::npos, mark = 0;
+  while (n < name.size()) {
+    if (p < pattern.size() && pattern[p] == '*') {
+      star = p++;
+      mark = n;
+    } else if (p < pattern.size() && pattern[p] == name[n]) {
+      ++p;
+      ++n;
+    } else if (star != std::string::npos) {
+      p = star + 1;
+      n = ++mark;
+    } else {
+      return false;
+    }
+  }
+  while (p < pattern.size() && pattern[p] == '*') ++p;
+  return p == pattern.size();
+}
+
+std::string resolve_model_path(const Config& config) {
+  const std::string file = config.string("model.file");
+  if (!file.empty() && file[0] == '/') return file;
+  const std::string input = config.input_file();
+  const auto slash = input.find_last_of('/');
+  if (slash != std::string::npos) {
+    const std::string near = input.substr(0, slash + 1) + file;
+    if (std::ifstream(near).good()) return near;
+  }
+  if (std::ifstream(file).good()) return file;
+  config.fail(
+      "model.file",
+      fmt::format("cannot open '{}' (looked next to the input file and in the working directory)",
+                  file));
+}
+
+CompilerOptions compiler_options(const Config& config) {
+  CompilerOptions o;
+  o.fold = config.boolean("compiler.fold");
+  o.merge = config.boolean("compiler.merge");
+  o.merge_max_length = static_cast<int>(config.integer("compiler.merge_max_length"));
+  o.reorder = config.boolean("compiler.reorder");
+  o.pad = config.boolean("compiler.pad");
+  o.unify = config.boolean("compiler.unify");
+  return o;
+}
+
+namespace {
+
+// What the problem needs from an execution path (device engine or host reference).
+class Runner {
+ public:
+  virtual ~Runner() = default;
+  virtual void set_states(const std::vector<double>& x) = 0;
+  virtual void set_params(const std::vector<double>& p) = 0;
+  virtual void advance(std::int64_t first, std::int64_t steps, double dt) = 0;
+  virtual void evaluate(double t) = 0;
+  virtual std::vector<double> states() = 0;
+  // Values at offsets into [states | variables] (each [index * M + m]).
+  virtual std::vector<double> gather(const std::vector<std::int64_t>& offsets) = 0;
+};
+
+template <class Space>
+class DeviceRunner final : public Runner {
+ public:
+  DeviceRunner(const Program& prog, std::size_t M, Method method, ExecMode mode)
+      : engine_(prog, M, method, mode) {}
+  void set_states(const std::vector<double>& x) override { engine_.set_states(x); }
+  void set_params(const std::vector<double>& p) override { engine_.set_params(p); }
+  void advance(std::int64_t first, std::int64_t steps, double dt) override {
+    engine_.advance(first, steps, dt);
+  }
+  void evaluate(double t) override { engine_.evaluate(t); }
+  std::vector<double> states() override { return engine_.states_host(); }
+  std::vector<double> gather(const std::vector<std::int64_t>& offsets) override {
+    using Mem = typename Space::memory_space;
+    if (offsets.size() != idx_.extent(0)) {
+      idx_ = upload<Kokkos::View<std::int64_t*, Mem>>("hayate::ode::trace_index", offsets);
+      out_ = Kokkos::View<double*, Mem>("hayate::ode::trace_row",
+                                        std::max<std::size_t>(offsets.size(), 1));
+    }
+    const auto x = engine_.x();
+    const auto v = engine_.v();
+    const auto idx = idx_;
+    const auto out = out_;
+    const std::int64_t nx =
+        static_cast<std::int64_t>(engine_.program().n_states * engine_.members());
+    Kokkos::parallel_for(
+        "hayate::ode::trace_gather", Kokkos::RangePolicy<Space>(0, offsets.size()),
+        KOKKOS_LAMBDA(const std::size_t i) {
+          const std::int64_t k = idx(i);
+          out(i) = k < nx ? x(k) : v(k - nx);
+        });
+    auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out_);
+    return std::vector<double>(host.data(), host.data() + offsets.size());
+  }
+
+ private:
+  Engine<Space> engine_;
+  Kokkos::View<std::int64_t*, typename Space::memory_space> idx_;
+  Kokkos::View<double*, typename Space::memory_space> out_;
+};
+
+class HostRunner final : public Runner {
+ public:
+  explicit HostRunner(std::unique_ptr<HostIntegrator> integrator, std::size_t n_alg)
+      : h_(std::move(integrator)), n_alg_(n_alg) {}
+  void set_states(const std::vector<double>& x) override { h_->x() = x; }
+  void set_params(const std::vector<double>& p) override {
+    std::copy(p.begin(), p.end(),
+              h_->v.begin() + static_cast<std::ptrdiff_t>(n_alg_ * h_->members()));
+  }
+  void advance(std::int64_t first, std::int64_t steps, double dt) override {
+    h_->advance(first, steps, dt);
+  }
+  void evaluate(double t) override { h_->evaluate(t); }
+  std::vector<double> states() override { return h_->x(); }
+  std::vector<double> gather(const std::vector<std::int64_t>& offsets) override {
+    const auto nx = static_cast<std::int64_t>(h_->x().size());
+    std::vector<double> row;
+    for (auto k : offsets) row.push_back(k < nx ? h_->x()[k] : h_->v[k - nx]);
+    return row;
+  }
+
+ private:
+  std::unique_ptr<HostIntegrator> h_;
+  std::size_t n_alg_;
+};
+
+class OdeProblem final : public core::Problem {
+ public:
+  OdeProblem(const Config& config, const std::string& backend) {
+    const std::string path = resolve_model_path(config);
+    ModelOptions mo;
+    const auto sweeps = config.records("ensemble.sweep");
+    for (const auto& s : sweeps) mo.swept.push_back(s.string("parameter"));
+    try {
+      model_ = std::make_unique<FlatModel>(load_model_file(path, mo));
+    } catch (const std::invalid_argument& e) {
+      config.fail("ensemble.sweep", e.what());
+    }
+    program_ = compile(*model_, compiler_options(config));
+    M_ = static_cast<std::size_t>(config.integer("ensemble.members"));
+    dt_ = config.real("run.dt");
+    const double t_end = config.real("run.t_end");
+    n_steps_ = static_cast<std::int64_t>(std::llround(t_end / dt_));
+    if (n_steps_ < 1) config.fail("run.t_end", "t_end is shorter than one step dt");
+    if (std::fabs(double(n_steps_) * dt_ - t_end) > 1e-9 * t_end)
+      config.fail("run.dt",
+                  fmt::format("t_end = {} is not a whole number of steps of dt = {}", t_end, dt_));
+    every_ = config.integer("output.every");
+    blocks_ = (n_steps_ + every_ - 1) / every_;
+    dump_every_ = config.integer("output.dump_every");
+    rows_per_batch_ = static_cast<std::size_t>(config.integer("output.batch_rows"));
+    method_ = config.string("run.method") == "rk4" ? Method::RK4 : Method::Euler;
+    const std::string mode = config.string("run.mode");
+    if (M_ > 1 && mode == "ast")
+      config.fail("run.mode", "the AST evaluator runs one ensemble member only");
+    if (mode == "reference") {
+      runner_ = std::make_unique<HostRunner>(
+          std::make_unique<ReferenceInterpreter>(program_, M_, method_), program_.n_alg);
+    } else if (mode == "ast") {
+      runner_ = std::make_unique<HostRunner>(std::make_unique<AstIntegrator>(*model_, method_),
+                                             program_.n_alg);
+    } else {
+      const ExecMode em = mode == "persistent" ? ExecMode::Persistent : ExecMode::Phases;
+      runner_ = core::dispatch_backend(backend, [&](auto space) -> std::unique_ptr<Runner> {
+        return std::make_unique<DeviceRunner<decltype(space)>>(program_, M_, method_, em);
+      });
+    }
+    select_outputs(config);
+    initial_values(config, sweeps);
+    if (!config.boolean("output.quiet_model"))
+      spdlog::info(
+          "{}: {} states, {} algebraic variables, {} expressions ({} instructions) in {} levels -> "
+          "{} phases, {} of {} warps unified, stack {}",
+          path, program_.n_states, program_.n_alg, program_.n_equations, program_.n_instructions,
+          program_.n_levels, program_.n_phases(), program_.unified_groups(), program_.n_groups(),
+          program_.max_stack);
+  }
+
+  ~OdeProblem() override {
+    try {
+      flush();
+    } catch (const std::exception& e) {
+      spdlog::error("ode: writing output failed: {}", e.what());
+    }
+  }
+
+  void initialize(RunContext& ctx) override {
+    runner_->set_states(x0_);
+    runner_->set_params(params_);
+    step_ = 0;
+    open_output(ctx);
+  }
+
+  void restore(const CheckpointReader& cp, RunContext& ctx) override {
+    if (cp.get<std::uint64_t>("n_states") != program_.n_states ||
+        cp.get<std::uint64_t>("members") != M_)
+      ctx.config.fail("model.file", "the checkpoint holds a model of another size or ensemble");
+    step_ = cp.get<std::int64_t>("step");
+    runner_->set_states(cp.get_vector<double>("x"));
+    runner_->set_params(params_);
+    open_output(ctx);
+  }
+
+  void save(CheckpointWriter& cp) const override {
+    cp.put<std::uint64_t>("n_states", program_.n_states);
+    cp.put<std::uint64_t>("members", M_);
+    cp.put<std::int64_t>("step", step_);
+    cp.put_vector("x", runner_->states());
+  }
+
+  std::int64_t current_step() const override { return (step_ + every_ - 1) / every_; }
+  std::int64_t total_steps() const override { return blocks_; }
+
+  void advance(RunContext& ctx) override {
+    const std::int64_t steps = std::min(every_, n_steps_ - step_);
+    {
+      auto scope = ctx.timers.scope("integrate");
+      runner_->advance(step_, steps, dt_);
+    }
+    step_ += steps;
+  }
+
+  void output(RunContext& ctx, bool final) override {
+    auto scope = ctx.timers.scope("output");
+    record();
+    if (dump_every_ > 0 && (step_ % (dump_every_ * every_) == 0 || final)) dump();
+    if (final) {
+      flush();
+      const auto x = runner_->states();
+      for (std::size_t i = 0; i < x.size(); ++i)
+        if (!std::isfinite(x[i]))
+          throw core::RuntimeFailure(
+              fmt::format("ode: state {} of member {} is not finite at t = {} (reduce dt?)",
+                          model_->state_names[i / M_], i % M_, double(step_) * dt_));
+    }
+  }
+
+ private:
+  void select_outputs(const Config& config) {
+    std::vector<std::string> patterns = config.strings("output.variables");
+    if (patterns.empty()) patterns.push_back("*");
+    std::vector<std::int64_t> members;
+    for (auto m : config.integers("output.members")) {
+      if (m < 0 || static_cast<std::size_t>(m) >= M_)
+        config.fail("output.members",
+                    fmt::format("member {} does not exist (ensemble.members = {})", m, M_));
+      members.push_back(m);
+    }
+    if (members.empty()) members.push_back(0);
+    const std::int64_t nx = static_cast<std::int64_t>(program_.n_states * M_);
+    for (const auto& pat : patterns) {
+      bool any = false;
+      const auto pick = [&](const std::vector<std::string>& names, bool state, std::size_t limit) {
+        for (std::size_t i = 0; i < limit; ++i) {
+          if (!glob_match(pat, names[i])) continue;
+          any = true;
+          if (!state) needs_eval_ = true;
+          for (auto m : members) {
+            offsets_.push_back((state ? 0 : nx) + static_cast<std::int64_t>(i * M_) + m);
+            columns_.push_back(members.size() > 1 ? fmt::format("{}#{}", names[i], m) : names[i]);
+          }
+        }
+      };
+      pick(model_->state_names, true, model_->n_states());
+      if (pat != "*") pick(model_->var_names, false, model_->n_vars());
+      if (!any) {
+        std::vector<std::string> all = model_->state_names;
+        all.insert(all.end(), model_->var_names.begin(), model_->var_names.end());
+        const std::string near = core::nearest(pat, all);
+        config.fail("output.variables",
+                    fmt::format("'{}' matches no state or variable of the model{}", pat,
+                                near.empty() ? "" : " (did you mean '" + near + "'?)"));
+      }
+    }
+  }
+
+  void initial_values(const Config& config, const std::vector<Config>& sweeps) {
+    const auto member_value = [&](const Config& c, std::size_t m) {
+      const double a = c.real("from"), b = c.real("to");
+      const double f = M_ > 1 ? double(m) / double(M_ - 1) : 0.0;
+      if (c.string("scale") == "log") {
+        if (a <= 0 || b <= 0) c.fail("scale", "a log scale needs positive 'from' and 'to'");
+        return a * std::pow(b / a, f);
+      }
+      return a + (b - a) * f;
+    };
+    x0_.resize(program_.n_states * M_);
+    for (std::size_t i = 0; i < program_.n_states; ++i)
+      for (std::size_t m = 0; m < M_; ++m) x0_[i * M_ + m] = model_->state_init[i];
+    for (const auto& c : config.records("ensemble.initial")) {
+      const auto it = model_->state_groups.find(c.string("state"));
+      if (it == model_->state_groups.end()) {
+        std::vector<std::string> names;
+        for (const auto& kv : model_->state_groups) names.push_back(kv.first);
+        const std::string near = core::nearest(c.string("state"), names);
+        c.fail("state",
+               fmt::format("'{}' is not a state of the model (group.state){}", c.string("state"),
+                           near.empty() ? "" : " (did you mean '" + near + "'?)"));
+      }
+      for (auto i : it->second)
+        for (std::size_t m = 0; m < M_; ++m) x0_[i * M_ + m] = member_value(c, m);
+    }
+    params_.resize(model_->param_values.size() * M_);
+    for (std::size_t j = 0; j < sweeps.size(); ++j)
+      for (std::size_t m = 0; m < M_; ++m) params_[j * M_ + m] = member_value(sweeps[j], m);
+  }
+
+  void open_output(RunContext& ctx) {
+    trace_path_ = ctx.path("trace.csv");
+    std::vector<std::string> header{"step", "t"};
+    header.insert(header.end(), columns_.begin(), columns_.end());
+    auto csv = std::make_shared<core::CsvWriter>(trace_path_, header);
+    csv_ = csv;
+    if (dump_every_ > 0) {
+      auto file = std::make_shared<core::AtomicFile>(ctx.path("states.bin"), true);
+      const char magic[8] = {'H', 'Y', 'T', 'O', 'D', 'E', '0', '1'};
+      const std::uint64_t dims[2] = {program_.n_states, M_};
+      file->stream().write(magic, 8);
+      file->stream().write(reinterpret_cast<const char*>(dims), sizeof dims);
+      dump_file_ = file;
+    }
+  }
+
+  void record() {
+    const double t = double(step_) * dt_;
+    if (needs_eval_) runner_->evaluate(t);
+    batch_.push_back(double(step_));
+    batch_.push_back(t);
+    const auto row = runner_->gather(offsets_);
+    batch_.insert(batch_.end(), row.begin(), row.end());
+    if (batch_.size() >= rows_per_batch_ * (columns_.size() + 2)) submit_batch();
+  }
+
+  void submit_batch() {
+    if (batch_.empty()) return;
+    auto csv = csv_;
+    const std::size_t width = columns_.size() + 2;
+    writer_.submit([csv, width, rows = std::move(batch_)] {
+      std::vector<core::CsvValue> values(width);
+      for (std::size_t r = 0; r < rows.size(); r += width) {
+        values[0] = static_cast<std::int64_t>(rows[r]);
+        for (std::size_t c = 1; c < width; ++c) values[c] = rows[r + c];
+        csv->row(values);
+      }
+    });
+    batch_.clear();
+  }
+
+  void dump() {
+    auto file = dump_file_;
+    const std::int64_t step = step_;
+    const double t = double(step_) * dt_;
+    writer_.submit([file, step, t, x = runner_->states()] {
+      file->stream().write(reinterpret_cast<const char*>(&step), sizeof step);
+      file->stream().write(reinterpret_cast<const char*>(&t), sizeof t);
+      file->stream().write(reinterpret_cast<const char*>(x.data()),
+                           std::streamsize(x.size() * sizeof(double)));
+    });
+  }
+
+  void flush() {
+    submit_batch();
+    writer_.flush();
+    if (csv_) csv_->commit();
+    if (dump_file_) dump_file_->commit();
+  }
+
+  std::unique_ptr<FlatModel> model_;
+  Program program_;
+  std::unique_ptr<Runner> runner_;
+  std::size_t M_ = 1;
+  double dt_ = 0;
+  std::int64_t n_steps_ = 0, every_ = 1, blocks_ = 0, dump_every_ = 0, step_ = 0;
+  std::size_t rows_per_batch_ = 256;
+  Method method_ = Method::Euler;
+  std::vector<double> x0_, params_;
+  std::vector<std::int64_t> offsets_;
+  std::vector<std::string> columns_;
+  bool needs_eval_ = false;
+  std::string trace_path_;
+  std::shared_ptr<core::CsvWriter> csv_;
+  std::shared_ptr<core::AtomicFile> dump_file_;
+  std::vector<double> batch_;
+  AsyncWriter writer_;
+};
+
+void declare(core::Schema& s) {
+  s.section("model",
+            "The model file (a separate YAML: modules, network, connections; see docs/ode.md)");
+  s.string("model.file", "Model file; a relative path is looked up next to this input first");
+  s.section("run", "Integration");
+  s.choice("run.method", {"euler", "rk4"},
+           "Integrator: forward Euler or classic 4th-order Runge-Kutta")
+      .defaults("euler");
+  s.real("run.dt", "Time step (model time units, ms for the bundled models)").above(0);
+  s.real("run.t_end", "End time; must be a whole number of steps").above(0);
+  s.choice(
+       "run.mode", {"phases", "persistent", "reference", "ast"},
+       "phases: one kernel per phase; persistent: all steps of an output interval in one kernel; "
+       "reference: serial host bytecode interpreter; ast: serial AST evaluator")
+      .defaults("phases");
+  s.section("compiler", "Compiler passes, each switchable to measure its effect");
+  s.boolean("compiler.fold", "Constant folding and x^n -> repeated multiplication").defaults(true);
+  s.boolean("compiler.merge",
+            "Merge an expression into the one expression of the previous phase it reads")
+      .defaults(true);
+  s.integer("compiler.merge_max_length",
+            "Longest merged stream (instructions) beyond the phase's longest")
+      .defaults(64)
+      .range(1, 1 << 20);
+  s.boolean("compiler.reorder", "Sort each phase by length and opcode-sequence similarity")
+      .defaults(true);
+  s.boolean("compiler.pad", "Pad warps with idle lanes so a warp never mixes opcode sequences")
+      .defaults(true);
+  s.boolean("compiler.unify", "One opcode stream per warp with per-lane operand tables")
+      .defaults(true);
+  s.section("ensemble", "Many copies of the model with different parameters or initial values");
+  s.integer("ensemble.members", "Number of ensemble members M").defaults(1).range(1, 1 << 26);
+  const auto declare_sweep = [](core::Section& r) {
+    r.real("from", "Value of member 0");
+    r.real("to", "Value of member M-1");
+    r.choice("scale", {"linear", "log"}, "Spacing between members").defaults("linear");
+  };
+  s.records(
+       "ensemble.sweep",
+       "Parameters that vary across members: {parameter: group.name, from, to, scale}",
+       [&](core::Section& r) {
+         r.string(
+             "parameter",
+             "Parameter as group.name (one value per member, shared by the group's instances)");
+         declare_sweep(r);
+       })
+      .defaults("[]");
+  s.records("ensemble.initial",
+            "Initial values that vary across members: {state: group.name, from, to, scale}",
+            [&](core::Section& r) {
+              r.string("state", "State as group.name (every instance of the group)");
+              declare_sweep(r);
+            })
+      .defaults("[]");
+  s.section("output", "trace.csv and full-state dumps");
+  s.integer("output.every", "Integration steps per trace row (and per driver step)")
+      .defaults(100)
+      .at_least(1);
+  s.strings("output.variables", "States or variables to trace; '*' wildcards; empty = every state")
+      .defaults("[]");
+  s.integers("output.members", "Ensemble members to trace (empty = member 0)").defaults("[]");
+  s.integer("output.dump_every",
+            "Write every state to states.bin each this many trace rows (0 = never)")
+      .defaults(0)
+      .at_least(0);
+  s.integer("output.batch_rows", "Trace rows handed to the writer thread at once")
+      .defaults(256)
+      .at_least(1);
+  s.boolean("output.quiet_model", "Do not log the compiled model's statistics").defaults(false);
+}
+
+}  // namespace
+
+void register_problem(core::Registry& registry) {
+  registry.add(core::ProblemInfo{
+      "ode",
+      "Interpreted ODE models: model language -> bytecode, level-scheduled device interpreter",
+      declare,
+      [](const Config& config, const std::string& backend) -> std::unique_ptr<core::Problem> {
+        return std::make_unique<OdeProblem>(config, backend);
+      }});
+}
+
+}  // namespace hayate::ode

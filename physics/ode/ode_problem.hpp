@@ -1,0 +1,22 @@
+#pragma once
+#include "ode/compiler.hpp"
+#include "ode/model.hpp"
+#include "run/registry.hpp"
+
+#include <string>
+#include <vector>
+
+namespace hayate::ode {
+
+void register_problem(core::Registry& registry);
+
+// The model file named by an input: relative paths are taken from the input file's folder
+// first, then from the working directory.
+std::string resolve_model_path(const core::Config& config);
+
+CompilerOptions compiler_options(const core::Config& config);
+
+// Full names of the states and variables that `pattern` selects ('*' matches any text).
+bool glob_match(const std::string& pattern, const std::string& name);
+
+}  // namespace hayate::ode

@@ -1,0 +1,188 @@
+#pragma once
+// The operation set of the model language and the semantics of every opcode, written once and
+// used by the AST evaluator, the constant folder, the serial reference interpreter and the device
+// kernels alike.
+#include "compat/kokkos_compat.hpp"
+
+#include <cstdint>
+
+namespace hayate::ode {
+
+// Stack bytecode. An instruction is one 32-bit word: opcode in the low 8 bits, operand above.
+enum Op : std::uint32_t {
+  // Leaves: push one value.
+  PUSH_CONST,  // constant pool[arg]
+  PUSH_STATE,  // stage-input state[arg]
+  PUSH_VAR,    // algebraic or swept-parameter variable[arg]
+  PUSH_TIME,   // stage time
+  CONST_IND,   // per-lane constant: unified table slot arg
+  STATE_IND,   // per-lane state index: unified table slot arg
+  VAR_IND,     // per-lane variable index: unified table slot arg
+  // Arithmetic.
+  ADD,   // binary
+  MUL,   // binary
+  ADDN,  // pops arg values, sums them left to right
+  MULN,  // pops arg values, multiplies left to right
+  SUB,
+  DIV,
+  POW,
+  POWI,  // x^n by repeated multiplication, n = arg - 64 (|n| <= 16, n != 0)
+  NEG,
+  // Functions.
+  EXP,
+  LOG,
+  LOG10,
+  SQRT,
+  ABS,
+  SIN,
+  COS,
+  TAN,
+  TANH,
+  FLOOR,
+  MIN,
+  MAX,
+  MOD,
+  // Comparisons and logic: 1.0 for true, 0.0 for false; any non-zero value is true.
+  LT,
+  LE,
+  GT,
+  GE,
+  EQ,
+  NE,
+  AND,
+  OR,
+  NOT,
+  SELECT,  // c, a, b -> c != 0 ? a : b
+  // Stores: pop the value into its target.
+  ASSIGN_ALG,        // variable[arg] = v
+  ASSIGN_DERIV,      // d state[arg] / dt = v, applied by the integrator's assign policy
+  ASSIGN_ALG_IND,    // per-lane target: unified table slot arg
+  ASSIGN_DERIV_IND,  // per-lane target: unified table slot arg
+  OP_COUNT
+};
+
+inline constexpr int kOpBits = 8;
+inline constexpr std::uint32_t kMaxOperand = (1u << (32 - kOpBits)) - 1;
+// Fixed evaluation stack per lane; the compiler rejects expressions that need more.
+inline constexpr int kMaxStack = 24;
+// Lanes that share one opcode stream (a CUDA warp); fixed so a compiled program is the same on
+// every backend.
+inline constexpr int kWarp = 32;
+inline constexpr int kPowiBias = 64;
+inline constexpr int kPowiMax = 16;
+
+KOKKOS_INLINE_FUNCTION constexpr std::uint32_t encode(Op op, std::uint32_t arg) {
+  return static_cast<std::uint32_t>(op) | (arg << kOpBits);
+}
+KOKKOS_INLINE_FUNCTION constexpr Op op_of(std::uint32_t word) {
+  return static_cast<Op>(word & ((1u << kOpBits) - 1));
+}
+KOKKOS_INLINE_FUNCTION constexpr std::uint32_t arg_of(std::uint32_t word) {
+  return word >> kOpBits;
+}
+
+KOKKOS_INLINE_FUNCTION double ipow(double x, int n) {
+  const int k = n < 0 ? -n : n;
+  double r = x;
+  for (int i = 1; i < k; ++i) r *= x;
+  return n < 0 ? 1.0 / r : r;
+}
+
+// x^y; small integer exponents (the m^3 h and n^4 of channel gates) multiply exactly as POWI.
+KOKKOS_INLINE_FUNCTION double power(double a, double b) {
+  if (b == compat::floor(b) && b != 0.0 && b >= -kPowiMax && b <= kPowiMax) return ipow(a, int(b));
+  return compat::pow(a, b);
+}
+
+KOKKOS_INLINE_FUNCTION constexpr bool is_unary(Op op) {
+  return op == NEG || (op >= EXP && op <= FLOOR) || op == NOT;
+}
+
+KOKKOS_INLINE_FUNCTION double truth(bool b) {
+  return b ? 1.0 : 0.0;
+}
+
+// One-argument operations.
+KOKKOS_INLINE_FUNCTION double apply_unary(Op op, double a) {
+  switch (op) {
+    case NEG:
+      return -a;
+    case EXP:
+      return compat::exp(a);
+    case LOG:
+      return compat::log(a);
+    case LOG10:
+      return compat::log(a) * 0.43429448190325182;
+    case SQRT:
+      return compat::sqrt(a);
+    case ABS:
+      return compat::fabs(a);
+    case SIN:
+      return compat::sin(a);
+    case COS:
+      return compat::cos(a);
+    case TAN:
+      return compat::tan(a);
+    case TANH:
+      return compat::tanh(a);
+    case FLOOR:
+      return compat::floor(a);
+    case NOT:
+      return truth(a == 0.0);
+    default:
+      return a;
+  }
+}
+
+// Two-argument operations (a is the left operand).
+KOKKOS_INLINE_FUNCTION double apply_binary(Op op, double a, double b) {
+  switch (op) {
+    case ADD:
+      return a + b;
+    case MUL:
+      return a * b;
+    case SUB:
+      return a - b;
+    case DIV:
+      return a / b;
+    case POW:
+      return power(a, b);
+    case MIN:
+      return a < b ? a : b;
+    case MAX:
+      return a > b ? a : b;
+    case MOD:
+      return a - b * compat::floor(a / b);
+    case LT:
+      return truth(a < b);
+    case LE:
+      return truth(a <= b);
+    case GT:
+      return truth(a > b);
+    case GE:
+      return truth(a >= b);
+    case EQ:
+      return truth(a == b);
+    case NE:
+      return truth(a != b);
+    case AND:
+      return truth(a != 0.0 && b != 0.0);
+    case OR:
+      return truth(a != 0.0 || b != 0.0);
+    default:
+      return a;
+  }
+}
+
+KOKKOS_INLINE_FUNCTION double apply_select(double c, double a, double b) {
+  return c != 0.0 ? a : b;
+}
+
+// Host-side metadata.
+const char* op_name(Op op);
+// Values popped by an operation, given its operand (n-ary operations pop `arg` values).
+int op_pops(Op op, std::uint32_t arg);
+// Values pushed (0 for stores).
+int op_pushes(Op op);
+
+}  // namespace hayate::ode

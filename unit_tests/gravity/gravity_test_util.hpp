@@ -1,0 +1,43 @@
+#pragma once
+// Helpers of the gravity end-to-end tests: run an input string, read its CSV output.
+#include "run/backend.hpp"
+#include "run/driver.hpp"
+#include "run/registry.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace hayate::test {
+
+// Columns of a CSV file with a header row, by name.
+inline std::map<std::string, std::vector<double>> read_csv_columns(const std::string& path) {
+  std::ifstream in(path);
+  std::map<std::string, std::vector<double>> out;
+  std::string line, cell;
+  if (!std::getline(in, line)) return out;
+  std::vector<std::string> names;
+  std::stringstream header(line);
+  while (std::getline(header, cell, ',')) names.push_back(cell);
+  while (std::getline(in, line)) {
+    std::stringstream row(line);
+    for (std::size_t c = 0; c < names.size() && std::getline(row, cell, ','); ++c)
+      out[names[c]].push_back(std::stod(cell));
+  }
+  return out;
+}
+
+// Runs `yaml` (plus overrides) on `backend`, writing into `dir`.
+inline core::RunResult run_input(const std::string& yaml, const std::string& dir,
+                                 const std::string& backend,
+                                 const std::vector<std::string>& overrides = {}) {
+  const core::Config config =
+      core::Registry::instance().loader().load_string(yaml, "test.yaml", overrides);
+  return core::run_problem(config, core::RunOptions{backend, dir, true});
+}
+
+}  // namespace hayate::test

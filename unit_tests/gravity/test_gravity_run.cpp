@@ -1,0 +1,312 @@
+// End-to-end gravity runs per backend: Kepler energy and period, Plummer virial equilibrium,
+// bitwise restarts for every integrator, and bad-input errors through the real binary.
+#include "cli_runner.hpp"
+#include "gravity_test_util.hpp"
+#include "run/checkpoint.hpp"
+#include "test_spaces.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+
+namespace {
+
+using hayate::test::read_csv_columns;
+using hayate::test::run_input;
+
+constexpr double two_pi = 6.283185307179586;
+
+const char* kepler_yaml = R"(
+problem: gravity
+precision: double
+system: {softening: 1.0e-7}
+initial: {type: kepler, kepler: {semi_major_axis: 1.0, eccentricity: 0.5}}
+time: {integrator: hermite, dt: 0.01}
+run: {steps: 760}
+output: {every: 4}
+)";
+
+// Period from the second apocentre: the potential energy peaks there; a parabola through the
+// sampled maximum and its neighbours locates it between samples.
+double measured_period(const std::vector<double>& t, const std::vector<double>& pe) {
+  std::size_t best = 0;
+  for (std::size_t k = 1; k + 1 < t.size(); ++k)
+    if (t[k] > 0.5 * two_pi && (best == 0 || pe[k] > pe[best])) best = k;
+  const double y0 = pe[best - 1], y1 = pe[best], y2 = pe[best + 1];
+  const double h = t[best + 1] - t[best];
+  return t[best] + 0.5 * h * (y0 - y2) / (y0 - 2 * y1 + y2);
+}
+
+template <class Space>
+class GravityRun : public ::testing::Test {
+ protected:
+  std::string backend() const { return hayate::core::space_name<Space>(); }
+  std::string dir(const std::string& name) const {
+    return "gravity_test_out/" + name + "_" + backend();
+  }
+};
+HAYATE_SPACE_TEST_SUITE(GravityRun);
+
+TYPED_TEST(GravityRun, KeplerHermiteConservesEnergyAndKeepsThePeriod) {
+  double worst[2] = {0, 0};
+  for (int half = 0; half < 2; ++half) {
+    const std::string d = this->dir("kepler_hermite" + std::to_string(half));
+    run_input(kepler_yaml, d, this->backend(),
+              half ? std::vector<std::string>{"time.dt=0.005", "run.steps=1520", "output.every=8"}
+                   : std::vector<std::string>{});
+    auto th = read_csv_columns(d + "/thermo.csv");
+    ASSERT_GT(th["time"].size(), 150u);
+    // E = -G m1 m2 / (2a) with m1 = m2 = 1/2.
+    EXPECT_NEAR(th["etotal"][0], -0.125, 1e-9);
+    for (double e : th["energy_error"]) worst[half] = std::max(worst[half], std::fabs(e));
+    EXPECT_NEAR(measured_period(th["time"], th["pe"]), two_pi, 2e-4);
+    EXPECT_NEAR(th["lz"].back(), th["lz"][0], 1e-8);
+    EXPECT_EQ(th["px"].back(), 0.0);
+  }
+  EXPECT_LT(worst[0], 1e-6);
+  // Fourth order: half the step, 1/16 of the error (1/8 allowed).
+  EXPECT_LT(worst[1], worst[0] / 8) << worst[0] << " -> " << worst[1];
+}
+
+TYPED_TEST(GravityRun, KeplerLeapfrogEnergyErrorIsBoundedNotSecular) {
+  run_input(kepler_yaml, this->dir("kepler_leapfrog"), this->backend(),
+            {"time.integrator=leapfrog", "time.dt=0.01", "run.steps=1300", "output.every=10"});
+  auto th = read_csv_columns(this->dir("kepler_leapfrog") + "/thermo.csv");
+  const auto& t = th["time"];
+  const auto& e = th["energy_error"];
+  double first = 0, second = 0;  // largest error in the first and in the second period
+  for (std::size_t k = 0; k < t.size(); ++k) {
+    if (t[k] < two_pi)
+      first = std::max(first, std::fabs(e[k]));
+    else if (t[k] < 2 * two_pi)
+      second = std::max(second, std::fabs(e[k]));
+  }
+  EXPECT_GT(first, 1e-7);  // second order: a visible but bounded error
+  EXPECT_LT(first, 1e-3);
+  EXPECT_LT(second, 1.1 * first);
+  EXPECT_NEAR(measured_period(t, th["pe"]), two_pi, 0.05);
+}
+
+TYPED_TEST(GravityRun, PlummerStaysInVirialEquilibrium) {
+  // Three crossing times (2 sqrt 2 each) of a 512-body Plummer sphere.
+  const char* yaml = R"(
+problem: gravity
+precision: mixed
+system: {n: 512, softening: 0.02, seed: 5}
+initial: {type: plummer}
+time: {integrator: leapfrog, dt: 0.03125}
+run: {steps: 272}
+output: {every: 8}
+)";
+  run_input(yaml, this->dir("plummer"), this->backend());
+  auto th = read_csv_columns(this->dir("plummer") + "/thermo.csv");
+  EXPECT_NEAR(th["virial_ratio"][0], 0.5, 0.05);
+  EXPECT_NEAR(th["etotal"][0], -0.25, 0.02);  // N-body units, slightly softened
+  for (std::size_t k = 0; k < th["time"].size(); ++k) {
+    EXPECT_NEAR(th["virial_ratio"][k], 0.5, 0.1) << "t = " << th["time"][k];
+    EXPECT_LT(std::fabs(th["energy_error"][k]), 8e-3) << "t = " << th["time"][k];
+  }
+}
+
+TYPED_TEST(GravityRun, BlockStepsMatchSmallSharedSteps) {
+  // A concentrated Hernquist sphere: accelerations span decades, so the block steps spread over
+  // levels. Energy is conserved while far fewer forces are evaluated than with the finest step.
+  const char* yaml = R"(
+problem: gravity
+precision: double
+system: {n: 200, softening: 0.05, seed: 3}
+initial: {type: hernquist, radius: 0.3, truncation: 20}
+time: {integrator: block, dt: 0.0625, eta: 0.05, max_level: 8}
+run: {steps: 16}
+output: {every: 1}
+)";
+  run_input(yaml, this->dir("block"), this->backend());
+  auto th = read_csv_columns(this->dir("block") + "/thermo.csv");
+  double worst = 0;
+  for (double e : th["energy_error"]) worst = std::max(worst, std::fabs(e));
+  EXPECT_LT(worst, 2e-3);
+  // Fewer force evaluations than every particle at the finest level used.
+  EXPECT_GT(th["force_evaluations"].back(), 0);
+  EXPECT_LT(th["force_evaluations"].back(), 16.0 * 200 * 256);
+  EXPECT_NEAR(th["time"].back(), 1.0, 1e-12);
+}
+
+TYPED_TEST(GravityRun, TreeRunConservesEnergyAndReportsForceErrors) {
+  const char* yaml = R"(
+problem: gravity
+solver: tree
+precision: mixed
+system: {n: 1500, softening: 0.02, seed: 8}
+initial: {type: plummer}
+tree: {dacc: 0.001953125, rebuild_every: 4, leaf_size: 8}
+time: {dt: 0.015625}
+run: {steps: 12}
+output: {every: 4, force_error_every: 6, force_error_sample: 300}
+)";
+  run_input(yaml, this->dir("tree"), this->backend());
+  auto th = read_csv_columns(this->dir("tree") + "/thermo.csv");
+  for (double e : th["energy_error"]) EXPECT_LT(std::fabs(e), 1e-3);
+  auto fe = read_csv_columns(this->dir("tree") + "/force_error.csv");
+  ASSERT_EQ(fe["step"].size(), 3u);  // steps 0, 6, 12
+  for (std::size_t k = 0; k < 3; ++k) {
+    EXPECT_EQ(fe["samples"][k], 300);
+    EXPECT_LE(fe["p99"][k], 1e-3);
+    EXPECT_LE(fe["p50"][k], fe["p90"][k]);
+    EXPECT_LE(fe["p99"][k], fe["max"][k]);
+    EXPECT_GT(fe["p50"][k], 0);  // an approximation, not the reference
+  }
+  std::ifstream t(this->dir("tree") + "/timers.csv");
+  const std::string text((std::istreambuf_iterator<char>(t)), std::istreambuf_iterator<char>());
+  for (const char* phase :
+       {"tree_keys", "tree_sort", "tree_build", "tree_moments", "tree_walk", "integrate"})
+    EXPECT_NE(text.find(phase), std::string::npos) << phase;
+}
+
+TYPED_TEST(GravityRun, DirectForceErrorIsThePrecisionError) {
+  const char* yaml = R"(
+problem: gravity
+precision: float
+system: {n: 300, softening: 0.02}
+run: {steps: 1}
+output: {force_error_every: 1, force_error_sample: 300}
+)";
+  run_input(yaml, this->dir("direct_error"), this->backend());
+  auto fe = read_csv_columns(this->dir("direct_error") + "/force_error.csv");
+  ASSERT_EQ(fe["step"].size(), 2u);
+  EXPECT_LT(fe["max"][0], 1e-5);
+  EXPECT_GT(fe["max"][0], 1e-9);
+}
+
+TYPED_TEST(GravityRun, RestartIsBitwiseForEveryIntegrator) {
+  const char* yaml = R"(
+problem: gravity
+precision: mixed
+system: {n: 96, softening: 0.05, seed: 9}
+initial: {type: plummer}
+time: {dt: 0.01, max_level: 5}
+run: {steps: 12}
+output: {every: 3}
+checkpoint: {at_end: true}
+)";
+  for (const char* integrator : {"leapfrog", "block", "hermite"}) {
+    const std::string tag = std::string("restart_") + integrator;
+    const std::string straight = this->dir(tag + "_straight"), first = this->dir(tag + "_a"),
+                      second = this->dir(tag + "_b");
+    const std::string it = std::string("time.integrator=") + integrator;
+    run_input(yaml, straight, this->backend(), {it});
+    run_input(yaml, first, this->backend(), {it, "run.steps=5"});
+    run_input(yaml, second, this->backend(),
+              {it, "checkpoint.restart=" + first + "/checkpoint.bin"});
+    const hayate::core::CheckpointReader a(straight + "/checkpoint.bin");
+    const hayate::core::CheckpointReader b(second + "/checkpoint.bin");
+    for (const char* entry : {"step", "time", "x", "v", "acc", "jerk", "m", "level", "e0"})
+      EXPECT_EQ(a.bytes(entry), b.bytes(entry)) << integrator << ": " << entry;
+    EXPECT_EQ(a.get<std::int64_t>("step"), 12);
+  }
+  // The tree with a fixed rebuild interval: the tree itself is part of the state.
+  for (const char* integrator : {"leapfrog", "block"}) {
+    const std::string tag = std::string("restart_tree_") + integrator;
+    const std::string straight = this->dir(tag + "_straight"), first = this->dir(tag + "_a"),
+                      second = this->dir(tag + "_b");
+    const std::vector<std::string> base{std::string("time.integrator=") + integrator, "solver=tree",
+                                        "tree.rebuild_every=3", "system.n=300"};
+    auto with = [&](std::vector<std::string> extra) {
+      extra.insert(extra.begin(), base.begin(), base.end());
+      return extra;
+    };
+    run_input(yaml, straight, this->backend(), with({}));
+    run_input(yaml, first, this->backend(), with({"run.steps=5"}));
+    run_input(yaml, second, this->backend(),
+              with({"checkpoint.restart=" + first + "/checkpoint.bin"}));
+    const hayate::core::CheckpointReader a(straight + "/checkpoint.bin");
+    const hayate::core::CheckpointReader b(second + "/checkpoint.bin");
+    for (const char* entry : {"x", "v", "acc", "level", "tree_order", "tree_skip"})
+      EXPECT_EQ(a.bytes(entry), b.bytes(entry)) << integrator << ": " << entry;
+  }
+}
+
+TYPED_TEST(GravityRun, ReadsBackItsOwnSnapshotExactly) {
+  const char* yaml = R"(
+problem: gravity
+system: {n: 64, softening: 0.05, seed: 4}
+initial: {type: galaxy}
+run: {steps: 2}
+output: {every: 1}
+)";
+  run_input(yaml, this->dir("snap"), this->backend());
+  // Zero steps from the snapshot: the thermo row must equal the last row of the first run.
+  run_input(
+      yaml, this->dir("snap_read"), this->backend(),
+      {"initial.type=file", "initial.file=" + this->dir("snap") + "/snapshots.xyz", "run.steps=1"});
+  auto a = read_csv_columns(this->dir("snap") + "/thermo.csv");
+  auto b = read_csv_columns(this->dir("snap_read") + "/thermo.csv");
+  EXPECT_EQ(a["ke"].back(), b["ke"][0]);
+  EXPECT_EQ(a["pe"].back(), b["pe"][0]);
+}
+
+std::string write_file(const std::string& name, const std::string& text) {
+  const std::string path = "gravity_test_out/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+TEST(GravityInput, BadInputsFailWithLocationAndExitCode2) {
+  std::system("mkdir -p gravity_test_out");
+  struct Case {
+    std::string yaml, command, expect;
+  };
+  const std::vector<Case> cases{
+      {"problem: gravity\nsystem:\n  softening: 0\n", "check", "bad_eps.yaml:3:14"},
+      {"problem: gravity\nsolver: treee\n", "check", "bad_solver.yaml:2:9"},
+      {"problem: gravity\ntime:\n  integrater: block\n", "check", "integrator"},
+      {"problem: gravity\ninitial:\n  type: kepler\n  kepler: {eccentricity: 1.0}\n", "check",
+       "bad_ecc.yaml:4:26"},
+      {"problem: gravity\ninitial:\n  type: file\n  file: does_not_exist.xyz\n", "run --quiet",
+       "bad_file.yaml:4:9"},
+      {"problem: gravity\ninitial:\n  type: file\n", "run --quiet", "bad_nofile.yaml"},
+      {"problem: gravity\ndirect:\n  tile: 4096\n", "run --quiet --backend serial",
+       "bad_tile.yaml:3:9"},
+      {"problem: gravity\nsolver: tree\ntime:\n  integrator: hermite\n", "run --quiet",
+       "bad_hermite.yaml:2:9"},
+      {"problem: gravity\ntree:\n  dacc: -1\n", "check", "bad_dacc.yaml:3:9"},
+  };
+  const char* names[] = {"bad_eps",    "bad_solver", "bad_key",     "bad_ecc", "bad_file",
+                         "bad_nofile", "bad_tile",   "bad_hermite", "bad_dacc"};
+  for (std::size_t k = 0; k < cases.size(); ++k) {
+    const std::string path = write_file(std::string(names[k]) + ".yaml", cases[k].yaml);
+    const bool run = cases[k].command.rfind("run", 0) == 0;
+    const auto r =
+        hayate::test::run_cli(cases[k].command + " " + path +
+                              (run ? " --output gravity_test_out/" + std::string(names[k]) : ""));
+    EXPECT_EQ(r.exit_code, 2) << names[k] << ": " << r.output;
+    EXPECT_NE(r.output.find(cases[k].expect), std::string::npos) << names[k] << ": " << r.output;
+  }
+}
+
+TEST(GravityInput, MalformedParticleFilesNameLineAndColumn) {
+  std::system("mkdir -p gravity_test_out");
+  const std::string csv =
+      write_file("bad.csv", "x,y,z,vx,vy,vz,m\n0,0,0,0,0,0,1\n1,0,zz,0,0,0,1\n");
+  const std::string yaml =
+      write_file("bad_csv.yaml", "problem: gravity\ninitial:\n  type: file\n  file: " + csv + "\n");
+  auto r = hayate::test::run_cli("run --quiet " + yaml + " --output gravity_test_out/bad_csv");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("bad.csv:3:5"), std::string::npos) << r.output;
+  const std::string csv2 = write_file("bad2.csv", "x,y,z,vx,vy,m\n0,0,0,0,0,1\n");
+  const std::string yaml2 = write_file(
+      "bad_csv2.yaml", "problem: gravity\ninitial:\n  type: file\n  file: " + csv2 + "\n");
+  r = hayate::test::run_cli("run --quiet " + yaml2 + " --output gravity_test_out/bad_csv2");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("'vz' is missing"), std::string::npos) << r.output;
+}
+
+TEST(GravityInput, ShippedInputsValidate) {
+  for (const char* f : {"plummer_direct", "kepler", "plummer_tree", "galaxy_tree"}) {
+    const auto r = hayate::test::run_cli("check " + hayate::test::source_path("inputs/gravity/") +
+                                         f + ".yaml");
+    EXPECT_EQ(r.exit_code, 0) << f << ": " << r.output;
+  }
+}
+
+}  // namespace

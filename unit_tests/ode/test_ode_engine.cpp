@@ -1,0 +1,165 @@
+// The device interpreter against the serial reference interpreter and the AST evaluator, step by
+// step, for every execution space, both execution modes and both integrators; ensembles; RK4 order.
+#include "cli_runner.hpp"
+#include "ode/engine.hpp"
+#include "ode/reference.hpp"
+#include "random_model.hpp"
+#include "test_spaces.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace hayate::ode {
+namespace {
+
+template <class Space>
+class OdeEngine : public ::testing::Test {};
+HAYATE_SPACE_TEST_SUITE(OdeEngine);
+
+// Relative difference per element with a floor of 1e-300 on the scale; NaN never matches.
+double rel_diff(const std::vector<double>& a, const std::vector<double>& b) {
+  double worst = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i]) || std::isnan(b[i])) return INFINITY;
+    const double scale = std::max({std::fabs(a[i]), std::fabs(b[i]), 1e-300});
+    worst = std::max(worst, std::fabs(a[i] - b[i]) / scale);
+  }
+  return worst;
+}
+
+CompilerOptions all_passes() {
+  CompilerOptions o;
+  o.merge = o.reorder = o.pad = o.unify = true;
+  return o;
+}
+
+// Devices may contract a*b + c into one FMA; 1e-12 relative per step covers that rounding.
+constexpr double kTolerance = 1e-12;
+
+template <class Space>
+void compare_per_step(const FlatModel& model, const CompilerOptions& options, Method method,
+                      ExecMode mode, int steps, double dt, double t0 = 0.0) {
+  const Program prog = compile(model, options);
+  Engine<Space> dev(prog, 1, method, mode);
+  ReferenceInterpreter ref(prog, 1, method);
+  AstIntegrator ast(model, method);
+  dev.set_states(model.state_init);
+  ref.x() = model.state_init;
+  ast.x() = model.state_init;
+  const auto first = static_cast<std::int64_t>(std::llround(t0 / dt));
+  for (int n = 0; n < steps; ++n) {
+    dev.advance(first + n, 1, dt);
+    ref.advance(first + n, 1, dt);
+    ast.advance(first + n, 1, dt);
+    const auto x = dev.states_host();
+    ASSERT_LE(rel_diff(x, ref.x()), kTolerance) << "step " << n;
+    ASSERT_LE(rel_diff(x, ast.x()), kTolerance) << "step " << n;
+    // Continue every path from the same state so the comparison stays per step.
+    ref.x() = x;
+    ast.x() = x;
+  }
+  dev.evaluate(double(first + steps) * dt);
+  ref.evaluate(double(first + steps) * dt);
+  const auto v = dev.vars_host();
+  EXPECT_LE(rel_diff(std::vector<double>(v.begin(), v.begin() + prog.n_alg),
+                     std::vector<double>(ref.v.begin(), ref.v.begin() + prog.n_alg)),
+            kTolerance);
+  EXPECT_LE(rel_diff(dev.f_host(), ref.f), kTolerance);
+}
+
+TYPED_TEST(OdeEngine, LuoRudyMatchesReferenceAndAstPerStep) {
+  const FlatModel model = load_model_file(test::source_path("inputs/ode/lr91.model.yaml"));
+  for (Method method : {Method::Euler, Method::RK4})
+    for (ExecMode mode : {ExecMode::Phases, ExecMode::Persistent}) {
+      // Start just before the stimulus so the upstroke is inside the compared steps.
+      compare_per_step<TypeParam>(model, all_passes(), method, mode, 30, 0.02, 9.8);
+      compare_per_step<TypeParam>(model, CompilerOptions{}, method, mode, 5, 0.02);
+    }
+}
+
+TYPED_TEST(OdeEngine, RandomModelsMatchWithAndWithoutPasses) {
+  for (std::uint64_t seed : {11u}) {
+    test::RandomModel gen(seed);
+    const FlatModel model = load_model_string(gen.yaml(10, 3, 45), "random.yaml");
+    for (int bits : {0, 31, 29})
+      for (ExecMode mode : {ExecMode::Phases, ExecMode::Persistent}) {
+        CompilerOptions o;
+        o.fold = bits & 1;
+        o.merge = bits & 2;
+        o.reorder = bits & 4;
+        o.pad = bits & 8;
+        o.unify = bits & 16;
+        compare_per_step<TypeParam>(model, o, Method::RK4, mode, 3, 0.01);
+      }
+  }
+}
+
+TYPED_TEST(OdeEngine, EnsembleMembersMatchSeparateRuns) {
+  ModelOptions mo;
+  mo.swept = {"wb.I_app"};
+  const FlatModel model = load_model_file(test::source_path("inputs/ode/wb96.model.yaml"), mo);
+  const Program prog = compile(model, all_passes());
+  const std::size_t M = 37;  // not a multiple of the warp width
+  std::vector<double> x(prog.n_states * M), p(M);
+  for (std::size_t m = 0; m < M; ++m) {
+    p[m] = 0.05 * double(m);
+    for (std::size_t i = 0; i < prog.n_states; ++i)
+      x[i * M + m] = model.state_init[i] + 0.1 * double(m % 5) * (i == 0);
+  }
+  for (ExecMode mode : {ExecMode::Phases, ExecMode::Persistent}) {
+    Engine<TypeParam> dev(prog, M, Method::RK4, mode);
+    dev.set_states(x);
+    dev.set_params(p);
+    ReferenceInterpreter ref(prog, M, Method::RK4);
+    ref.x() = x;
+    std::copy(p.begin(), p.end(), ref.v.begin() + prog.n_alg * M);
+    dev.advance(0, 60, 0.05);
+    ref.advance(0, 60, 0.05);
+    const auto got = dev.states_host();
+    EXPECT_LE(rel_diff(got, ref.x()), 1e-9);  // 60 steps: per-step rounding may accumulate
+    // Member m alone, by the AST evaluator.
+    for (std::size_t m : {std::size_t(0), std::size_t(20), M - 1}) {
+      AstIntegrator ast(model, Method::RK4);
+      for (std::size_t i = 0; i < prog.n_states; ++i) ast.x()[i] = x[i * M + m];
+      ast.v[prog.n_alg] = p[m];
+      ast.advance(0, 60, 0.05);
+      for (std::size_t i = 0; i < prog.n_states; ++i)
+        EXPECT_NEAR(got[i * M + m], ast.x()[i], 1e-9 * std::max(1.0, std::fabs(ast.x()[i])))
+            << "member " << m;
+    }
+  }
+}
+
+// A forced oscillator x'' = -x + t, x(0) = 1, x'(0) = 0, with a known solution.
+const char* oscillator = R"yaml(modules:
+  osc:
+    states:
+      x: {init: 1.0, ddt: "y"}
+      y: {init: 0.0, ddt: "-x + t"}
+)yaml";  // exact: x = cos t + t - sin t, y = -sin t + 1 - cos t
+
+TYPED_TEST(OdeEngine, IntegratorsConvergeAtTheirOrder) {
+  const FlatModel model = load_model_string(oscillator, "osc.yaml");
+  const Program prog = compile(model);
+  const double T = 2.0;
+  const double exact = std::cos(T) + T - std::sin(T);
+  for (Method method : {Method::Euler, Method::RK4}) {
+    std::vector<double> err;
+    for (int n : {20, 40, 80, 160}) {
+      Engine<TypeParam> dev(prog, 1, method, ExecMode::Phases);
+      dev.set_states(model.state_init);
+      dev.advance(0, n, T / n);
+      err.push_back(std::fabs(dev.states_host()[0] - exact));
+    }
+    const double expected = method == Method::RK4 ? 4.0 : 1.0;
+    for (std::size_t k = 1; k < err.size(); ++k) {
+      const double order = std::log2(err[k - 1] / err[k]);
+      EXPECT_NEAR(order, expected, 0.15) << "refinement " << k;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hayate::ode
