@@ -49,7 +49,6 @@ constexpr bool is_gpu_space() {
 template <class Real>
 struct Accum {
   Real fx = 0, fy = 0, fz = 0, e = 0, w = 0;
-  KOKKOS_INLINE_FUNCTION Accum() = default;
   KOKKOS_INLINE_FUNCTION Accum& operator+=(const Accum& o) {
     fx += o.fx;
     fy += o.fy;
@@ -70,7 +69,6 @@ struct Accum {
 // Total pair energy and virial sum(r . f), accumulated in double whatever Real is.
 struct EnergyVirial {
   double energy = 0, virial = 0;
-  KOKKOS_INLINE_FUNCTION EnergyVirial() = default;
   KOKKOS_INLINE_FUNCTION EnergyVirial& operator+=(const EnergyVirial& o) {
     energy += o.energy;
     virial += o.virial;
@@ -102,7 +100,7 @@ struct reduction_identity<hayate::md::EnergyVirial> {
 namespace hayate::md {
 
 template <class Space, class Real>
-using ForceView = Kokkos::View<Real* [3], Kokkos::LayoutLeft, typename Space::memory_space>;
+using ForceView = VecView<Real, typename Space::memory_space>;
 
 // Full list: each thread owns its atom's force and writes it once; no scatter.
 template <class Space, class Real>
@@ -125,9 +123,8 @@ struct DirectWrite {
 template <class Space, class Real, class Duplication, class Contribution>
 struct ScatterWrite {
   static constexpr bool newton = true;
-  using SV = Kokkos::Experimental::ScatterView<Real* [3], Kokkos::LayoutLeft, Space,
-                                               Kokkos::Experimental::ScatterSum, Duplication,
-                                               Contribution>;
+  using SV = Kokkos::Experimental::ScatterView<
+      Real* [3], VecLayout, Space, Kokkos::Experimental::ScatterSum, Duplication, Contribution>;
   SV sv;
   struct Access {
     decltype(std::declval<const SV&>().access()) a;
@@ -152,7 +149,7 @@ template <class Space, class Real, class Rows, class Sink, bool EV>
 struct LJForce {
   using Mem = typename Space::memory_space;
   using Team = typename Kokkos::TeamPolicy<Space>::member_type;
-  Kokkos::View<const Real* [3], Kokkos::LayoutLeft, Mem> x;
+  ConstVecView<Real, Mem> x;
   Kokkos::View<const int*, Mem> type;
   Rows rows;
   Sink sink;
@@ -249,12 +246,11 @@ class ForceCompute {
   }
 
   template <class Rows>
-  EnergyVirial compute(
-      const ForceOptions& o, const Rows& rows,
-      const Kokkos::View<const Real* [3], Kokkos::LayoutLeft, typename Space::memory_space>& x,
-      const Kokkos::View<const int*, typename Space::memory_space>& type,
-      const ForceView<Space, Real>& f, const Box<Real>& box, const PairTable<Real>& table,
-      bool ev) {
+  EnergyVirial compute(const ForceOptions& o, const Rows& rows,
+                       const ConstVecView<Real, typename Space::memory_space>& x,
+                       const Kokkos::View<const int*, typename Space::memory_space>& type,
+                       const ForceView<Space, Real>& f, const Box<Real>& box,
+                       const PairTable<Real>& table, bool ev) {
     if (!supports(o))
       throw std::invalid_argument("duplicated scatter is not available on " +
                                   std::string(Space::name()));
@@ -262,7 +258,7 @@ class ForceCompute {
     if (o.list == ListKind::Full) {
       return launch(o, DirectWrite<Space, Real>{f}, rows, x, type, box, table, n, ev);
     }
-    Kokkos::deep_copy(f, Real(0));
+    Kokkos::deep_copy(Space(), f, Real(0));
     if (o.scatter == Scatter::Atomic) {
       if (atomic_target_ != f.data()) {
         atomic_.sv = typename Atomic::SV(f);

@@ -77,7 +77,7 @@ void declare_schema(core::Schema& s) {
   s.boolean("neighbor.check", "Also rebuild as soon as an atom moved more than skin/2")
       .defaults(true);
   s.choice("neighbor.layout", {"auto", "csr", "padded", "transposed"},
-           "List storage; auto = transposed (thread) or padded (warp) on GPUs, csr on CPUs")
+           "List storage; auto = transposed (thread) or padded (warp) on GPUs, padded on CPUs")
       .defaults("auto");
 
   s.section("force", "Force kernel variant");
@@ -194,7 +194,8 @@ ForceOptions auto_force_options(const std::string& backend) {
 }
 
 Layout auto_layout(const std::string& backend, Parallel parallel) {
-  if (backend != "cuda") return Layout::Csr;
+  // CPUs: padded rows need one search pass where CSR needs two (count, then fill).
+  if (backend != "cuda") return Layout::Padded;
   // Thread per atom: lane l reads atom l's k-th neighbor, contiguous when transposed.
   // Warp per atom: the lanes read one atom's neighbors, contiguous in a row.
   return parallel == Parallel::Thread ? Layout::Transposed : Layout::Padded;

@@ -57,8 +57,8 @@ template <class Space, class Real>
 class MdSystem {
  public:
   using Mem = typename Space::memory_space;
-  using Vec = Kokkos::View<Real* [3], Kokkos::LayoutLeft, Mem>;
-  using ConstVec = Kokkos::View<const Real* [3], Kokkos::LayoutLeft, Mem>;
+  using Vec = VecView<Real, Mem>;
+  using ConstVec = ConstVecView<Real, Mem>;
 
   MdSystem(const InitialState& init, const MdParams& params) : params_(params) {
     natoms_ = static_cast<int>(init.size());
@@ -123,7 +123,7 @@ class MdSystem {
     wrap();
     bins_.bin(ConstVec(x_), box_, cutneigh_);
     permute(bins_.atoms);
-    Kokkos::deep_copy(x_build_, x_);
+    Kokkos::deep_copy(Space(), x_build_, x_);
     build_list();
     last_build_ = step_;
     ++rebuilds_;

@@ -14,6 +14,13 @@
 
 namespace hayate::md {
 
+// Per-atom 3-vectors (positions, velocities, forces): x(i, d).
+using VecLayout = Kokkos::LayoutLeft;
+template <class Real, class Mem>
+using VecView = Kokkos::View<Real* [3], VecLayout, Mem>;
+template <class Real, class Mem>
+using ConstVecView = Kokkos::View<const Real* [3], VecLayout, Mem>;
+
 enum class ListKind { Full, Half };
 enum class Layout { Csr, Padded, Transposed };
 
@@ -45,11 +52,14 @@ struct Box {
 };
 
 // Atoms of each cell, contiguous. After a reorder the atoms are stored in cell order, so
-// `atoms` is the identity and cell neighbors are memory neighbors.
+// `atoms` is the identity and cell neighbors are memory neighbors. Cells are at least
+// cutneigh / reach wide, so the search visits (2 reach + 1)^3 cells: with reach 2 that is
+// 125 cells of 1/8 the volume, about 40% fewer distance checks than 27 cells of full width.
 template <class Space>
 struct CellBins {
   using Mem = typename Space::memory_space;
   int n[3] = {1, 1, 1};
+  int reach = 2;
   Kokkos::View<int*, Mem> cell_of;  // per atom
   Kokkos::View<int*, Mem> start;    // cells + 1
   Kokkos::View<int*, Mem> atoms;    // atom indices sorted by (cell, index)
@@ -63,7 +73,7 @@ struct CellBins {
   void bin(const X& x, const Box<Real>& box, double cutneigh) {
     const int natoms = static_cast<int>(x.extent(0));
     for (int d = 0; d < 3; ++d) {
-      const int c = static_cast<int>(double(box.length[d]) / cutneigh);
+      const int c = static_cast<int>(double(box.length[d]) * reach / cutneigh);
       n[d] = c < 1 ? 1 : c;
     }
     const int ncells = cells();
@@ -75,7 +85,7 @@ struct CellBins {
       start = Kokkos::View<int*, Mem>("hayate::md::cell_start", ncells + 1);
       fill = Kokkos::View<int*, Mem>("hayate::md::cell_fill", ncells);
     }
-    Kokkos::deep_copy(fill, 0);
+    Kokkos::deep_copy(Space(), fill, 0);
     const auto cell_of_ = cell_of, start_ = start, atoms_ = atoms, fill_ = fill;
     const int nx = n[0], ny = n[1], nz = n[2];
     const Real sx = Real(nx) / box.length[0], sy = Real(ny) / box.length[1],
@@ -96,7 +106,7 @@ struct CellBins {
           if (final) start_(c) = sum;
           if (c < ncells) sum += fill_(c);
         });
-    Kokkos::deep_copy(fill, 0);
+    Kokkos::deep_copy(Space(), fill, 0);
     Kokkos::parallel_for(
         "hayate::md::bin_fill", Kokkos::RangePolicy<Space>(0, natoms), KOKKOS_LAMBDA(int i) {
           const int c = cell_of_(i);
@@ -173,15 +183,16 @@ struct PaddedSink {
   KOKKOS_INLINE_FUNCTION void finish(int i, int k) const { count(i) = k; }
 };
 
-// The one neighbor search loop: the 27 (or fewer, for boxes of 1 or 2 cells) stencil cells
-// around atom i, minimum image, per type-pair neighbor cutoff.
+// The one neighbor search loop: the stencil cells around atom i, minimum image, per type-pair
+// neighbor cutoff.
 template <class Space, class Real, class Sink>
 struct NeighborSearch {
   using Mem = typename Space::memory_space;
-  Kokkos::View<const Real* [3], Kokkos::LayoutLeft, Mem> x;
+  ConstVecView<Real, Mem> x;
   Kokkos::View<const int*, Mem> type;
   Kokkos::View<const int*, Mem> cell_of, start, atoms;
   int n[3];
+  int reach;
   Box<Real> box;
   PairTable<Real> table;
   bool half;
@@ -190,10 +201,14 @@ struct NeighborSearch {
   KOKKOS_INLINE_FUNCTION void operator()(int i) const {
     const int c = cell_of(i);
     const int ci[3] = {c % n[0], (c / n[0]) % n[1], c / (n[0] * n[1])};
+    // Offsets -reach..reach, or each residue once where the box has fewer cells than that
+    // (minimum image then picks the near copy).
     int lo[3], hi[3];
     for (int d = 0; d < 3; ++d) {
-      lo[d] = n[d] >= 3 ? -1 : 0;
-      hi[d] = n[d] >= 2 ? 1 : 0;
+      const int half = (n[d] - 1) / 2;
+      lo[d] = -(reach < half ? reach : half);
+      const int size = 2 * reach + 1 < n[d] ? 2 * reach + 1 : n[d];
+      hi[d] = lo[d] + size - 1;
     }
     const Real xi = x(i, 0), yi = x(i, 1), zi = x(i, 2);
     const int ti = type(i);
@@ -206,9 +221,13 @@ struct NeighborSearch {
           const int cx = (ci[0] + ox + n[0]) % n[0];
           const int cell = (cz * n[1] + cy) * n[0] + cx;
           const int e = start(cell + 1);
-          for (int s = start(cell); s < e; ++s) {
+          int s = start(cell);
+          // Indices ascend within a cell: a half list skips the j <= i prefix unexamined.
+          if (half)
+            while (s < e && atoms(s) <= i) ++s;
+          for (; s < e; ++s) {
             const int j = atoms(s);
-            if (j == i || (half && j < i)) continue;
+            if (j == i) continue;
             const Real dx = box.image(xi - x(j, 0), 0);
             const Real dy = box.image(yi - x(j, 1), 1);
             const Real dz = box.image(zi - x(j, 2), 2);
@@ -292,8 +311,8 @@ struct NeighborList {
     auto search = [&](auto sink) {
       using Sink = decltype(sink);
       NeighborSearch<Space, Real, Sink> functor{
-          x,   type,  bins.cell_of, bins.start, bins.atoms, {bins.n[0], bins.n[1], bins.n[2]},
-          box, table, half,         sink};
+          x,          type, bins.cell_of, bins.start, bins.atoms, {bins.n[0], bins.n[1], bins.n[2]},
+          bins.reach, box,  table,        half,       sink};
       Kokkos::parallel_for("hayate::md::neigh_build", Kokkos::RangePolicy<Space>(0, natoms),
                            functor);
     };

@@ -50,8 +50,7 @@ TYPED_TEST(MdForces, NeighborListEqualsBruteForce) {
     const double box[3] = {sys.box().length[0], sys.box().length[1], sys.box().length[2]};
     const PairTable<double> table = init.types.table<double>(skin);
     CellBins<Space> bins;
-    bins.bin(Kokkos::View<const double* [3], Kokkos::LayoutLeft, Mem>(sys.positions()), sys.box(),
-             init.types.max_cutoff() + skin);
+    bins.bin(ConstVecView<double, Mem>(sys.positions()), sys.box(), init.types.max_cutoff() + skin);
     for (const auto kind : {ListKind::Full, ListKind::Half}) {
       const auto expected =
           brute_force_list(x, type, init.types, box, skin, kind == ListKind::Half);
@@ -60,7 +59,7 @@ TYPED_TEST(MdForces, NeighborListEqualsBruteForce) {
         list.kind = kind;
         list.layout = layout;
         list.capacity = 3;  // far too small: the build must grow and retry, never truncate
-        list.build(Kokkos::View<const double* [3], Kokkos::LayoutLeft, Mem>(sys.positions()),
+        list.build(ConstVecView<double, Mem>(sys.positions()),
                    Kokkos::View<const int*, Mem>(sys.types()), bins, sys.box(), table);
         if (layout != Layout::Csr) EXPECT_GE(list.retries, 1);
         const auto got = list.to_host();
