@@ -50,9 +50,12 @@ void validate(const Config& config) {
   const int block = int(config.integer("output.block"));
   if (block > nx || BlockGrid(LatticeShape{int(nx), int(ny)}, block).nby < 1)
     config.fail("output.block", "the coarse-graining block is larger than the lattice");
-  if (config.integer("output.average") >
-      std::max<long long>(1, config.integer("output.fields_every")))
-    config.fail("output.average", "cannot average over more steps than output.fields_every");
+  const long long fields_every = config.integer("output.fields_every");
+  const long long window = fields_every > 0 ? fields_every : config.integer("run.steps");
+  if (config.integer("output.average") > std::max<long long>(1, window))
+    config.fail("output.average",
+                "cannot average over more steps than lie between snapshots "
+                "(output.fields_every, or run.steps when it is 0)");
   const auto v = config.reals("init.velocity");
   if (std::hypot(v[0], v[1]) + std::fabs(config.real("init.shear_amplitude")) > 0.5)
     config.fail("init.velocity", "initial speeds above 0.5 are outside the lattice gas' range");

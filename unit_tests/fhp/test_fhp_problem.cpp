@@ -121,6 +121,8 @@ TEST(FhpProblem, BadInputNamesTheLine) {
        "bad.yaml:3:7: 'system.nx': the bits kernel"},
       {"problem: fhp\nsystem:\n  model: fhp1\n  density: 6.5\n", "bad.yaml:4:12: 'system.density'"},
       {"problem: fhp\nobstacles:\n  - {type: circle, x: 3, y: 4}\n", "needs the key 'radius'"},
+      {"problem: fhp\noutput:\n  fields_every: 10\n  average: 20\n",
+       "bad.yaml:4:12: 'output.average': cannot average"},
       {"problem: fhp\nobstacles:\n  - {type: cirle, x: 3, y: 4}\n", "did you mean 'circle'"},
       {"problem: fhp\nobstacles:\n  - {type: mask, x: 0, y: 0, file: missing.pgm}\n",
        "cannot open"},
