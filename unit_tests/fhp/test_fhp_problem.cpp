@@ -81,6 +81,8 @@ TEST(FhpProblem, RestartIsBitwise) {
   EXPECT_NE(full.find(tail.substr(header_end)), std::string::npos);
   EXPECT_EQ(read_text(out_dir("straight") + "/fields_final.vtk"),
             read_text(out_dir("second_half") + "/fields_final.vtk"));
+  EXPECT_EQ(read_text(out_dir("straight") + "/fields_final_profile.csv"),
+            read_text(out_dir("second_half") + "/fields_final_profile.csv"));
 }
 
 TEST(FhpProblem, KernelsAndBackendsAgreeBitwise) {
@@ -106,6 +108,10 @@ TEST(FhpProblem, WritesFieldsAndPictures) {
   const std::string vtk = read_text(out_dir("outputs") + "/fields_final.vtk");
   EXPECT_NE(vtk.find("DIMENSIONS 16 3 1"), std::string::npos);
   EXPECT_NE(vtk.find("VECTORS velocity double"), std::string::npos);
+  // The profile: a header and one row per lattice row; wall rows hold no fluid.
+  const std::string profile = read_text(out_dir("outputs") + "/fields_final_profile.csv");
+  EXPECT_EQ(std::count(profile.begin(), profile.end(), '\n'), 1 + 32);
+  EXPECT_NE(profile.find("\n0,0,0,0,0\n"), std::string::npos);
 }
 
 TEST(FhpProblem, BadInputNamesTheLine) {
