@@ -295,7 +295,7 @@ void declare(core::Schema& s) {
              .optional_key();
          r.real("radius", "circle: radius in lattice spacings").optional_key();
          r.string("file",
-                  "mask: PGM image (P2 or P5), one pixel per site, relative to the "
+                  "mask: PGM (P2, P5) or 8-bit PNG image, one pixel per site, relative to the "
                   "input file")
              .optional_key();
          r.real("threshold", "mask: pixels darker than this fraction of white are solid")

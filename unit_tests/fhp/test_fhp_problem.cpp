@@ -3,6 +3,7 @@
 // so these go through `hayate run`), obstacles rasterize as intended.
 #include "cli_runner.hpp"
 #include "fhp/fhp_obstacles.hpp"
+#include "io/png.hpp"
 #include "run/backend.hpp"
 #include "run/checkpoint.hpp"
 #include "run/driver.hpp"
@@ -180,6 +181,14 @@ TEST(FhpObstacles, ShapesRasterize) {
   EXPECT_EQ(std::accumulate(s.begin(), s.end(), 0), 2);
   EXPECT_EQ(s[std::size_t(6) * 128 + 10], 1);  // top-left pixel -> row y + 1
   EXPECT_EQ(s[std::size_t(5) * 128 + 12], 1);  // bottom-right pixel -> row y
+
+  // The same mask as a PNG.
+  core::Image img(3, 2);
+  img.set(0, 0, {0, 0, 0});
+  img.set(2, 1, {10, 10, 10});
+  core::write_png("fhp_mask_test.png", img);
+  mask.file = "fhp_mask_test.png";
+  EXPECT_EQ(solid_sites(shape, false, false, {mask}), s);
 }
 
 }  // namespace
