@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 
@@ -85,17 +86,60 @@ void put_chunk(std::vector<std::uint8_t>& out, const char* type,
 
 constexpr std::uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
 
+int paeth(int a, int b, int c) {
+  const int p = a + b - c, pa = std::abs(p - a), pb = std::abs(p - b), pc = std::abs(p - c);
+  return pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+}
+
+// Prediction of byte i of a scanline by filter type f (PNG specification, section 9), from the
+// reconstructed bytes of this line (cur) and the previous one (prev, zeros for the first line).
+int predict(int f, const std::uint8_t* cur, const std::uint8_t* prev, std::size_t i, int bpp) {
+  const int a = i >= std::size_t(bpp) ? cur[i - bpp] : 0, b = prev[i];
+  const int c = i >= std::size_t(bpp) ? prev[i - bpp] : 0;
+  switch (f) {
+    case 1:
+      return a;
+    case 2:
+      return b;
+    case 3:
+      return (a + b) / 2;
+    case 4:
+      return paeth(a, b, c);
+    default:
+      return 0;
+  }
+}
+
 }  // namespace
 
 std::vector<std::uint8_t> encode_png(const Image& image) {
   const int w = image.width(), h = image.height();
-  // Scanlines, each prefixed with filter type 0.
+  // Scanlines, each with the filter whose output has the smallest sum of |signed bytes| (the
+  // specification's recommended heuristic); it shrinks smooth colour maps several times.
+  const std::size_t stride = std::size_t(w) * 3;
+  const std::vector<std::uint8_t> zeros(stride, 0);
   std::vector<std::uint8_t> raw;
-  raw.reserve(std::size_t(h) * (std::size_t(w) * 3 + 1));
+  raw.reserve(std::size_t(h) * (stride + 1));
+  std::vector<std::uint8_t> line(stride), best_line(stride);
   for (int y = 0; y < h; ++y) {
-    raw.push_back(0);
-    const auto* row = image.rgb().data() + std::size_t(y) * w * 3;
-    raw.insert(raw.end(), row, row + std::size_t(w) * 3);
+    const std::uint8_t* cur = image.rgb().data() + std::size_t(y) * stride;
+    const std::uint8_t* prev = y > 0 ? cur - stride : zeros.data();
+    long best_cost = -1;
+    int best = 0;
+    for (int f = 0; f < 5; ++f) {
+      long cost = 0;
+      for (std::size_t i = 0; i < stride; ++i) {
+        line[i] = std::uint8_t(cur[i] - predict(f, cur, prev, i, 3));
+        cost += std::abs(int(std::int8_t(line[i])));
+      }
+      if (best_cost < 0 || cost < best_cost) {
+        best_cost = cost;
+        best = f;
+        best_line.swap(line);
+      }
+    }
+    raw.push_back(std::uint8_t(best));
+    raw.insert(raw.end(), best_line.begin(), best_line.end());
   }
   uLongf packed_size = compressBound(uLong(raw.size()));
   std::vector<std::uint8_t> packed(packed_size);
@@ -127,7 +171,7 @@ Image decode_png(const std::vector<std::uint8_t>& bytes) {
   };
   if (bytes.size() < 8 || std::memcmp(bytes.data(), signature, 8) != 0) fail("bad signature");
   std::size_t pos = 8;
-  int w = 0, h = 0;
+  int w = 0, h = 0, channels = 0;
   std::vector<std::uint8_t> packed;
   while (pos + 12 <= bytes.size()) {
     const std::uint32_t len = get_u32(&bytes[pos]);
@@ -139,23 +183,36 @@ Image decode_png(const std::vector<std::uint8_t>& bytes) {
     if (type == "IHDR") {
       w = int(get_u32(data));
       h = int(get_u32(data + 4));
-      if (data[8] != 8 || data[9] != 2 || data[12] != 0) fail("only 8-bit RGB is supported");
+      // Grey, RGB, grey + alpha, RGBA at 8 bits per sample, not interlaced.
+      const int colour = data[9];
+      channels = colour == 0 ? 1 : colour == 2 ? 3 : colour == 4 ? 2 : colour == 6 ? 4 : 0;
+      if (data[8] != 8 || channels == 0 || data[12] != 0)
+        fail("only 8-bit grey, RGB, grey+alpha or RGBA images without interlacing are supported");
     } else if (type == "IDAT") {
       packed.insert(packed.end(), data, data + len);
     }
     pos += 12 + len;
   }
   if (w <= 0 || h <= 0) fail("missing IHDR");
-  std::vector<std::uint8_t> raw(std::size_t(h) * (std::size_t(w) * 3 + 1));
+  const std::size_t stride = std::size_t(w) * channels;
+  std::vector<std::uint8_t> raw(std::size_t(h) * (stride + 1));
   uLongf raw_size = uLongf(raw.size());
   if (uncompress(raw.data(), &raw_size, packed.data(), uLong(packed.size())) != Z_OK ||
       raw_size != raw.size())
     fail("bad image data");
   Image image(w, h);
+  std::vector<std::uint8_t> prev(stride, 0), cur(stride);
   for (int y = 0; y < h; ++y) {
-    const std::uint8_t* row = &raw[std::size_t(y) * (std::size_t(w) * 3 + 1)];
-    if (row[0] != 0) fail("only filter type 0 is supported");
-    for (int x = 0; x < w; ++x) image.set(x, y, {row[1 + 3 * x], row[2 + 3 * x], row[3 + 3 * x]});
+    const std::uint8_t* row = &raw[std::size_t(y) * (stride + 1)];
+    const int f = row[0];
+    if (f > 4) fail("unknown filter type");
+    for (std::size_t i = 0; i < stride; ++i)
+      cur[i] = std::uint8_t(row[1 + i] + predict(f, cur.data(), prev.data(), i, channels));
+    for (int x = 0; x < w; ++x) {
+      const std::uint8_t* px = &cur[std::size_t(x) * channels];
+      image.set(x, y, channels >= 3 ? Rgb{px[0], px[1], px[2]} : Rgb{px[0], px[0], px[0]});
+    }
+    prev.swap(cur);
   }
   return image;
 }

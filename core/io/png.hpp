@@ -1,6 +1,7 @@
 #pragma once
-// A small RGB raster with line drawing and a PNG encoder (zlib deflate, 8-bit RGB, no filters),
-// for pictures of lattice fields. Written through AtomicFile like every other output.
+// A small RGB raster with line drawing and a PNG encoder (8-bit RGB, adaptive filters, zlib
+// deflate) for pictures of lattice fields, written through AtomicFile like every other output;
+// and a decoder for 8-bit grey/RGB/alpha PNGs (obstacle masks, tests).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -35,8 +36,8 @@ class Image {
 // The PNG file contents of an image.
 std::vector<std::uint8_t> encode_png(const Image& image);
 void write_png(const std::string& path, const Image& image);
-// Decodes what encode_png writes (8-bit RGB, filter 0) back into an image; for tests and tools.
-// Throws std::runtime_error for anything else.
+// Decodes 8-bit grey, RGB, grey+alpha and RGBA PNGs without interlacing (alpha is dropped,
+// grey becomes r = g = b). Throws std::runtime_error for anything else or a corrupt file.
 Image decode_png(const std::vector<std::uint8_t>& bytes);
 
 // Viridis-like perceptual colour map, t in [0, 1] (clamped).

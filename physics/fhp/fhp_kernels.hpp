@@ -46,7 +46,6 @@ class Engine {
   virtual Totals totals() const = 0;
   // Memory traffic of one site update if every word is read and written once from DRAM.
   virtual double bytes_per_update() const = 0;
-  virtual Kernel kind() const = 0;
 };
 
 // Reduces per-word counts (mass, x momentum in half units, y momentum) over the lattice; an
@@ -183,7 +182,6 @@ class ByteEngine final : public Engine<Space> {
   }
 
   double bytes_per_update() const override { return 2.0; }
-  Kernel kind() const override { return Kernel::bytes; }
 
  private:
   static SiteBytes<Space> bytes_of(const Words& w) {
@@ -306,7 +304,6 @@ class BitEngine final : public Engine<Space> {
 
   // 7 planes read and written, the solid plane read: 15 bits per site.
   double bytes_per_update() const override { return 15.0 / 8.0; }
-  Kernel kind() const override { return Kernel::bits; }
 
  private:
   LatticeShape shape_;

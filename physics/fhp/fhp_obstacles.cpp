@@ -2,8 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "io/png.hpp"
+
+#include <cctype>
 #include <cmath>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 #include <stdexcept>
 
@@ -46,13 +50,13 @@ std::vector<Obstacle> read_obstacles(const core::Config& config) {
       if (o.radius <= 0) item.fail("radius", "the radius must be positive");
     } else {
       o.type = Obstacle::Type::mask;
-      if (!item.has("file")) item.fail("type", "a mask needs the key 'file' (a PGM image)");
+      if (!item.has("file")) item.fail("type", "a mask needs the key 'file' (a PGM or PNG image)");
       o.file = item.string("file");
       if (!o.file.empty() && o.file[0] != '/') o.file = folder_of(config.input_file()) + o.file;
       o.threshold = item.real("threshold");
       int w = 0, h = 0;
       try {
-        read_pgm(o.file, w, h);
+        read_mask(o.file, w, h);
       } catch (const std::exception& e) {
         item.fail("file", e.what());
       }
@@ -60,6 +64,32 @@ std::vector<Obstacle> read_obstacles(const core::Config& config) {
     out.push_back(o);
   }
   return out;
+}
+
+std::vector<double> read_mask(const std::string& path, int& width, int& height) {
+  const auto dot = path.find_last_of('.');
+  std::string ext = dot == std::string::npos ? "" : path.substr(dot + 1);
+  for (auto& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+  if (ext != "png") return read_pgm(path, width, height);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open '" + path + "'");
+  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                        std::istreambuf_iterator<char>());
+  core::Image img(1, 1);
+  try {
+    img = core::decode_png(bytes);
+  } catch (const std::exception& e) {
+    throw std::runtime_error("'" + path + "': " + e.what());
+  }
+  width = img.width();
+  height = img.height();
+  std::vector<double> grey(std::size_t(width) * height);
+  for (int y = 0; y < height; ++y)
+    for (int x = 0; x < width; ++x) {
+      const core::Rgb c = img.get(x, y);
+      grey[std::size_t(y) * width + x] = (c.r + c.g + c.b) / 765.0;
+    }
+  return grey;
 }
 
 std::vector<double> read_pgm(const std::string& path, int& width, int& height) {
@@ -117,7 +147,7 @@ std::vector<std::uint8_t> solid_sites(LatticeShape shape, bool walls_x, bool wal
   for (const auto& o : obstacles) {
     if (o.type == Obstacle::Type::mask) {
       int w = 0, h = 0;
-      const auto grey = read_pgm(o.file, w, h);
+      const auto grey = read_mask(o.file, w, h);
       // Image row 0 is the top: it maps to the highest lattice row of the mask.
       for (int r = 0; r < h; ++r)
         for (int c = 0; c < w; ++c) {

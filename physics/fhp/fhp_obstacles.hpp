@@ -1,6 +1,6 @@
 #pragma once
 // Solid sites from the input: wall rows/columns for non-periodic boundaries and a list of
-// obstacles (rectangles, plates, circles, PGM masks). Rasterized once on the host.
+// obstacles (rectangles, plates, circles, PGM or PNG masks). Rasterized once on the host.
 #include "config/config.hpp"
 #include "fhp/fhp_lattice.hpp"
 
@@ -30,5 +30,7 @@ std::vector<std::uint8_t> solid_sites(LatticeShape shape, bool walls_x, bool wal
 
 // Reads a PGM image into grey levels in [0, 1] (row 0 at the top). Throws std::runtime_error.
 std::vector<double> read_pgm(const std::string& path, int& width, int& height);
+// A PNG (by its extension, any case) or PGM mask as grey levels in [0, 1], row 0 at the top.
+std::vector<double> read_mask(const std::string& path, int& width, int& height);
 
 }  // namespace hayate::fhp

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <vector>
 
 namespace hayate::fhp {
 namespace {
@@ -50,9 +51,12 @@ void validate(const Config& config) {
   const int block = int(config.integer("output.block"));
   if (block > nx || BlockGrid(LatticeShape{int(nx), int(ny)}, block).nby < 1)
     config.fail("output.block", "the coarse-graining block is larger than the lattice");
-  if (config.integer("output.average") >
-      std::max<long long>(1, config.integer("output.fields_every")))
-    config.fail("output.average", "cannot average over more steps than output.fields_every");
+  const long long fields_every = config.integer("output.fields_every");
+  const long long window = fields_every > 0 ? fields_every : config.integer("run.steps");
+  if (config.integer("output.average") > std::max<long long>(1, window))
+    config.fail("output.average",
+                "cannot average over more steps than lie between snapshots "
+                "(output.fields_every, or run.steps when it is 0)");
   const auto v = config.reals("init.velocity");
   if (std::hypot(v[0], v[1]) + std::fabs(config.real("init.shear_amplitude")) > 0.5)
     config.fail("init.velocity", "initial speeds above 0.5 are outside the lattice gas' range");
@@ -104,6 +108,7 @@ class FhpProblem final : public core::Problem {
     engine_->load(sites_);
     step_ = 0;
     fields_.reset();
+    profile_.assign(3 * std::size_t(shape_.ny), 0.0);
     open_output(ctx);
     if (!ctx.quiet)
       spdlog::info("fhp: {} on {}x{} sites, {} kernel, {} particles", model_name(model_), shape_.nx,
@@ -126,6 +131,11 @@ class FhpProblem final : public core::Problem {
       cp.get_view("field_sums", fields_.sums());
       fields_.set_samples(cp.get<std::int32_t>("field_samples"));
     }
+    profile_.assign(3 * std::size_t(shape_.ny), 0.0);
+    if (cp.has("profile_sums")) {
+      const auto saved = cp.get_vector<double>("profile_sums");
+      if (saved.size() == profile_.size()) profile_ = saved;
+    }
     open_output(ctx);
   }
 
@@ -138,6 +148,7 @@ class FhpProblem final : public core::Problem {
     cp.put_view("sites", sites_);
     cp.put_view("field_sums", fields_.sums());
     cp.put<std::int32_t>("field_samples", fields_.samples());
+    cp.put_vector("profile_sums", profile_);
   }
 
   std::int64_t current_step() const override { return step_; }
@@ -168,11 +179,18 @@ class FhpProblem final : public core::Problem {
       auto scope = ctx.timers.scope("fields");
       engine_->store(sites_);
       fields_.add(sites_);
+      const RowSums rows = row_sums<Space>(sites_, shape_);
+      for (int y = 0; y < shape_.ny; ++y) {
+        profile_[3 * y] += rows.mass[y];
+        profile_[3 * y + 1] += rows.px2[y];
+        profile_[3 * y + 2] += rows.fluid[y];
+      }
     }
     if (snapshot && fields_.samples() > 0) {
       auto scope = ctx.timers.scope("write_fields");
       write_snapshot(ctx, final);
       fields_.reset();
+      std::fill(profile_.begin(), profile_.end(), 0.0);
     }
   }
 
@@ -190,6 +208,18 @@ class FhpProblem final : public core::Problem {
     if (config_.boolean("output.png"))
       write_fields_png(ctx.path(stem + ".png"), f, int(config_.integer("output.pixels")),
                        int(config_.integer("output.arrows")), config_.real("output.speed_max"));
+    if (config_.boolean("output.profile")) {
+      // Row averages over all columns: the velocity profile across a channel.
+      core::CsvWriter profile(ctx.path(stem + "_profile.csv"),
+                              {"row", "y", "density", "ux", "fluid_fraction"});
+      const double samples = double(fields_.samples()), nx = double(shape_.nx);
+      for (int y = 0; y < shape_.ny; ++y) {
+        const double m = profile_[3 * y], px2 = profile_[3 * y + 1], fluid = profile_[3 * y + 2];
+        profile.row({std::int64_t(y), y * sqrt3_2, fluid > 0 ? m / fluid : 0.0,
+                     m > 0 ? 0.5 * px2 / m : 0.0, fluid / (samples * nx)});
+      }
+      profile.commit();
+    }
   }
 
   const Config& config_;
@@ -199,6 +229,7 @@ class FhpProblem final : public core::Problem {
   std::int64_t steps_, every_, fields_every_, average_, sample_every_;
   SiteBytes<Space> sites_;
   FieldAccumulator<Space> fields_;
+  std::vector<double> profile_;  // per row: particles, x momentum (half units), fluid sites
   std::unique_ptr<Engine<Space>> engine_;
   std::int64_t step_ = 0;
   core::CsvWriter csv_;
@@ -264,7 +295,7 @@ void declare(core::Schema& s) {
              .optional_key();
          r.real("radius", "circle: radius in lattice spacings").optional_key();
          r.string("file",
-                  "mask: PGM image (P2 or P5), one pixel per site, relative to the "
+                  "mask: PGM (P2, P5) or 8-bit PNG image, one pixel per site, relative to the "
                   "input file")
              .optional_key();
          r.real("threshold", "mask: pixels darker than this fraction of white are solid")
@@ -292,6 +323,9 @@ void declare(core::Schema& s) {
       .range(1, 4096);
   s.boolean("output.vtk", "Write fields_*.vtk (legacy VTK structured points)").defaults(true);
   s.boolean("output.png", "Write fields_*.png (speed colour map with velocity arrows)")
+      .defaults(true);
+  s.boolean("output.profile",
+            "Write fields_*_profile.csv: row averages of density and u_x (channel profiles)")
       .defaults(true);
   s.integer("output.pixels", "PNG pixels per block").defaults(4).range(1, 64);
   s.integer("output.arrows", "PNG: one arrow every this many blocks; 0 = none")

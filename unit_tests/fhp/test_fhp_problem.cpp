@@ -3,6 +3,7 @@
 // so these go through `hayate run`), obstacles rasterize as intended.
 #include "cli_runner.hpp"
 #include "fhp/fhp_obstacles.hpp"
+#include "io/png.hpp"
 #include "run/backend.hpp"
 #include "run/checkpoint.hpp"
 #include "run/driver.hpp"
@@ -81,6 +82,8 @@ TEST(FhpProblem, RestartIsBitwise) {
   EXPECT_NE(full.find(tail.substr(header_end)), std::string::npos);
   EXPECT_EQ(read_text(out_dir("straight") + "/fields_final.vtk"),
             read_text(out_dir("second_half") + "/fields_final.vtk"));
+  EXPECT_EQ(read_text(out_dir("straight") + "/fields_final_profile.csv"),
+            read_text(out_dir("second_half") + "/fields_final_profile.csv"));
 }
 
 TEST(FhpProblem, KernelsAndBackendsAgreeBitwise) {
@@ -106,6 +109,10 @@ TEST(FhpProblem, WritesFieldsAndPictures) {
   const std::string vtk = read_text(out_dir("outputs") + "/fields_final.vtk");
   EXPECT_NE(vtk.find("DIMENSIONS 16 3 1"), std::string::npos);
   EXPECT_NE(vtk.find("VECTORS velocity double"), std::string::npos);
+  // The profile: a header and one row per lattice row; wall rows hold no fluid.
+  const std::string profile = read_text(out_dir("outputs") + "/fields_final_profile.csv");
+  EXPECT_EQ(std::count(profile.begin(), profile.end(), '\n'), 1 + 32);
+  EXPECT_NE(profile.find("\n0,0,0,0,0\n"), std::string::npos);
 }
 
 TEST(FhpProblem, BadInputNamesTheLine) {
@@ -121,6 +128,8 @@ TEST(FhpProblem, BadInputNamesTheLine) {
        "bad.yaml:3:7: 'system.nx': the bits kernel"},
       {"problem: fhp\nsystem:\n  model: fhp1\n  density: 6.5\n", "bad.yaml:4:12: 'system.density'"},
       {"problem: fhp\nobstacles:\n  - {type: circle, x: 3, y: 4}\n", "needs the key 'radius'"},
+      {"problem: fhp\noutput:\n  fields_every: 10\n  average: 20\n",
+       "bad.yaml:4:12: 'output.average': cannot average"},
       {"problem: fhp\nobstacles:\n  - {type: cirle, x: 3, y: 4}\n", "did you mean 'circle'"},
       {"problem: fhp\nobstacles:\n  - {type: mask, x: 0, y: 0, file: missing.pgm}\n",
        "cannot open"},
@@ -172,6 +181,14 @@ TEST(FhpObstacles, ShapesRasterize) {
   EXPECT_EQ(std::accumulate(s.begin(), s.end(), 0), 2);
   EXPECT_EQ(s[std::size_t(6) * 128 + 10], 1);  // top-left pixel -> row y + 1
   EXPECT_EQ(s[std::size_t(5) * 128 + 12], 1);  // bottom-right pixel -> row y
+
+  // The same mask as a PNG.
+  core::Image img(3, 2);
+  img.set(0, 0, {0, 0, 0});
+  img.set(2, 1, {10, 10, 10});
+  core::write_png("fhp_mask_test.png", img);
+  mask.file = "fhp_mask_test.png";
+  EXPECT_EQ(solid_sites(shape, false, false, {mask}), s);
 }
 
 }  // namespace
