@@ -130,8 +130,8 @@ for r in runs:
     total = lambda k: float(t[k]["total_s"]) if k in t else 0.0
     build = (total("tree_build") + total("tree_keys") + total("tree_sort")) / steps
     per_step = mean("tree_walk") + mean("tree_moments") + build + total("integrate") / steps
-    print(f"| {os.path.basename(r)} | {per_step:.4f} | {mean('tree_walk'):.4f} | {mean('tree_moments'):.4f} | "
-          f"{build:.4f} | {total('integrate') / steps:.4f} | {t.get('tree_build', {}).get('calls', '?')} | "
+    print(f"| {os.path.basename(r)} | {per_step:.3e} | {mean('tree_walk'):.3e} | {mean('tree_moments'):.3e} | "
+          f"{build:.3e} | {total('integrate') / steps:.3e} | {t.get('tree_build', {}).get('calls', '?')} | "
           f"{float(fe['p50']):.2e} | {float(fe['p99']):.2e} | {float(fe['max']):.2e} |")
 PY
 cat "$out/summary.md"
