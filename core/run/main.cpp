@@ -98,6 +98,8 @@ int main(int argc, char** argv) {
     }
     if (*check) {
       const Config config = Registry::instance().loader().load_file(input, overrides);
+      const ProblemInfo& problem = Registry::instance().find(config.problem());
+      if (problem.check) problem.check(config);
       std::printf("%s: ok (problem %s)\n", input.c_str(), config.problem().c_str());
       return ok;
     }

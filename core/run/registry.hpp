@@ -16,6 +16,9 @@ struct ProblemInfo {
   std::string summary;  // one line for --help and the docs
   std::function<void(Schema&)> declare;
   std::function<std::unique_ptr<Problem>(const Config&, const std::string& backend)> create;
+  // Optional deeper validation for `hayate check` (e.g. compiling a model file the input names);
+  // throws InputError. Runs without touching any device.
+  std::function<void(const Config&)> check = {};
 };
 
 class Registry {

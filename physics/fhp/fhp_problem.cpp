@@ -349,7 +349,8 @@ void register_problem(core::Registry& registry) {
           using Space = decltype(space);
           return std::make_unique<FhpProblem<Space>>(config);
         });
-      }});
+      },
+      validate});
 }
 
 }  // namespace hayate::fhp

@@ -59,6 +59,17 @@ std::string resolve_model_path(const Config& config) {
                   file));
 }
 
+// The model file the input names, with the swept parameters kept as per-member values.
+FlatModel load_model(const Config& config) {
+  ModelOptions mo;
+  for (const auto& s : config.records("ensemble.sweep")) mo.swept.push_back(s.string("parameter"));
+  try {
+    return load_model_file(resolve_model_path(config), mo);
+  } catch (const std::invalid_argument& e) {
+    config.fail("ensemble.sweep", e.what());
+  }
+}
+
 CompilerOptions compiler_options(const Config& config) {
   CompilerOptions o;
   o.fold = config.boolean("compiler.fold");
@@ -166,14 +177,8 @@ class OdeProblem final : public core::Problem {
  public:
   OdeProblem(const Config& config, const std::string& backend) {
     const std::string path = resolve_model_path(config);
-    ModelOptions mo;
     const auto sweeps = config.records("ensemble.sweep");
-    for (const auto& s : sweeps) mo.swept.push_back(s.string("parameter"));
-    try {
-      model_ = std::make_unique<FlatModel>(load_model_file(path, mo));
-    } catch (const std::invalid_argument& e) {
-      config.fail("ensemble.sweep", e.what());
-    }
+    model_ = std::make_unique<FlatModel>(load_model(config));
     program_ = compile(*model_, compiler_options(config));
     M_ = static_cast<std::size_t>(config.integer("ensemble.members"));
     dt_ = config.real("run.dt");
@@ -525,7 +530,9 @@ void register_problem(core::Registry& registry) {
       declare,
       [](const Config& config, const std::string& backend) -> std::unique_ptr<core::Problem> {
         return std::make_unique<OdeProblem>(config, backend);
-      }});
+      },
+      // `hayate check` also parses and compiles the model file the input names.
+      [](const Config& config) { compile(load_model(config), compiler_options(config)); }});
 }
 
 }  // namespace hayate::ode

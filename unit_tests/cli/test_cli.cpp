@@ -98,6 +98,31 @@ TEST(Cli, BrokenInputsExitTwoWithPosition) {
   EXPECT_NE(r.output.find("missing.yaml: cannot open the input file"), std::string::npos);
 }
 
+TEST(Cli, CheckCompilesTheModelFileAnInputNames) {
+  // `check` goes past the run input's schema: a broken model file is reported where it is broken.
+  const fs::path dir = scratch("model");
+  std::string model = read_all(source_path("inputs/ode/lr91.model.yaml"));
+  const auto at = model.find("RT_F: \"R*T/F\"");
+  ASSERT_NE(at, std::string::npos);
+  model.replace(at, std::string("RT_F: \"R*T/F\"").size(), "RT_F: \"R*T/Fx\"");
+  write(dir / "broken.model.yaml", model);
+  std::string input = read_all(source_path("inputs/ode/lr91.yaml"));
+  const std::string input_path = write(dir / "run.yaml", input);
+  auto r = run_cli("check \"" + input_path + "\" --set model.file=broken.model.yaml");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("broken.model.yaml:"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("Fx"), std::string::npos) << r.output;
+}
+
+TEST(Cli, CheckRunsCrossKeyChecks) {
+  // An odd number of hexagonal rows passes the schema but not the lattice's own check.
+  auto r = run_cli("check \"" + source_path("inputs/fhp/poiseuille.yaml") + "\" --set system.ny=33");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("--set system.ny=33: 'system.ny': the number of rows must be even"),
+            std::string::npos)
+      << r.output;
+}
+
 TEST(Cli, BadOverridesAndBackendExitTwo) {
   const std::string input = source_path("inputs/stream/bandwidth.yaml");
   auto r = run_cli("check \"" + input + "\" --set system.n=-4");

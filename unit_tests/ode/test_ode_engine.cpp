@@ -66,7 +66,17 @@ void compare_per_step(const FlatModel& model, const CompilerOptions& options, Me
   EXPECT_LE(rel_diff(std::vector<double>(v.begin(), v.begin() + prog.n_alg),
                      std::vector<double>(ref.v.begin(), ref.v.begin() + prog.n_alg)),
             kTolerance);
-  EXPECT_LE(rel_diff(dev.f_host(), ref.f), kTolerance);
+  // A derivative near zero is only known to the absolute precision of the terms it sums (CUDA's
+  // exp/pow differ from glibc's by an ulp), so derivatives are compared through what they do:
+  // the update dt*f relative to the state it changes.
+  const auto f_dev = dev.f_host();
+  const auto x_now = dev.states_host();
+  double worst = 0;
+  for (std::size_t i = 0; i < f_dev.size(); ++i) {
+    const double scale = std::max({std::fabs(x_now[i % x_now.size()]), std::fabs(dt * ref.f[i]), 1e-300});
+    worst = std::max(worst, std::fabs(dt * (f_dev[i] - ref.f[i])) / scale);
+  }
+  EXPECT_LE(worst, kTolerance);
 }
 
 TYPED_TEST(OdeEngine, LuoRudyMatchesReferenceAndAstPerStep) {
