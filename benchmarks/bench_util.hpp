@@ -3,8 +3,8 @@
 // between fences, rates as counters.
 #include "run/backend.hpp"
 
-#include <Kokkos_Core.hpp>
 #include <benchmark/benchmark.h>
+#include <Kokkos_Core.hpp>
 
 #include <chrono>
 #include <string>
@@ -18,13 +18,13 @@ template <class Body>
 void register_for_each_space(const std::string& name, Body body,
                              void (*configure)(benchmark::internal::Benchmark*) = nullptr) {
   for (const auto& backend : core::enabled_backends()) {
-    auto* b = benchmark::RegisterBenchmark(
-        (name + "/" + backend).c_str(), [body, backend](benchmark::State& state) {
-          core::dispatch_backend(backend, [&](auto space) {
-            body(space, state);
-            return 0;
-          });
-        });
+    auto* b = benchmark::RegisterBenchmark((name + "/" + backend).c_str(),
+                                           [body, backend](benchmark::State& state) {
+                                             core::dispatch_backend(backend, [&](auto space) {
+                                               body(space, state);
+                                               return 0;
+                                             });
+                                           });
     b->UseManualTime()->Unit(benchmark::kMicrosecond);
     if (configure) configure(b);
   }

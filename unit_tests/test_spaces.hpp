@@ -3,8 +3,8 @@
 // ("Suite/openmp.Case"), which CTest uses to register and label one test per backend.
 #include "run/backend.hpp"
 
-#include <Kokkos_Core.hpp>
 #include <gtest/gtest.h>
+#include <Kokkos_Core.hpp>
 
 #include <string>
 #include <tuple>

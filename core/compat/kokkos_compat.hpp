@@ -15,27 +15,49 @@ namespace hayate::compat {
 #endif
 
 template <class T>
-KOKKOS_INLINE_FUNCTION T sqrt(T x) { return HAYATE_KOKKOS_MATH_NS::sqrt(x); }
+KOKKOS_INLINE_FUNCTION T sqrt(T x) {
+  return HAYATE_KOKKOS_MATH_NS::sqrt(x);
+}
 template <class T>
-KOKKOS_INLINE_FUNCTION T exp(T x) { return HAYATE_KOKKOS_MATH_NS::exp(x); }
+KOKKOS_INLINE_FUNCTION T exp(T x) {
+  return HAYATE_KOKKOS_MATH_NS::exp(x);
+}
 template <class T>
-KOKKOS_INLINE_FUNCTION T log(T x) { return HAYATE_KOKKOS_MATH_NS::log(x); }
+KOKKOS_INLINE_FUNCTION T log(T x) {
+  return HAYATE_KOKKOS_MATH_NS::log(x);
+}
 template <class T>
-KOKKOS_INLINE_FUNCTION T pow(T x, T y) { return HAYATE_KOKKOS_MATH_NS::pow(x, y); }
+KOKKOS_INLINE_FUNCTION T pow(T x, T y) {
+  return HAYATE_KOKKOS_MATH_NS::pow(x, y);
+}
 template <class T>
-KOKKOS_INLINE_FUNCTION T fabs(T x) { return HAYATE_KOKKOS_MATH_NS::fabs(x); }
+KOKKOS_INLINE_FUNCTION T fabs(T x) {
+  return HAYATE_KOKKOS_MATH_NS::fabs(x);
+}
 template <class T>
-KOKKOS_INLINE_FUNCTION T floor(T x) { return HAYATE_KOKKOS_MATH_NS::floor(x); }
+KOKKOS_INLINE_FUNCTION T floor(T x) {
+  return HAYATE_KOKKOS_MATH_NS::floor(x);
+}
 template <class T>
-KOKKOS_INLINE_FUNCTION T sin(T x) { return HAYATE_KOKKOS_MATH_NS::sin(x); }
+KOKKOS_INLINE_FUNCTION T sin(T x) {
+  return HAYATE_KOKKOS_MATH_NS::sin(x);
+}
 template <class T>
-KOKKOS_INLINE_FUNCTION T cos(T x) { return HAYATE_KOKKOS_MATH_NS::cos(x); }
+KOKKOS_INLINE_FUNCTION T cos(T x) {
+  return HAYATE_KOKKOS_MATH_NS::cos(x);
+}
 template <class T>
-KOKKOS_INLINE_FUNCTION T tan(T x) { return HAYATE_KOKKOS_MATH_NS::tan(x); }
+KOKKOS_INLINE_FUNCTION T tan(T x) {
+  return HAYATE_KOKKOS_MATH_NS::tan(x);
+}
 template <class T>
-KOKKOS_INLINE_FUNCTION T tanh(T x) { return HAYATE_KOKKOS_MATH_NS::tanh(x); }
+KOKKOS_INLINE_FUNCTION T tanh(T x) {
+  return HAYATE_KOKKOS_MATH_NS::tanh(x);
+}
 template <class T>
-KOKKOS_INLINE_FUNCTION bool isfinite(T x) { return HAYATE_KOKKOS_MATH_NS::isfinite(x); }
+KOKKOS_INLINE_FUNCTION bool isfinite(T x) {
+  return HAYATE_KOKKOS_MATH_NS::isfinite(x);
+}
 
 // 1/sqrt(x): the single-precision hardware instruction on CUDA, a plain division elsewhere.
 KOKKOS_INLINE_FUNCTION float rsqrt(float x) {

@@ -68,7 +68,9 @@ std::string describe(const YAML::Node& n) {
   return "nothing";
 }
 
-std::string format_real(double v) { return fmt::format("{}", v); }
+std::string format_real(double v) {
+  return fmt::format("{}", v);
+}
 
 class Validator {
  public:
@@ -107,8 +109,8 @@ class Validator {
                YAML::Node& out, const SourceLocation& here, const Section& root) {
     const std::string shown = prefix.empty() ? "top level" : "'" + prefix + "'";
     if (!in.IsNull() && !in.IsMap()) {
-      report(at(prefix, in, here), fmt::format("expected a mapping at {}, got {}", shown,
-                                               describe(in)));
+      report(at(prefix, in, here),
+             fmt::format("expected a mapping at {}, got {}", shown, describe(in)));
       return;
     }
     if (in.IsMap()) {
@@ -257,11 +259,19 @@ class Validator {
     }
     ValueType element = ValueType::String;
     switch (k.type) {
-      case ValueType::IntegerList: element = ValueType::Integer; break;
-      case ValueType::RealList: element = ValueType::Real; break;
-      case ValueType::StringList: element = ValueType::String; break;
-      case ValueType::Records: break;
-      default: return scalar(k, k.type, in, path, out, where);
+      case ValueType::IntegerList:
+        element = ValueType::Integer;
+        break;
+      case ValueType::RealList:
+        element = ValueType::Real;
+        break;
+      case ValueType::StringList:
+        element = ValueType::String;
+        break;
+      case ValueType::Records:
+        break;
+      default:
+        return scalar(k, k.type, in, path, out, where);
     }
     if (!in.IsSequence()) {
       report(where, fmt::format("'{}': expected {}, got {}", path, k.expected(), describe(in)));
@@ -282,8 +292,8 @@ class Validator {
       if (k.type == ValueType::Records) {
         const std::size_t before = diagnostics.size();
         if (!item.IsMap()) {
-          report(item_at, fmt::format("'{}': expected a mapping, got {}", item_path,
-                                      describe(item)));
+          report(item_at,
+                 fmt::format("'{}': expected a mapping, got {}", item_path, describe(item)));
           ok = false;
           continue;
         }
@@ -315,8 +325,9 @@ void apply_overrides(YAML::Node& root, const std::vector<std::string>& overrides
       continue;
     }
     if (path.find_first_of("[] ") != std::string::npos) {
-      diagnostics.push_back({where, "expected a dotted key path such as system.n (list items "
-                                    "cannot be overridden one by one)"});
+      diagnostics.push_back({where,
+                             "expected a dotted key path such as system.n (list items "
+                             "cannot be overridden one by one)"});
       continue;
     }
     YAML::Node value;
@@ -399,7 +410,9 @@ bool Config::boolean(const std::string& path) const {
   return v;
 }
 
-std::string Config::string(const std::string& path) const { return node(path).Scalar(); }
+std::string Config::string(const std::string& path) const {
+  return node(path).Scalar();
+}
 
 std::vector<long long> Config::integers(const std::string& path) const {
   std::vector<long long> out;
@@ -501,8 +514,8 @@ Config ConfigLoader::load_string(const std::string& text, const std::string& fil
   if (std::find(problems_.begin(), problems_.end(), name) == problems_.end()) {
     auto it = origin.find("problem");
     const SourceLocation where = it != origin.end() ? it->second
-                                 : SourceLocation{file, problem.Mark().line + 1,
-                                                  problem.Mark().column + 1};
+                                                    : SourceLocation{file, problem.Mark().line + 1,
+                                                                     problem.Mark().column + 1};
     const std::string near = nearest(name, problems_);
     throw InputError(where, "'problem': expected one of: " + choices + ", got '" + name + "'" +
                                 (near.empty() ? "" : "; did you mean '" + near + "'?"));

@@ -31,15 +31,24 @@ std::string format_number(double v) {
 
 std::string type_name(ValueType type) {
   switch (type) {
-    case ValueType::Integer: return "integer";
-    case ValueType::Real: return "real";
-    case ValueType::Boolean: return "boolean";
-    case ValueType::String: return "string";
-    case ValueType::Choice: return "choice";
-    case ValueType::IntegerList: return "list of integers";
-    case ValueType::RealList: return "list of reals";
-    case ValueType::StringList: return "list of strings";
-    case ValueType::Records: return "list of mappings";
+    case ValueType::Integer:
+      return "integer";
+    case ValueType::Real:
+      return "real";
+    case ValueType::Boolean:
+      return "boolean";
+    case ValueType::String:
+      return "string";
+    case ValueType::Choice:
+      return "choice";
+    case ValueType::IntegerList:
+      return "list of integers";
+    case ValueType::RealList:
+      return "list of reals";
+    case ValueType::StringList:
+      return "list of strings";
+    case ValueType::Records:
+      return "list of mappings";
   }
   return "?";
 }
@@ -48,9 +57,15 @@ KeySpec& KeySpec::defaults(const std::string& yaml_text) {
   default_text = yaml_text;
   return *this;
 }
-KeySpec& KeySpec::defaults(long long value) { return defaults(std::to_string(value)); }
-KeySpec& KeySpec::defaults(double value) { return defaults(fmt::format("{}", value)); }
-KeySpec& KeySpec::defaults(bool value) { return defaults(std::string(value ? "true" : "false")); }
+KeySpec& KeySpec::defaults(long long value) {
+  return defaults(std::to_string(value));
+}
+KeySpec& KeySpec::defaults(double value) {
+  return defaults(fmt::format("{}", value));
+}
+KeySpec& KeySpec::defaults(bool value) {
+  return defaults(std::string(value ? "true" : "false"));
+}
 KeySpec& KeySpec::optional_key() {
   optional = true;
   return *this;
@@ -88,8 +103,9 @@ std::string KeySpec::expected() const {
     for (std::size_t i = 0; i < choices.size(); ++i) text += (i ? ", " : "") + choices[i];
     return text;
   }
-  text = type == ValueType::Real ? "a real number" : type == ValueType::Integer ? "an integer"
-                                                                                   : type_name(type);
+  text = type == ValueType::Real      ? "a real number"
+         : type == ValueType::Integer ? "an integer"
+                                      : type_name(type);
   std::string bounds;
   if (min && max && !min_exclusive && !max_exclusive) {
     bounds = fmt::format(" in [{}, {}]", format_number(*min), format_number(*max));
@@ -218,13 +234,14 @@ void markdown_rows(const Section& section, const std::string& prefix, std::strin
       continue;
     }
     const KeySpec& k = *e.key;
-    std::string def = k.default_text ? "`" + (k.default_text->empty() ? std::string("\"\"")
-                                                                      : *k.default_text) + "`"
-                      : k.optional ? "(optional)"
-                                   : "**required**";
+    std::string def =
+        k.default_text
+            ? "`" + (k.default_text->empty() ? std::string("\"\"") : *k.default_text) + "`"
+        : k.optional ? "(optional)"
+                     : "**required**";
     std::string allowed = k.type == ValueType::Records ? "see below" : k.expected();
-    out += fmt::format("| `{}` | {} | {} | {} | {} |\n", path, type_name(k.type), def, allowed,
-                       k.doc);
+    out +=
+        fmt::format("| `{}` | {} | {} | {} | {} |\n", path, type_name(k.type), def, allowed, k.doc);
   }
 }
 
@@ -234,8 +251,10 @@ void markdown_records(const Section& section, const std::string& prefix, std::st
     if (e.section) {
       markdown_records(*e.section, path, out);
     } else if (e.key->type == ValueType::Records) {
-      out += fmt::format("\nEach item of `{}`:\n\n| key | type | default | allowed | meaning |\n"
-                         "|---|---|---|---|---|\n", path);
+      out += fmt::format(
+          "\nEach item of `{}`:\n\n| key | type | default | allowed | meaning |\n"
+          "|---|---|---|---|---|\n",
+          path);
       markdown_rows(*e.key->record, {}, out);
       markdown_records(*e.key->record, path + "[]", out);
     }

@@ -10,7 +10,17 @@
 
 namespace hayate::core {
 
-enum class ValueType { Integer, Real, Boolean, String, Choice, IntegerList, RealList, StringList, Records };
+enum class ValueType {
+  Integer,
+  Real,
+  Boolean,
+  String,
+  Choice,
+  IntegerList,
+  RealList,
+  StringList,
+  Records
+};
 
 std::string type_name(ValueType type);
 
@@ -53,8 +63,8 @@ class Section {
   struct Entry {
     std::string name;
     std::string doc;
-    std::unique_ptr<KeySpec> key;        // a leaf, or
-    std::unique_ptr<Section> section;    // a nested mapping
+    std::unique_ptr<KeySpec> key;      // a leaf, or
+    std::unique_ptr<Section> section;  // a nested mapping
   };
 
   Section() = default;
@@ -70,7 +80,8 @@ class Section {
   KeySpec& real(const std::string& path, const std::string& doc);
   KeySpec& boolean(const std::string& path, const std::string& doc);
   KeySpec& string(const std::string& path, const std::string& doc);
-  KeySpec& choice(const std::string& path, std::vector<std::string> choices, const std::string& doc);
+  KeySpec& choice(const std::string& path, std::vector<std::string> choices,
+                  const std::string& doc);
   KeySpec& integers(const std::string& path, const std::string& doc);
   KeySpec& reals(const std::string& path, const std::string& doc);
   KeySpec& strings(const std::string& path, const std::string& doc);

@@ -9,7 +9,9 @@
 namespace hayate::core {
 
 namespace {
-std::string part_name(const std::string& path) { return path + ".part"; }
+std::string part_name(const std::string& path) {
+  return path + ".part";
+}
 }  // namespace
 
 AtomicFile::AtomicFile(std::string path, bool binary) : path_(std::move(path)) {

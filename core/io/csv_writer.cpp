@@ -25,11 +25,12 @@ CsvWriter::CsvWriter(const std::string& path, std::vector<std::string> columns)
 
 void CsvWriter::row(const std::vector<CsvValue>& values) {
   if (values.size() != columns_.size()) {
-    throw std::logic_error(fmt::format("CSV row of {} values for {} columns in '{}'",
-                                       values.size(), columns_.size(), file_.path()));
+    throw std::logic_error(fmt::format("CSV row of {} values for {} columns in '{}'", values.size(),
+                                       columns_.size(), file_.path()));
   }
   std::string line;
-  for (std::size_t i = 0; i < values.size(); ++i) line += (i ? "," : "") + format_csv_value(values[i]);
+  for (std::size_t i = 0; i < values.size(); ++i)
+    line += (i ? "," : "") + format_csv_value(values[i]);
   // Flushed per row so a crash or a kill loses nothing already computed.
   file_.stream() << line << '\n' << std::flush;
 }

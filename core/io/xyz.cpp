@@ -27,8 +27,7 @@ void XyzWriter::write(const XyzFrame& f) {
                           (*f.box)[1], (*f.box)[2]);
   }
   header += "Properties=species:S:1";
-  for (const auto& c : f.columns)
-    header += fmt::format(":{}:R:{}", c.name, c.components);
+  for (const auto& c : f.columns) header += fmt::format(":{}:R:{}", c.name, c.components);
   for (const auto& [key, value] : f.info) header += " " + key + "=" + value;
   auto& out = file_.stream();
   out << n << '\n' << header << '\n';
@@ -105,7 +104,11 @@ XyzFrame read_xyz(const std::string& path, int index) {
     ++line_no;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     XyzFrame f;
-    struct Prop { std::string name; char type; int count; };
+    struct Prop {
+      std::string name;
+      char type;
+      int count;
+    };
     std::vector<Prop> props{{"species", 'S', 1}, {"pos", 'R', 3}};
     for (auto& [key, value] : parse_comment(line, path, line_no)) {
       if (key == "Properties") {
@@ -126,8 +129,8 @@ XyzFrame read_xyz(const std::string& path, int index) {
           const char type = parts[p + 1].empty() ? '?' : parts[p + 1][0];
           if (count < 1 || (type != 'S' && type != 'R' && type != 'I'))
             throw InputError(SourceLocation{path, line_no, 1},
-                             "bad property '" + parts[p] + ":" + parts[p + 1] + ":" +
-                                 parts[p + 2] + "' (type S, R or I, count >= 1)");
+                             "bad property '" + parts[p] + ":" + parts[p + 1] + ":" + parts[p + 2] +
+                                 "' (type S, R or I, count >= 1)");
           props.push_back({parts[p], type, count});
         }
       } else if (key == "Lattice") {
@@ -170,9 +173,9 @@ XyzFrame read_xyz(const std::string& path, int index) {
           char* end = nullptr;
           const double v = std::strtod(token.c_str(), &end);
           if (end != token.c_str() + token.size())
-            throw InputError(SourceLocation{path, line_no, static_cast<int>(start) + 1},
-                             "expected a number for property '" + p.name + "', got '" + token +
-                                 "'");
+            throw InputError(
+                SourceLocation{path, line_no, static_cast<int>(start) + 1},
+                "expected a number for property '" + p.name + "', got '" + token + "'");
           f.columns[real_col].values.push_back(v);
         }
         if (p.type != 'S') ++real_col;

@@ -12,15 +12,15 @@
 namespace hayate::core {
 
 struct XyzColumn {
-  std::string name;        // "pos", "velo", "mass", ...
+  std::string name;  // "pos", "velo", "mass", ...
   int components = 1;
   std::vector<double> values;  // n * components, particle-major
 };
 
 struct XyzFrame {
-  std::vector<std::string> species;             // one per particle
-  std::vector<XyzColumn> columns;               // real-valued properties
-  std::optional<std::array<double, 3>> box;     // orthogonal periodic box lengths
+  std::vector<std::string> species;                       // one per particle
+  std::vector<XyzColumn> columns;                         // real-valued properties
+  std::optional<std::array<double, 3>> box;               // orthogonal periodic box lengths
   std::vector<std::pair<std::string, std::string>> info;  // extra comment-line pairs
 
   std::size_t size() const { return species.size(); }

@@ -38,7 +38,9 @@ inline std::vector<std::string> enabled_backends() {
   return names;
 }
 
-inline std::string default_backend() { return space_name<Kokkos::DefaultExecutionSpace>(); }
+inline std::string default_backend() {
+  return space_name<Kokkos::DefaultExecutionSpace>();
+}
 
 // Calls f(Space{}) for the named backend; the name must be one of enabled_backends().
 template <class F>

@@ -16,7 +16,9 @@ constexpr char magic[8] = {'H', 'A', 'Y', 'A', 'T', 'E', 'C', 'K'};
 void append(std::string& out, const void* data, std::size_t bytes) {
   out.append(static_cast<const char*>(data), bytes);
 }
-void append_u64(std::string& out, std::uint64_t v) { append(out, &v, sizeof v); }
+void append_u64(std::string& out, std::uint64_t v) {
+  append(out, &v, sizeof v);
+}
 void append_string(std::string& out, const std::string& s) {
   append_u64(out, s.size());
   out += s;
@@ -135,8 +137,7 @@ const std::vector<char>& CheckpointReader::sized(const std::string& name,
   return b;
 }
 
-void CheckpointReader::mismatch(const std::string& name, std::size_t have,
-                                std::size_t want) const {
+void CheckpointReader::mismatch(const std::string& name, std::size_t have, std::size_t want) const {
   throw InputError(SourceLocation{path_, 0, 0},
                    fmt::format("checkpoint entry '{}' holds {} bytes, this run expects {} (was it "
                                "written for another input?)",

@@ -55,8 +55,8 @@ std::string resolve_backend(const Config& config, const std::string& cli_backend
   const std::string name = config.string("backend");
   if (name == "auto") return default_backend();
   if (std::find(enabled.begin(), enabled.end(), name) == enabled.end())
-    config.fail("backend", "'" + name + "' is not enabled in this build (enabled: " + list +
-                               ", auto)");
+    config.fail("backend",
+                "'" + name + "' is not enabled in this build (enabled: " + list + ", auto)");
   return name;
 }
 
@@ -114,7 +114,8 @@ RunResult run_problem(const Config& config, const RunOptions& options) {
         config.fail("checkpoint.restart", "'" + restart + "' holds a '" + checkpoint.problem() +
                                               "' state, not '" + config.problem() + "'");
       problem->restore(checkpoint, ctx);
-      if (!options.quiet) spdlog::info("restarted from {} at step {}", restart, problem->current_step());
+      if (!options.quiet)
+        spdlog::info("restarted from {} at step {}", restart, problem->current_step());
     }
   }
 

@@ -4,9 +4,9 @@
 #include "run/driver.hpp"
 #include "run/registry.hpp"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <iostream>
@@ -112,8 +112,9 @@ int main(int argc, char** argv) {
     const Config config = Registry::instance().loader().load_file(input, overrides);
     KokkosSession session(threads, device);
     const RunResult result = run_problem(config, RunOptions{backend, output, quiet});
-    if (!quiet) spdlog::info("done: {} steps on {}, results in {}", result.steps, result.backend,
-                             result.output_dir);
+    if (!quiet)
+      spdlog::info("done: {} steps on {}, results in {}", result.steps, result.backend,
+                   result.output_dir);
     return ok;
   } catch (const InputError& e) {
     print_input_error(e);

@@ -34,9 +34,9 @@ void Progress::update(std::int64_t step) {
   const double rate = elapsed > 0 ? static_cast<double>(step - first_) / elapsed : 0.0;
   const double eta = rate > 0 ? static_cast<double>(last_ - step) / rate : 0.0;
   const double percent = last_ > first_ ? 100.0 * (step - first_) / (last_ - first_) : 100.0;
-  const std::string text = fmt::format("step {}/{} ({:.0f}%)  {:.4g} steps/s  elapsed {}  ETA {}",
-                                       step, last_, percent, rate, clock_text(elapsed),
-                                       clock_text(eta));
+  const std::string text =
+      fmt::format("step {}/{} ({:.0f}%)  {:.4g} steps/s  elapsed {}  ETA {}", step, last_, percent,
+                  rate, clock_text(elapsed), clock_text(eta));
   if (tty_) {
     std::fprintf(stderr, "\r%s\033[K", text.c_str());
     std::fflush(stderr);

@@ -41,7 +41,9 @@ const Schema& Registry::schema(const std::string& name) const {
 }
 
 namespace {
-const Schema& lookup(const std::string& name) { return Registry::instance().schema(name); }
+const Schema& lookup(const std::string& name) {
+  return Registry::instance().schema(name);
+}
 }  // namespace
 
 ConfigLoader Registry::loader() const {
@@ -68,8 +70,9 @@ void declare_common_keys(Schema& s, const std::vector<std::string>& problems) {
       .defaults(0)
       .at_least(0);
   s.boolean("checkpoint.at_end", "Write checkpoint.bin after the last step").defaults(false);
-  s.string("checkpoint.restart", "Continue from this checkpoint file instead of the initial "
-                                 "state; empty = fresh start")
+  s.string("checkpoint.restart",
+           "Continue from this checkpoint file instead of the initial "
+           "state; empty = fresh start")
       .defaults("\"\"");
 }
 

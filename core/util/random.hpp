@@ -35,8 +35,7 @@ KOKKOS_INLINE_FUNCTION double normal01(std::uint64_t seed, std::uint64_t stream,
                                        std::uint64_t counter) {
   const double u1 = 1.0 - uniform01(seed, stream, 2 * counter);  // (0, 1]: log is finite
   const double u2 = uniform01(seed, stream, 2 * counter + 1);
-  return compat::sqrt(-2.0 * compat::log(u1)) *
-         compat::cos(6.283185307179586 * u2);
+  return compat::sqrt(-2.0 * compat::log(u1)) * compat::cos(6.283185307179586 * u2);
 }
 
 }  // namespace hayate::util

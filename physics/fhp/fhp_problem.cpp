@@ -343,7 +343,8 @@ void register_problem(core::Registry& registry) {
   registry.add(core::ProblemInfo{
       "fhp",
       "FHP lattice gas (FHP-I/II/III) on a hexagonal lattice: obstacles, forcing, flow fields",
-      declare, [](const Config& config, const std::string& backend) {
+      declare,
+      [](const Config& config, const std::string& backend) {
         validate(config);
         return core::dispatch_backend(backend, [&](auto space) -> std::unique_ptr<core::Problem> {
           using Space = decltype(space);

@@ -14,16 +14,22 @@ inline constexpr Kernel all_kernels[] = {Kernel::Copy, Kernel::Scale, Kernel::Ad
 
 inline const char* kernel_name(Kernel k) {
   switch (k) {
-    case Kernel::Copy: return "copy";
-    case Kernel::Scale: return "scale";
-    case Kernel::Add: return "add";
-    case Kernel::Triad: return "triad";
+    case Kernel::Copy:
+      return "copy";
+    case Kernel::Scale:
+      return "scale";
+    case Kernel::Add:
+      return "add";
+    case Kernel::Triad:
+      return "triad";
   }
   return "?";
 }
 
 // Arrays read plus arrays written per element.
-inline int arrays_touched(Kernel k) { return k == Kernel::Copy || k == Kernel::Scale ? 2 : 3; }
+inline int arrays_touched(Kernel k) {
+  return k == Kernel::Copy || k == Kernel::Scale ? 2 : 3;
+}
 
 template <class Space, class Real>
 struct StreamArrays {
@@ -36,28 +42,36 @@ struct StreamArrays {
         c(Kokkos::view_alloc(std::string("hayate::stream::c"), Kokkos::WithoutInitializing), n) {}
 
   std::int64_t size() const { return static_cast<std::int64_t>(a.extent(0)); }
-  std::int64_t bytes(Kernel k) const { return arrays_touched(k) * size() * std::int64_t(sizeof(Real)); }
+  std::int64_t bytes(Kernel k) const {
+    return arrays_touched(k) * size() * std::int64_t(sizeof(Real));
+  }
 
   // STREAM's initial values, written by the device so first touch places pages (OpenMP).
   void fill() const {
     const View a_ = a, b_ = b, c_ = c;
-    Kokkos::parallel_for("hayate::stream::fill", Kokkos::RangePolicy<Space>(0, size()),
-                         KOKKOS_LAMBDA(const std::int64_t i) {
-                           a_(i) = Real(1);
-                           b_(i) = Real(2);
-                           c_(i) = Real(0);
-                         });
+    Kokkos::parallel_for(
+        "hayate::stream::fill", Kokkos::RangePolicy<Space>(0, size()),
+        KOKKOS_LAMBDA(const std::int64_t i) {
+          a_(i) = Real(1);
+          b_(i) = Real(2);
+          c_(i) = Real(0);
+        });
   }
 
   // Launches one kernel (asynchronously on devices). `unroll` elements per thread, with all
   // loads issued before the first store, so several independent loads are in flight per thread.
   void run(Kernel k, Real s, int unroll = 1) const {
     switch (unroll) {
-      case 1: return run_unrolled<1>(k, s);
-      case 2: return run_unrolled<2>(k, s);
-      case 4: return run_unrolled<4>(k, s);
-      case 8: return run_unrolled<8>(k, s);
-      default: throw std::invalid_argument("stream: unroll must be 1, 2, 4 or 8");
+      case 1:
+        return run_unrolled<1>(k, s);
+      case 2:
+        return run_unrolled<2>(k, s);
+      case 4:
+        return run_unrolled<4>(k, s);
+      case 8:
+        return run_unrolled<8>(k, s);
+      default:
+        throw std::invalid_argument("stream: unroll must be 1, 2, 4 or 8");
     }
   }
 
@@ -90,27 +104,31 @@ struct StreamArrays {
   void launch(const char* label, const Op op) const {
     const std::int64_t n = size();
     const std::int64_t m = (n + U - 1) / U;
-    Kokkos::parallel_for(label, Kokkos::RangePolicy<Space>(0, m),
-                         KOKKOS_LAMBDA(const std::int64_t t) {
-                           Real v[U];
-                           for (int u = 0; u < U; ++u) {
-                             const std::int64_t i = t + u * m;
-                             v[u] = i < n ? op.value(i) : Real(0);
-                           }
-                           for (int u = 0; u < U; ++u) {
-                             const std::int64_t i = t + u * m;
-                             if (i < n) op.store(i, v[u]);
-                           }
-                         });
+    Kokkos::parallel_for(
+        label, Kokkos::RangePolicy<Space>(0, m), KOKKOS_LAMBDA(const std::int64_t t) {
+          Real v[U];
+          for (int u = 0; u < U; ++u) {
+            const std::int64_t i = t + u * m;
+            v[u] = i < n ? op.value(i) : Real(0);
+          }
+          for (int u = 0; u < U; ++u) {
+            const std::int64_t i = t + u * m;
+            if (i < n) op.store(i, v[u]);
+          }
+        });
   }
 
   template <int U>
   void run_unrolled(Kernel k, Real s) const {
     switch (k) {
-      case Kernel::Copy: return launch<U>("hayate::stream::copy", Copy{a, c});
-      case Kernel::Scale: return launch<U>("hayate::stream::scale", Scale{b, c, s});
-      case Kernel::Add: return launch<U>("hayate::stream::add", Add{a, b, c});
-      case Kernel::Triad: return launch<U>("hayate::stream::triad", Triad{a, b, c, s});
+      case Kernel::Copy:
+        return launch<U>("hayate::stream::copy", Copy{a, c});
+      case Kernel::Scale:
+        return launch<U>("hayate::stream::scale", Scale{b, c, s});
+      case Kernel::Add:
+        return launch<U>("hayate::stream::add", Add{a, b, c});
+      case Kernel::Triad:
+        return launch<U>("hayate::stream::triad", Triad{a, b, c, s});
     }
   }
 };

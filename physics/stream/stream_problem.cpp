@@ -41,8 +41,8 @@ class StreamProblem final : public core::Problem {
 
   void restore(const CheckpointReader& cp, RunContext& ctx) override {
     if (cp.get<std::int64_t>("n") != n_)
-      ctx.config.fail("system.n", fmt::format("the checkpoint holds n = {}",
-                                              cp.get<std::int64_t>("n")));
+      ctx.config.fail("system.n",
+                      fmt::format("the checkpoint holds n = {}", cp.get<std::int64_t>("n")));
     step_ = cp.get<std::int64_t>("step");
     cp.get_view("a", arrays_.a);
     cp.get_view("b", arrays_.b);
@@ -111,10 +111,10 @@ class StreamProblem final : public core::Problem {
     // Devices may contract b + s*c into an FMA, so allow a few rounding steps per round.
     const double tolerance = 16.0 * std::numeric_limits<Real>::epsilon() * double(step_ + 1);
     if (!(worst <= tolerance))
-      throw core::RuntimeFailure(fmt::format(
-          "stream: arrays differ from the expected values after {} steps (max relative "
-          "error {:.3g}); the backend computed wrong results",
-          step_, worst));
+      throw core::RuntimeFailure(
+          fmt::format("stream: arrays differ from the expected values after {} steps (max relative "
+                      "error {:.3g}); the backend computed wrong results",
+                      step_, worst));
     if (!ctx.quiet && steps_ > 1) {
       spdlog::info("best GB/s ({} {}, n = {}): copy {:.1f}  scale {:.1f}  add {:.1f}  triad {:.1f}",
                    ctx.backend, sizeof(Real) == 4 ? "float" : "double", n_, best_rate_[0],
@@ -152,7 +152,9 @@ void declare(core::Schema& s) {
   s.choice("run.unroll", {"1", "2", "4", "8"},
            "Elements per thread, loads issued before stores (memory-level parallelism)")
       .defaults("4");
-  s.integer("output.every", "Write a stream.csv row every this many rounds").defaults(1).at_least(1);
+  s.integer("output.every", "Write a stream.csv row every this many rounds")
+      .defaults(1)
+      .at_least(1);
 }
 
 }  // namespace

@@ -76,7 +76,8 @@ TEST(Cli, BrokenInputsExitTwoWithPosition) {
   const Case cases[] = {
       {"problem: stream\nsystem:\n  n: 10\n  nn: 3\n", "bad.yaml:4:3: unknown key 'system.nn'"},
       {"problem: stream\nrun:\n  steps: ten\n", "bad.yaml:3:10: 'run.steps': expected an integer"},
-      {"problem: stream\nrun:\n  steps: 0\n", "bad.yaml:3:10: 'run.steps': expected an integer >= 1"},
+      {"problem: stream\nrun:\n  steps: 0\n",
+       "bad.yaml:3:10: 'run.steps': expected an integer >= 1"},
       {"problem: stream\nsystem: [1\n", "bad.yaml:3:1: malformed YAML"},
       {"problem: strem\n", "bad.yaml:1:10: 'problem': expected one of:"},
       {"system:\n  n: 3\n", "bad.yaml:1:1: missing required key 'problem'"},
@@ -116,7 +117,8 @@ TEST(Cli, CheckCompilesTheModelFileAnInputNames) {
 
 TEST(Cli, CheckRunsCrossKeyChecks) {
   // An odd number of hexagonal rows passes the schema but not the lattice's own check.
-  auto r = run_cli("check \"" + source_path("inputs/fhp/poiseuille.yaml") + "\" --set system.ny=33");
+  auto r =
+      run_cli("check \"" + source_path("inputs/fhp/poiseuille.yaml") + "\" --set system.ny=33");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("--set system.ny=33: 'system.ny': the number of rows must be even"),
             std::string::npos)
@@ -141,9 +143,9 @@ TEST(Cli, BadOverridesAndBackendExitTwo) {
 
 TEST(Cli, RunWritesOutputsAtomically) {
   const fs::path out = scratch("run");
-  auto r = run_cli("run \"" + source_path("inputs/stream/bandwidth.yaml") +
-                   "\" --set system.n=5000 --set run.steps=3 --quiet --output \"" + out.string() +
-                   "\"");
+  auto r =
+      run_cli("run \"" + source_path("inputs/stream/bandwidth.yaml") +
+              "\" --set system.n=5000 --set run.steps=3 --quiet --output \"" + out.string() + "\"");
   ASSERT_EQ(r.exit_code, 0) << r.output;
   for (const char* f : {"run.yaml", "stream.csv", "timers.csv"})
     EXPECT_TRUE(fs::exists(out / f)) << f;

@@ -34,7 +34,9 @@ const Schema& test_schema(const std::string& name) {
   return schema;
 }
 
-ConfigLoader loader() { return ConfigLoader({"demo"}, &test_schema); }
+ConfigLoader loader() {
+  return ConfigLoader({"demo"}, &test_schema);
+}
 
 // Loads `text` and returns the error message; fails the test if it loads.
 std::string error_of(const std::string& text, const std::vector<std::string>& set = {}) {
@@ -104,21 +106,24 @@ TEST(Config, OutOfRange) {
             std::string::npos)
       << msg;
   EXPECT_NE(error_of("problem: demo\nsystem:\n  n: 1\n").find("in.yaml:3:6"), std::string::npos);
-  EXPECT_NE(error_of("problem: demo\nsystem:\n  n: 4\n  box: [1, -2, 3]\n").find("in.yaml:4:12: 'system.box[1]'"),
+  EXPECT_NE(error_of("problem: demo\nsystem:\n  n: 4\n  box: [1, -2, 3]\n")
+                .find("in.yaml:4:12: 'system.box[1]'"),
             std::string::npos);
 }
 
 TEST(Config, ListLengthChecked) {
   const std::string msg = error_of("problem: demo\nsystem:\n  n: 4\n  box: [1, 2]\n");
-  EXPECT_NE(msg.find("in.yaml:4:8: 'system.box': expected list of reals, each > 0 (3 items), got 2"),
-            std::string::npos)
+  EXPECT_NE(
+      msg.find("in.yaml:4:8: 'system.box': expected list of reals, each > 0 (3 items), got 2"),
+      std::string::npos)
       << msg;
 }
 
 TEST(Config, MissingRequiredKey) {
   const std::string msg = error_of("problem: demo\nsystem:\n  softening: 0.5\n");
-  EXPECT_NE(msg.find("in.yaml:2:1: missing required key 'system.n' (an integer >= 2: Particle count)"),
-            std::string::npos)
+  EXPECT_NE(
+      msg.find("in.yaml:2:1: missing required key 'system.n' (an integer >= 2: Particle count)"),
+      std::string::npos)
       << msg;
   EXPECT_NE(error_of("system:\n  n: 4\n").find("in.yaml:1:1: missing required key 'problem'"),
             std::string::npos);
@@ -130,8 +135,9 @@ TEST(Config, BadChoiceSuggests) {
                      "did you mean 'tree'?"),
             std::string::npos)
       << msg;
-  EXPECT_NE(error_of("problem: dmeo\n").find("in.yaml:1:10: 'problem': expected one of: demo, got "
-                                             "'dmeo'; did you mean 'demo'?"),
+  EXPECT_NE(error_of("problem: dmeo\n")
+                .find("in.yaml:1:10: 'problem': expected one of: demo, got "
+                      "'dmeo'; did you mean 'demo'?"),
             std::string::npos);
 }
 
@@ -170,8 +176,9 @@ TEST(Config, ReportsEveryErrorInLineOrder) {
 }
 
 TEST(Config, OverridesApplyAndValidate) {
-  const Config c = loader().load_string("problem: demo\nsystem:\n  n: 4\n", "in.yaml",
-                                        {"system.n=64", "system.solver=tree", "system.box=[1,1,1]"});
+  const Config c =
+      loader().load_string("problem: demo\nsystem:\n  n: 4\n", "in.yaml",
+                           {"system.n=64", "system.solver=tree", "system.box=[1,1,1]"});
   EXPECT_EQ(c.integer("system.n"), 64);
   EXPECT_EQ(c.string("system.solver"), "tree");
   EXPECT_EQ(c.where("system.n").str(), "--set system.n=64");
@@ -204,8 +211,8 @@ TEST(Config, FailPointsAtKey) {
 }
 
 TEST(Config, ResolvedYamlRoundTrips) {
-  const Config c = loader().load_string("problem: demo\nsystem:\n  n: 4\n  softening: 0.125\n",
-                                        "in.yaml");
+  const Config c =
+      loader().load_string("problem: demo\nsystem:\n  n: 4\n  softening: 0.125\n", "in.yaml");
   const Config again = loader().load_string(c.to_yaml(), "run.yaml");
   EXPECT_EQ(again.to_yaml(), c.to_yaml());
   EXPECT_DOUBLE_EQ(again.real("system.softening"), 0.125);

@@ -45,7 +45,10 @@ TEST(AtomicFile, WritesUnderPartNameUntilCommitted) {
 TEST(AtomicFile, DestructorCommitsSoNothingIsLost) {
   const fs::path dir = fresh_dir("atomic_dtor");
   const std::string path = (dir / "b.txt").string();
-  { AtomicFile f(path); f.stream() << "partial"; }
+  {
+    AtomicFile f(path);
+    f.stream() << "partial";
+  }
   EXPECT_EQ(read_all(path), "partial");
 }
 
@@ -63,8 +66,7 @@ TEST(CsvWriter, HeaderRowsAndQuoting) {
     EXPECT_THROW(csv.row({std::int64_t{1}}), std::logic_error);
     csv.commit();
   }
-  EXPECT_EQ(read_all(path),
-            "step,value,note\n3,0.1,\"a,b\"\n-1,1e+300,\"say \"\"hi\"\"\"\n");
+  EXPECT_EQ(read_all(path), "step,value,note\n3,0.1,\"a,b\"\n-1,1e+300,\"say \"\"hi\"\"\"\n");
 }
 
 TEST(CsvWriter, RealsRoundTripExactly) {
@@ -112,8 +114,9 @@ TEST(Xyz, ErrorsNameLineAndColumn) {
     read_xyz(path);
     FAIL();
   } catch (const InputError& e) {
-    EXPECT_NE(std::string(e.what()).find("bad.xyz:4:5: expected a number for property 'pos', got 'x'"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("bad.xyz:4:5: expected a number for property 'pos', got 'x'"),
+        std::string::npos)
         << e.what();
   }
   {

@@ -73,7 +73,8 @@ void compare_per_step(const FlatModel& model, const CompilerOptions& options, Me
   const auto x_now = dev.states_host();
   double worst = 0;
   for (std::size_t i = 0; i < f_dev.size(); ++i) {
-    const double scale = std::max({std::fabs(x_now[i % x_now.size()]), std::fabs(dt * ref.f[i]), 1e-300});
+    const double scale =
+        std::max({std::fabs(x_now[i % x_now.size()]), std::fabs(dt * ref.f[i]), 1e-300});
     worst = std::max(worst, std::fabs(dt * (f_dev[i] - ref.f[i])) / scale);
   }
   EXPECT_LE(worst, kTolerance);

@@ -69,9 +69,9 @@ TYPED_TEST(Stream, RestartIsBitwiseIdentical) {
 
   core::run_problem(stream_config(backend, {"output.directory=" + full, "checkpoint.at_end=true"}),
                     quiet);
-  core::run_problem(stream_config(backend, {"output.directory=" + half, "run.steps=3",
-                                            "checkpoint.at_end=true"}),
-                    quiet);
+  core::run_problem(
+      stream_config(backend, {"output.directory=" + half, "run.steps=3", "checkpoint.at_end=true"}),
+      quiet);
   core::run_problem(stream_config(backend, {"output.directory=" + resumed, "checkpoint.at_end=true",
                                             "checkpoint.restart=" + half + "/checkpoint.bin"}),
                     quiet);
@@ -96,10 +96,10 @@ TYPED_TEST(Stream, RestartWithOtherSizeIsAnInputError) {
   core::run_problem(stream_config(backend, {"output.directory=" + (root / "a").string(),
                                             "run.steps=2", "checkpoint.every=1"}),
                     quiet);
-  EXPECT_THROW(core::run_problem(
-                   stream_config(backend, {"output.directory=" + (root / "b").string(),
-                                           "system.n=100", "checkpoint.restart=" +
-                                                               (root / "a/checkpoint.bin").string()}),
-                   quiet),
-               core::InputError);
+  EXPECT_THROW(
+      core::run_problem(
+          stream_config(backend, {"output.directory=" + (root / "b").string(), "system.n=100",
+                                  "checkpoint.restart=" + (root / "a/checkpoint.bin").string()}),
+          quiet),
+      core::InputError);
 }
