@@ -28,11 +28,7 @@ using md::Scatter;
 
 md::InitialState bench_state(double density, int nx, int ny, int nz, double rattle) {
   md::InitialState s = md::fcc_lattice(density, nx, ny, nz, {0});
-  s.types.names = {"A"};
-  s.types.mass = {1.0};
-  s.types.epsilon[0][0] = 1.0;
-  s.types.sigma[0][0] = 1.0;
-  s.types.cutoff[0][0] = 2.5;
+  s.types = md::TypeSet::single();
   for (std::size_t k = 0; k < s.x.size(); ++k)
     s.x[k] += rattle * (2.0 * util::uniform01(2024, k, 0) - 1.0);
   md::create_velocities(s, 1.44, 87287);

@@ -30,24 +30,24 @@ KOKKOS_INLINE_FUNCTION int aligned_level(int k, const std::int64_t tick, const i
   return k;
 }
 
-template <class Space>
-void kick(const Particles<Space>& p, const double h) {
-  const auto v = p.v;
-  const auto a = p.acc;
+// y += h * dy for every particle: the kick (v += h a) and the drift (x += h v) of leapfrog.
+template <class Space, class Vec>
+void advance_by(const char* label, const Particles<Space>& p, const Vec& y, const Vec& dy,
+                const double h) {
   Kokkos::parallel_for(
-      "hayate::gravity::kick", Kokkos::RangePolicy<Space>(0, p.n), KOKKOS_LAMBDA(const int i) {
-        for (int c = 0; c < 3; ++c) v(i, c) += h * a(i, c);
+      label, Kokkos::RangePolicy<Space>(0, p.n), KOKKOS_LAMBDA(const int i) {
+        for (int c = 0; c < 3; ++c) y(i, c) += h * dy(i, c);
       });
 }
 
 template <class Space>
+void kick(const Particles<Space>& p, const double h) {
+  advance_by("hayate::gravity::kick", p, p.v, p.acc, h);
+}
+
+template <class Space>
 void drift(const Particles<Space>& p, const double h) {
-  const auto x = p.x;
-  const auto v = p.v;
-  Kokkos::parallel_for(
-      "hayate::gravity::drift", Kokkos::RangePolicy<Space>(0, p.n), KOKKOS_LAMBDA(const int i) {
-        for (int c = 0; c < 3; ++c) x(i, c) += h * v(i, c);
-      });
+  advance_by("hayate::gravity::drift", p, p.x, p.v, h);
 }
 
 // Hermite predictor: x_p = x + v dt + a dt^2/2 + j dt^3/6, v_p = v + a dt + j dt^2/2, keeping

@@ -51,6 +51,17 @@ struct TypeSet {
   double cutoff[max_types][max_types] = {};
   bool shift = false;  // energy shifted to zero at the cutoff (LAMMPS pair_modify shift yes)
 
+  // One type "A" in reduced units (mass, epsilon, sigma 1), the in.lj set-up.
+  static TypeSet single(double cutoff = 2.5) {
+    TypeSet t;
+    t.names = {"A"};
+    t.mass = {1.0};
+    t.epsilon[0][0] = 1.0;
+    t.sigma[0][0] = 1.0;
+    t.cutoff[0][0] = cutoff;
+    return t;
+  }
+
   int size() const { return static_cast<int>(names.size()); }
   double max_cutoff() const {
     double m = 0;

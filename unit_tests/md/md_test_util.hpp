@@ -31,15 +31,7 @@ inline InitialState rattled_lattice(int cells, double density, double rattle, bo
                                     double temperature = 1.0) {
   InitialState s =
       fcc_lattice(density, cells, cells, cells, two ? std::vector<int>{0, 1} : std::vector<int>{0});
-  if (two) {
-    s.types = two_types();
-  } else {
-    s.types.names = {"A"};
-    s.types.mass = {1.0};
-    s.types.epsilon[0][0] = 1.0;
-    s.types.sigma[0][0] = 1.0;
-    s.types.cutoff[0][0] = 2.5;
-  }
+  s.types = two ? two_types() : TypeSet::single();
   for (std::size_t k = 0; k < s.x.size(); ++k)
     s.x[k] += rattle * (2.0 * util::uniform01(99, k, 0) - 1.0);
   create_velocities(s, temperature, 4242);
