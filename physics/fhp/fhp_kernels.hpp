@@ -19,7 +19,6 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
-#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -191,7 +190,7 @@ KOKKOS_INLINE_FUNCTION std::uint64_t transpose8x8(std::uint64_t x) {
 }
 
 // Streams the words of one source row into the gathered words g: c[0] is the word left of the
-// group, c[1..8] the group, c[9] the word right of it. Dy and the row parity are compile-time
+// group, c[1..8] the group, then the word right of it. Dy and the row parity are compile-time
 // so every shift is a constant.
 template <int Dy, int Odd>
 KOKKOS_INLINE_FUNCTION void gather_row(const std::uint64_t (&c)[10], std::uint64_t (&g)[8]) {
@@ -217,7 +216,7 @@ struct SlicedStep {
     const int nw = a.nw, ny = a.ny, ng = a.rwords;
     int y, grp;
     // 32-bit division where the index allows: 64-bit division is a long software sequence.
-    if (std::int64_t(ny) * ng <= std::int64_t(std::numeric_limits<std::uint32_t>::max())) {
+    if (std::int64_t(ny) * ng <= std::int64_t(0xffffffff)) {
       const std::uint32_t u = std::uint32_t(t);
       y = int(u / std::uint32_t(ng));
       grp = int(u - std::uint32_t(y) * std::uint32_t(ng));
@@ -230,13 +229,16 @@ struct SlicedStep {
     const int kl = k0 == 0 ? nw - 1 : k0 - 1;
     const int kr = k0 + n == nw ? 0 : k0 + n;
     const int ya = y == 0 ? ny - 1 : y - 1, yb = y == ny - 1 ? 0 : y + 1;
+    // Columns of c[1..9]: the group, then its right neighbour; a short group repeats the
+    // neighbour, so all 30 loads are unconditional and issue back to back.
+    int kj[9];
+    for (int j = 0; j < 9; ++j) kj[j] = j < n ? k0 + j : kr;
     std::uint64_t c[3][10];  // rows y - 1, y, y + 1
     const std::int64_t rows[3] = {std::int64_t(ya) * nw, std::int64_t(y) * nw,
                                   std::int64_t(yb) * nw};
     for (int r = 0; r < 3; ++r) {
       c[r][0] = a.src(rows[r] + kl);
-      for (int j = 0; j < 9; ++j)
-        c[r][j + 1] = j < n ? a.src(rows[r] + k0 + j) : j == n ? a.src(rows[r] + kr) : 0;
+      for (int j = 0; j < 9; ++j) c[r][j + 1] = a.src(rows[r] + kj[j]);
     }
     constexpr std::uint64_t lane0 = 0x0101010101010101ull;
     std::uint64_t w[8];
