@@ -67,7 +67,8 @@ void run_fhp(const Space& space, benchmark::State& state, fhp::Kernel kernel, fh
 }  // namespace
 
 void register_fhp_suite() {
-  const fhp::Kernel kernels[] = {fhp::Kernel::bytes, fhp::Kernel::bytes_sliced, fhp::Kernel::bits};
+  const fhp::Kernel kernels[] = {fhp::Kernel::bytes, fhp::Kernel::bytes_wide,
+                                 fhp::Kernel::bytes_sliced, fhp::Kernel::bits};
   for (const fhp::Kernel kernel : kernels)
     for (const fhp::Model model : {fhp::Model::fhp3, fhp::Model::fhp1})
       register_for_each_space(

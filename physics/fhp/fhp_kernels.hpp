@@ -3,8 +3,10 @@
 //   bytes:        one byte per site (7 state bits + solid bit), 8 sites per 64-bit word and
 //                 thread; streaming gathers the neighbour words, collision is a table lookup
 //                 per byte.
-//   bytes_sliced: the same memory layout, 64 sites (8 words of one row) per thread; streaming
-//                 gathers in the byte words, then the 8 words are bit-sliced in registers into
+//   bytes_wide:   the same memory layout, 64 sites (8 words of one row) per thread, so one
+//                 random word and one index computation serve 64 sites; streaming gathers in
+//                 the byte words, collision is the table lookup per byte.
+//   bytes_sliced: as bytes_wide, but the 8 streamed words are bit-sliced in registers into
 //                 planes and collide with the bit kernel's boolean logic, then sliced back.
 //   bits:         multi-spin coding, 64 sites per word and direction (7 planes + a solid plane),
 //                 one thread per word; collision is the table's boolean expansion
@@ -26,10 +28,20 @@
 
 namespace hayate::fhp {
 
-enum class Kernel { bytes, bytes_sliced, bits };
+enum class Kernel { bytes, bytes_wide, bytes_sliced, bits };
 
 inline std::string kernel_name(Kernel k) {
-  return k == Kernel::bytes ? "bytes" : k == Kernel::bytes_sliced ? "bytes_sliced" : "bits";
+  switch (k) {
+    case Kernel::bytes:
+      return "bytes";
+    case Kernel::bytes_wide:
+      return "bytes_wide";
+    case Kernel::bytes_sliced:
+      return "bytes_sliced";
+    case Kernel::bits:
+      return "bits";
+  }
+  return "?";
 }
 
 struct StepParams {
@@ -111,6 +123,21 @@ struct ByteArgs {
   std::uint32_t force_q;
 };
 
+// Collides the 8 sites of a word of bytes by table lookup; bit j of chir and force belongs to
+// byte j.
+template <class Table>
+KOKKOS_INLINE_FUNCTION std::uint64_t collide_word(const Table& table, std::uint64_t g,
+                                                  unsigned chir, unsigned force) {
+  std::uint64_t out = 0;
+  for (int j = 0; j < 8; ++j) {
+    const unsigned b = unsigned(g >> (8 * j)) & 0xffu;
+    std::uint8_t o = table(b | (((chir >> j) & 1u) << 8));
+    if (((force >> j) & 1u) && !(b & 0x80u)) o = apply_forcing(o);
+    out |= std::uint64_t(o) << (8 * j);
+  }
+  return out;
+}
+
 // One thread per word (8 sites), one table lookup per site.
 template <class Space>
 struct ByteStep {
@@ -143,14 +170,7 @@ struct ByteStep {
     const unsigned chir = unsigned(chirality_bits(a.seed, a.step, rword) >> shift) & 0xffu;
     const unsigned force =
         unsigned(forcing_bits(a.seed, a.step, rword, a.force_q) >> shift) & 0xffu;
-    std::uint64_t out = 0;
-    for (int j = 0; j < 8; ++j) {
-      const unsigned b = unsigned(g >> (8 * j)) & 0xffu;
-      std::uint8_t o = a.table(b | (((chir >> j) & 1u) << 8));
-      if (((force >> j) & 1u) && !(b & 0x80u)) o = apply_forcing(o);
-      out |= std::uint64_t(o) << (8 * j);
-    }
-    a.dst(t) = out;
+    a.dst(t) = collide_word(a.table, g, chir, force);
   }
 };
 
@@ -201,13 +221,44 @@ KOKKOS_INLINE_FUNCTION void gather_row(const std::uint64_t (&c)[10], std::uint64
         g[j] |= shifted<8>(c[j], c[j + 1], c[j + 2], source_dx(i, Odd)) & (lane0 << i);
 }
 
+// Collision of a group of 8 words (64 sites) for GroupStep, two ways. chir and force carry
+// bit s for site s of the group, as in the bit kernel.
+// Bit-sliced: the bit kernel's boolean logic on planes sliced in registers.
+template <Model M>
+struct SlicedCollision {
+  static constexpr const char* label = "hayate::fhp::step_bytes_sliced";
+  template <class Table>
+  KOKKOS_INLINE_FUNCTION static void apply(const Table&, std::uint64_t (&w)[8], std::uint64_t chir,
+                                           std::uint64_t force) {
+    slice_bytes(w);
+    chir = transpose8x8(chir);
+    if (force) force = transpose8x8(force);
+    const std::uint64_t planes[7] = {w[0], w[1], w[2], w[3], w[4], w[5], w[6]};
+    std::uint64_t out[7];
+    collide_bits<M>(planes, w[7], chir, force, out);
+    for (int i = 0; i < 7; ++i) w[i] = out[i];
+    slice_bytes(w);
+  }
+};
+// Table lookup per site, as the bytes kernel.
+struct TableCollision {
+  static constexpr const char* label = "hayate::fhp::step_bytes_wide";
+  template <class Table>
+  KOKKOS_INLINE_FUNCTION static void apply(const Table& table, std::uint64_t (&w)[8],
+                                           std::uint64_t chir, std::uint64_t force) {
+    for (int j = 0; j < 8; ++j)
+      w[j] = collide_word(table, w[j], unsigned(chir >> (8 * j)) & 0xffu,
+                          unsigned(force >> (8 * j)) & 0xffu);
+  }
+};
+
 // One thread per 64 sites of a row (8 words; the last group of a row may be shorter): one
-// chirality word per thread, exactly the bit kernel's, and the bit kernel's collision logic.
-template <class Space, Model M>
-struct SlicedStep {
+// random word per thread, exactly the bit kernel's, and 30 independent loads before any store.
+template <class Space, class Collision>
+struct GroupStep {
   ByteArgs<Space> a;
 
-  static constexpr const char* label = "hayate::fhp::step_bytes_sliced";
+  static constexpr const char* label = Collision::label;
   static std::int64_t items(const LatticeShape& s) {
     return std::int64_t(s.ny) * s.random_words_per_row();
   }
@@ -252,16 +303,10 @@ struct SlicedStep {
       gather_row<0, 0>(c[1], w);
       gather_row<1, 0>(c[2], w);
     }
-    slice_bytes(w);
     const std::int64_t rword = std::int64_t(y) * ng + grp;
-    const std::uint64_t chir = transpose8x8(chirality_bits(a.seed, a.step, rword));
-    const std::uint64_t force =
-        a.force_q == 0 ? 0 : transpose8x8(forcing_bits(a.seed, a.step, rword, a.force_q));
-    const std::uint64_t planes[7] = {w[0], w[1], w[2], w[3], w[4], w[5], w[6]};
-    std::uint64_t out[7];
-    collide_bits<M>(planes, w[7], chir, force, out);
-    for (int i = 0; i < 7; ++i) w[i] = out[i];
-    slice_bytes(w);
+    const std::uint64_t chir = chirality_bits(a.seed, a.step, rword);
+    const std::uint64_t force = forcing_bits(a.seed, a.step, rword, a.force_q);
+    Collision::apply(a.table, w, chir, force);
     for (int j = 0; j < 8; ++j)
       if (j < n) a.dst(rows[1] + k0 + j) = w[j];
   }
@@ -466,7 +511,11 @@ std::unique_ptr<Engine<Space>> make_engine(Kernel kernel, Model model, LatticeSh
       case Kernel::bytes:
         return std::make_unique<ByteEngine<Space, ByteStep<Space>>>(model, shape, params);
       case Kernel::bytes_sliced:
-        return std::make_unique<ByteEngine<Space, SlicedStep<Space, M>>>(model, shape, params);
+        return std::make_unique<ByteEngine<Space, GroupStep<Space, SlicedCollision<M>>>>(
+            model, shape, params);
+      case Kernel::bytes_wide:
+        return std::make_unique<ByteEngine<Space, GroupStep<Space, TableCollision>>>(model, shape,
+                                                                                     params);
       case Kernel::bits:
         return std::make_unique<BitEngine<Space, M>>(shape, params);
     }

@@ -122,7 +122,8 @@ TYPED_TEST(FhpKernels, AllKernelsMatchSerialReference) {
     const StepParams params{11, 9000};
     auto host = random_sites(shape, model, 0.08, 5);
     std::vector<std::unique_ptr<Engine<Space>>> engines;
-    for (const Kernel kernel : {Kernel::bytes, Kernel::bytes_sliced, Kernel::bits}) {
+    for (const Kernel kernel :
+         {Kernel::bytes, Kernel::bytes_wide, Kernel::bytes_sliced, Kernel::bits}) {
       engines.push_back(make_engine<Space>(kernel, model, shape, params));
       engines.back()->load(to_device<Space>(host));
     }
@@ -147,16 +148,18 @@ TYPED_TEST(FhpKernels, ByteKernelsMatchReferenceOnNarrowRows) {
       const LatticeShape shape{nx, 6};
       const StepParams params{4, 20000};
       auto host = random_sites(shape, model, 0.05, 9);
-      auto table = make_engine<Space>(Kernel::bytes, model, shape, params);
-      auto sliced = make_engine<Space>(Kernel::bytes_sliced, model, shape, params);
-      table->load(to_device<Space>(host));
-      sliced->load(to_device<Space>(host));
+      std::vector<std::unique_ptr<Engine<Space>>> engines;
+      for (const Kernel kernel : {Kernel::bytes, Kernel::bytes_wide, Kernel::bytes_sliced}) {
+        engines.push_back(make_engine<Space>(kernel, model, shape, params));
+        engines.back()->load(to_device<Space>(host));
+      }
       for (std::int64_t step = 0; step < 6; ++step) {
         host = reference_step(host, shape, model, params, step);
-        table->advance(step);
-        sliced->advance(step);
-        ASSERT_EQ(to_host(*table, host.size()), host) << nx << " bytes, step " << step;
-        ASSERT_EQ(to_host(*sliced, host.size()), host) << nx << " bytes_sliced, step " << step;
+        for (std::size_t e = 0; e < engines.size(); ++e) {
+          engines[e]->advance(step);
+          ASSERT_EQ(to_host(*engines[e], host.size()), host)
+              << nx << " columns, kernel " << e << ", step " << step;
+        }
       }
     }
 }
@@ -181,7 +184,8 @@ TEST(FhpSlicing, SliceBytesGathersStateBitsIntoPlanes) {
 TYPED_TEST(FhpKernels, PeriodicRunsConserveMassAndMomentumExactly) {
   using Space = TypeParam;
   const LatticeShape shape{192, 64};
-  for (const Kernel kernel : {Kernel::bytes, Kernel::bytes_sliced, Kernel::bits})
+  for (const Kernel kernel :
+       {Kernel::bytes, Kernel::bytes_wide, Kernel::bytes_sliced, Kernel::bits})
     for (const Model model : {Model::fhp1, Model::fhp2, Model::fhp3}) {
       auto e = make_engine<Space>(kernel, model, shape, StepParams{3, 0});
       const auto host = random_sites(shape, model, 0.0, 17);
