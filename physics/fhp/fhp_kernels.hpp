@@ -124,15 +124,15 @@ struct ByteArgs {
 };
 
 // Collides the 8 sites of a word of bytes by table lookup; bit j of chir and force belongs to
-// byte j.
-template <class Table>
+// byte j. Forced = false drops the forcing code where no site is forced.
+template <bool Forced = true, class Table>
 KOKKOS_INLINE_FUNCTION std::uint64_t collide_word(const Table& table, std::uint64_t g,
                                                   unsigned chir, unsigned force) {
   std::uint64_t out = 0;
   for (int j = 0; j < 8; ++j) {
     const unsigned b = unsigned(g >> (8 * j)) & 0xffu;
     std::uint8_t o = table(b | (((chir >> j) & 1u) << 8));
-    if (((force >> j) & 1u) && !(b & 0x80u)) o = apply_forcing(o);
+    if (Forced && ((force >> j) & 1u) && !(b & 0x80u)) o = apply_forcing(o);
     out |= std::uint64_t(o) << (8 * j);
   }
   return out;
@@ -243,12 +243,21 @@ struct SlicedCollision {
 // Table lookup per site, as the bytes kernel.
 struct TableCollision {
   static constexpr const char* label = "hayate::fhp::step_bytes_wide";
+  template <bool Forced, class Table>
+  KOKKOS_INLINE_FUNCTION static void words(const Table& table, std::uint64_t (&w)[8],
+                                           std::uint64_t chir, std::uint64_t force) {
+    for (int j = 0; j < 8; ++j)
+      w[j] = collide_word<Forced>(table, w[j], unsigned(chir >> (8 * j)) & 0xffu,
+                                  unsigned(force >> (8 * j)) & 0xffu);
+  }
   template <class Table>
   KOKKOS_INLINE_FUNCTION static void apply(const Table& table, std::uint64_t (&w)[8],
                                            std::uint64_t chir, std::uint64_t force) {
-    for (int j = 0; j < 8; ++j)
-      w[j] = collide_word(table, w[j], unsigned(chir >> (8 * j)) & 0xffu,
-                          unsigned(force >> (8 * j)) & 0xffu);
+    // Without forcing (the common case) the per-site forcing test is compiled out.
+    if (force)
+      words<true>(table, w, chir, force);
+    else
+      words<false>(table, w, chir, force);
   }
 };
 

@@ -118,25 +118,28 @@ HAYATE_SPACE_TEST_SUITE(FhpKernels);
 TYPED_TEST(FhpKernels, AllKernelsMatchSerialReference) {
   using Space = TypeParam;
   const LatticeShape shape{128, 18};
-  for (const Model model : {Model::fhp1, Model::fhp2, Model::fhp3}) {
-    const StepParams params{11, 9000};
-    auto host = random_sites(shape, model, 0.08, 5);
-    std::vector<std::unique_ptr<Engine<Space>>> engines;
-    for (const Kernel kernel :
-         {Kernel::bytes, Kernel::bytes_wide, Kernel::bytes_sliced, Kernel::bits}) {
-      engines.push_back(make_engine<Space>(kernel, model, shape, params));
-      engines.back()->load(to_device<Space>(host));
-    }
-    for (std::int64_t step = 0; step < 12; ++step) {
-      host = reference_step(host, shape, model, params, step);
-      for (std::size_t e = 0; e < engines.size(); ++e) {
-        engines[e]->advance(step);
-        ASSERT_EQ(to_host(*engines[e], host.size()), host)
-            << model_name(model) << " kernel " << e << ", step " << step;
-        EXPECT_EQ(engines[e]->totals(), host_totals(host));
+  // With and without forcing: kernels compile the unforced case separately.
+  for (const std::uint32_t force_q : {9000u, 0u})
+    for (const Model model : {Model::fhp1, Model::fhp2, Model::fhp3}) {
+      const StepParams params{11, force_q};
+      auto host = random_sites(shape, model, 0.08, 5);
+      std::vector<std::unique_ptr<Engine<Space>>> engines;
+      for (const Kernel kernel :
+           {Kernel::bytes, Kernel::bytes_wide, Kernel::bytes_sliced, Kernel::bits}) {
+        engines.push_back(make_engine<Space>(kernel, model, shape, params));
+        engines.back()->load(to_device<Space>(host));
+      }
+      for (std::int64_t step = 0; step < 12; ++step) {
+        host = reference_step(host, shape, model, params, step);
+        for (std::size_t e = 0; e < engines.size(); ++e) {
+          engines[e]->advance(step);
+          ASSERT_EQ(to_host(*engines[e], host.size()), host)
+              << model_name(model) << " kernel " << e << ", forcing " << force_q << ", step "
+              << step;
+          EXPECT_EQ(engines[e]->totals(), host_totals(host));
+        }
       }
     }
-  }
 }
 
 // Rows that are not a whole number of 64-site groups: the sliced kernel's last group per row
