@@ -58,13 +58,13 @@ for path in sys.argv[1:]:
         continue
     copy = max((b["bytes_per_second"] for b in rows if b["name"].startswith("stream/copy")), default=0)
     fhp = sorted((b for b in rows if b["name"].startswith("fhp/")),
-                 key=lambda b: (b["run_name"].split("/")[3], b["sites"], b["run_name"]))
+                 key=lambda b: (b["run_name"].split("/")[2], b["sites"], b["run_name"]))
     for b in fhp:
         bw = b["bytes_per_second"]
         pct = f"{100 * bw / copy:.0f}%" if copy else "-"
-        print(f"| {b['run_name']} | {b['site_updates_per_second']:.3g} | {bw / 1e9:.0f} | {pct} |")
+        print(f"| {b['run_name']} | {b['site_updates_per_second']:.3g} | {bw / 1e9:.3g} | {pct} |")
     if copy:
-        print(f"| (stream/copy, {path.split('/')[-1]}) | | {copy / 1e9:.0f} | 100% |")
+        print(f"| (stream/copy, {path.split('/')[-1]}) | | {copy / 1e9:.3g} | 100% |")
 PY
 cat "$out/fhp.md"
 
