@@ -110,12 +110,22 @@ KOKKOS_INLINE_FUNCTION void add_counts(int d, int c, std::int64_t* v) {
 // Read-only inputs go through the read-only data cache on GPUs.
 using ReadOnly = Kokkos::MemoryTraits<Kokkos::RandomAccess>;
 
-// What the byte-layout kernels share: the two word buffers, the table, the lattice and the step.
+// Two words moved by one 16-byte access: halves the load and store instructions of a thread
+// that owns consecutive words.
+struct alignas(16) WordPair {
+  std::uint64_t lo, hi;
+};
+
+// What the byte-layout kernels share: the two word buffers (also seen as word pairs), the
+// table, the lattice and the step.
 template <class Space>
 struct ByteArgs {
   using Words = Kokkos::View<std::uint64_t*, typename Space::memory_space>;
+  using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
   Kokkos::View<const std::uint64_t*, typename Space::memory_space, ReadOnly> src;
   Words dst;
+  Kokkos::View<const WordPair*, typename Space::memory_space, Unmanaged> src_pairs;
+  Kokkos::View<WordPair*, typename Space::memory_space, Unmanaged> dst_pairs;
   Kokkos::View<const std::uint8_t*, typename Space::memory_space, ReadOnly> table;
   int nw, ny, rwords;  // words per row, rows, random words per row
   std::uint64_t seed;
@@ -289,16 +299,28 @@ struct GroupStep {
     const int kl = k0 == 0 ? nw - 1 : k0 - 1;
     const int kr = k0 + n == nw ? 0 : k0 + n;
     const int ya = y == 0 ? ny - 1 : y - 1, yb = y == ny - 1 ? 0 : y + 1;
-    // Columns of c[1..9]: the group, then its right neighbour; a short group repeats the
-    // neighbour, so all 30 loads are unconditional and issue back to back.
-    int kj[9];
-    for (int j = 0; j < 9; ++j) kj[j] = j < n ? k0 + j : kr;
+    // c[r][1..8]: the group in row r, c[r][0] and c[r][9]: its left and right neighbours. All
+    // loads are unconditional and issue back to back. Rows of an even number of words start
+    // 16-byte aligned, so a full group loads as 4 word pairs; a short group (the end of a row)
+    // loads word by word, repeating the right neighbour past its end.
     std::uint64_t c[3][10];  // rows y - 1, y, y + 1
     const std::int64_t rows[3] = {std::int64_t(ya) * nw, std::int64_t(y) * nw,
                                   std::int64_t(yb) * nw};
+    const bool pairs = n == 8 && nw % 2 == 0;
+    if (pairs) {
+      for (int r = 0; r < 3; ++r)
+        for (int q = 0; q < 4; ++q) {
+          const WordPair p = a.src_pairs((rows[r] + k0) / 2 + q);
+          c[r][2 * q + 1] = p.lo;
+          c[r][2 * q + 2] = p.hi;
+        }
+    } else {
+      for (int r = 0; r < 3; ++r)
+        for (int j = 0; j < 8; ++j) c[r][j + 1] = a.src(rows[r] + (j < n ? k0 + j : kr));
+    }
     for (int r = 0; r < 3; ++r) {
       c[r][0] = a.src(rows[r] + kl);
-      for (int j = 0; j < 9; ++j) c[r][j + 1] = a.src(rows[r] + kj[j]);
+      c[r][9] = a.src(rows[r] + kr);
     }
     constexpr std::uint64_t lane0 = 0x0101010101010101ull;
     std::uint64_t w[8];
@@ -316,8 +338,13 @@ struct GroupStep {
     const std::uint64_t chir = chirality_bits(a.seed, a.step, rword);
     const std::uint64_t force = forcing_bits(a.seed, a.step, rword, a.force_q);
     Collision::apply(a.table, w, chir, force);
-    for (int j = 0; j < 8; ++j)
-      if (j < n) a.dst(rows[1] + k0 + j) = w[j];
+    if (pairs) {
+      for (int q = 0; q < 4; ++q)
+        a.dst_pairs((rows[1] + k0) / 2 + q) = WordPair{w[2 * q], w[2 * q + 1]};
+    } else {
+      for (int j = 0; j < 8; ++j)
+        if (j < n) a.dst(rows[1] + k0 + j) = w[j];
+    }
   }
 };
 
@@ -343,8 +370,13 @@ class ByteEngine final : public Engine<Space> {
   }
 
   void advance(std::int64_t step) override {
-    const Step f{ByteArgs<Space>{a_, b_, table_, nw_, shape_.ny, shape_.random_words_per_row(),
-                                 params_.seed, step, params_.force_q}};
+    // The pair views cover whole pairs only; kernels use them for rows of an even word count.
+    using Args = ByteArgs<Space>;
+    const std::size_t npairs = a_.extent(0) / 2;
+    const decltype(Args::src_pairs) src_pairs(reinterpret_cast<const WordPair*>(a_.data()), npairs);
+    const decltype(Args::dst_pairs) dst_pairs(reinterpret_cast<WordPair*>(b_.data()), npairs);
+    const Step f{Args{a_, b_, src_pairs, dst_pairs, table_, nw_, shape_.ny,
+                      shape_.random_words_per_row(), params_.seed, step, params_.force_q}};
     Kokkos::parallel_for(Step::label, Kokkos::RangePolicy<Space>(0, Step::items(shape_)), f);
     std::swap(a_, b_);
   }

@@ -142,11 +142,13 @@ TYPED_TEST(FhpKernels, AllKernelsMatchSerialReference) {
     }
 }
 
-// Rows that are not a whole number of 64-site groups: the sliced kernel's last group per row
-// is short (72, 40 columns), or the only word is its own left and right neighbour (8).
+// Rows that are not a whole number of 64-site groups: the 64-site kernels' last group per row
+// is short (72, 136 and 80 columns; 80 also mixes full groups loaded as word pairs with a
+// short one), a row is one short group (40), or the only word is its own left and right
+// neighbour (8).
 TYPED_TEST(FhpKernels, ByteKernelsMatchReferenceOnNarrowRows) {
   using Space = TypeParam;
-  for (const int nx : {72, 40, 8, 136})
+  for (const int nx : {72, 40, 8, 136, 80})
     for (const Model model : {Model::fhp2, Model::fhp3}) {
       const LatticeShape shape{nx, 6};
       const StepParams params{4, 20000};
