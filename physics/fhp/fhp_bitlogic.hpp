@@ -75,8 +75,8 @@ KOKKOS_INLINE_FUNCTION void collide_bits(const std::uint64_t (&n)[7], std::uint6
     // Lanes with 4 or more particles: a bit-sliced count of the 7 bits, then count >= 4.
     const std::uint64_t s1 = n[0] ^ n[1] ^ n[2], c1 = (n[0] & n[1]) | (n[2] & (n[0] ^ n[1]));
     const std::uint64_t s2 = n[3] ^ n[4] ^ n[5], c2 = (n[3] & n[4]) | (n[5] & (n[3] ^ n[4]));
-    const std::uint64_t s3 = s1 ^ s2 ^ n[6], c3 = (s1 & s2) | (n[6] & (s1 ^ s2));
-    // count = s3 + 2 (c1 + c2 + c3); count >= 4 iff c1 + c2 + c3 >= 2.
+    // count = (s1 ^ s2 ^ n[6]) + 2 (c1 + c2 + c3); count >= 4 iff c1 + c2 + c3 >= 2.
+    const std::uint64_t c3 = (s1 & s2) | (n[6] & (s1 ^ s2));
     dual = (c1 & c2) | (c3 & (c1 ^ c2));
   }
   for (int i = 0; i < 7; ++i) in[i] = n[i] ^ dual;

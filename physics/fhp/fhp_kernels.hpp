@@ -1,11 +1,18 @@
 #pragma once
-// The two FHP kernels, both fused collide+stream with a pull and two buffers:
-//   bytes: one byte per site (7 state bits + solid bit), 8 sites per 64-bit word and thread;
-//          streaming gathers the six neighbour words, collision is a table lookup per byte.
-//   bits:  multi-spin coding, 64 sites per word and direction (7 planes + a solid plane), one
-//          thread per word; collision is the table's boolean expansion (fhp_bitlogic.hpp).
-// Both draw the same random bits per site (fhp_lattice.hpp), so they are bitwise identical.
-// Both convert to and from the canonical site bytes (row-major, one byte per site) that
+// The FHP kernels, all fused collide+stream with a pull and two buffers:
+//   bytes:        one byte per site (7 state bits + solid bit), 8 sites per 64-bit word and
+//                 thread; streaming gathers the neighbour words, collision is a table lookup
+//                 per byte.
+//   bytes_wide:   the same memory layout, 64 sites (8 words of one row) per thread, so one
+//                 random word and one index computation serve 64 sites; streaming gathers in
+//                 the byte words, collision is the table lookup per byte.
+//   bytes_sliced: as bytes_wide, but the 8 streamed words are bit-sliced in registers into
+//                 planes and collide with the bit kernel's boolean logic, then sliced back.
+//   bits:         multi-spin coding, 64 sites per word and direction (7 planes + a solid plane),
+//                 one thread per word; collision is the table's boolean expansion
+//                 (fhp_bitlogic.hpp).
+// All draw the same random bits per site (fhp_lattice.hpp), so they are bitwise identical,
+// and all convert to and from the canonical site bytes (row-major, one byte per site) that
 // initial conditions, analysis and checkpoints use.
 #include "fhp/fhp_bitlogic.hpp"
 #include "fhp/fhp_lattice.hpp"
@@ -17,13 +24,24 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace hayate::fhp {
 
-enum class Kernel { bytes, bits };
+enum class Kernel { bytes, bytes_wide, bytes_sliced, bits };
 
 inline std::string kernel_name(Kernel k) {
-  return k == Kernel::bytes ? "bytes" : "bits";
+  switch (k) {
+    case Kernel::bytes:
+      return "bytes";
+    case Kernel::bytes_wide:
+      return "bytes_wide";
+    case Kernel::bytes_sliced:
+      return "bytes_sliced";
+    case Kernel::bits:
+      return "bits";
+  }
+  return "?";
 }
 
 struct StepParams {
@@ -87,23 +105,59 @@ KOKKOS_INLINE_FUNCTION void add_counts(int d, int c, std::int64_t* v) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Byte kernel
+// Byte kernels
 
 // Read-only inputs go through the read-only data cache on GPUs.
 using ReadOnly = Kokkos::MemoryTraits<Kokkos::RandomAccess>;
 
+// Two words moved by one 16-byte access: halves the load and store instructions of a thread
+// that owns consecutive words.
+struct alignas(16) WordPair {
+  std::uint64_t lo, hi;
+};
+
+// What the byte-layout kernels share: the two word buffers (also seen as word pairs), the
+// table, the lattice and the step.
 template <class Space>
-struct ByteStep {
+struct ByteArgs {
   using Words = Kokkos::View<std::uint64_t*, typename Space::memory_space>;
+  using Unmanaged = Kokkos::MemoryTraits<Kokkos::Unmanaged>;
   Kokkos::View<const std::uint64_t*, typename Space::memory_space, ReadOnly> src;
   Words dst;
+  Kokkos::View<const WordPair*, typename Space::memory_space, Unmanaged> src_pairs;
+  Kokkos::View<WordPair*, typename Space::memory_space, Unmanaged> dst_pairs;
   Kokkos::View<const std::uint8_t*, typename Space::memory_space, ReadOnly> table;
-  int nw, ny, rwords;
+  int nw, ny, rwords;  // words per row, rows, random words per row
   std::uint64_t seed;
   std::int64_t step;
   std::uint32_t force_q;
+};
+
+// Collides the 8 sites of a word of bytes by table lookup; bit j of chir and force belongs to
+// byte j. Forced = false drops the forcing code where no site is forced.
+template <bool Forced = true, class Table>
+KOKKOS_INLINE_FUNCTION std::uint64_t collide_word(const Table& table, std::uint64_t g,
+                                                  unsigned chir, unsigned force) {
+  std::uint64_t out = 0;
+  for (int j = 0; j < 8; ++j) {
+    const unsigned b = unsigned(g >> (8 * j)) & 0xffu;
+    std::uint8_t o = table(b | (((chir >> j) & 1u) << 8));
+    if (Forced && ((force >> j) & 1u) && !(b & 0x80u)) o = apply_forcing(o);
+    out |= std::uint64_t(o) << (8 * j);
+  }
+  return out;
+}
+
+// One thread per word (8 sites), one table lookup per site.
+template <class Space>
+struct ByteStep {
+  ByteArgs<Space> a;
+
+  static constexpr const char* label = "hayate::fhp::step_bytes";
+  static std::int64_t items(const LatticeShape& s) { return s.sites() / 8; }
 
   KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t t) const {
+    const int nw = a.nw, ny = a.ny;
     const int y = int(t / nw), k = int(t % nw);
     const int odd = y & 1;
     const int kl = k == 0 ? nw - 1 : k - 1, kr = k == nw - 1 ? 0 : k + 1;
@@ -111,9 +165,9 @@ struct ByteStep {
     for (int dy = -1; dy <= 1; ++dy) {
       const int yy = (y + dy + ny) % ny;
       const std::int64_t row = std::int64_t(yy) * nw;
-      w[dy + 1][0] = src(row + kl);
-      w[dy + 1][1] = src(row + k);
-      w[dy + 1][2] = src(row + kr);
+      w[dy + 1][0] = a.src(row + kl);
+      w[dy + 1][1] = a.src(row + k);
+      w[dy + 1][2] = a.src(row + kr);
     }
     constexpr std::uint64_t lane0 = 0x0101010101010101ull;
     std::uint64_t g = w[1][1] & (lane0 * 0xc0u);  // rest particle and solid flag stay
@@ -121,22 +175,180 @@ struct ByteStep {
       const int r = source_dy(i) + 1;
       g |= shifted<8>(w[r][0], w[r][1], w[r][2], source_dx(i, odd)) & (lane0 << i);
     }
-    const std::int64_t rword = std::int64_t(y) * rwords + (k >> 3);
+    const std::int64_t rword = std::int64_t(y) * a.rwords + (k >> 3);
     const int shift = (k & 7) * 8;
-    const unsigned chir = unsigned(chirality_bits(seed, step, rword) >> shift) & 0xffu;
-    const unsigned force = unsigned(forcing_bits(seed, step, rword, force_q) >> shift) & 0xffu;
-    std::uint64_t out = 0;
-    for (int j = 0; j < 8; ++j) {
-      const unsigned b = unsigned(g >> (8 * j)) & 0xffu;
-      std::uint8_t o = table(b | (((chir >> j) & 1u) << 8));
-      if (((force >> j) & 1u) && !(b & 0x80u)) o = apply_forcing(o);
-      out |= std::uint64_t(o) << (8 * j);
-    }
-    dst(t) = out;
+    const unsigned chir = unsigned(chirality_bits(a.seed, a.step, rword) >> shift) & 0xffu;
+    const unsigned force =
+        unsigned(forcing_bits(a.seed, a.step, rword, a.force_q) >> shift) & 0xffu;
+    a.dst(t) = collide_word(a.table, g, chir, force);
   }
 };
 
-template <class Space>
+// Bit slicing of 8 words of site bytes. Stage C exchanges bit C of the word index with bit C
+// of the bit index (the state bit within a byte): after the three stages word p holds state
+// bit p of all 64 sites, site 8j + l (byte l of word j) at bit 8l + j. The stages commute and
+// each is its own inverse, so the same call slices and unslices.
+template <int C>
+KOKKOS_INLINE_FUNCTION void exchange_index_bit(std::uint64_t (&w)[8]) {
+  constexpr int s = 1 << C;
+  constexpr std::uint64_t m = C == 0   ? 0x5555555555555555ull
+                              : C == 1 ? 0x3333333333333333ull
+                                       : 0x0f0f0f0f0f0f0f0full;
+  for (int j = 0; j < 8; ++j)
+    if (!(j & s)) {
+      const std::uint64_t t = ((w[j] >> s) ^ w[j + s]) & m;
+      w[j + s] ^= t;
+      w[j] ^= t << s;
+    }
+}
+
+KOKKOS_INLINE_FUNCTION void slice_bytes(std::uint64_t (&w)[8]) {
+  exchange_index_bit<0>(w);
+  exchange_index_bit<1>(w);
+  exchange_index_bit<2>(w);
+}
+
+// Moves bit 8r + c to bit 8c + r: a per-site mask (bit s for site s) into the sliced order.
+KOKKOS_INLINE_FUNCTION std::uint64_t transpose8x8(std::uint64_t x) {
+  std::uint64_t t = (x ^ (x >> 7)) & 0x00aa00aa00aa00aaull;
+  x ^= t ^ (t << 7);
+  t = (x ^ (x >> 14)) & 0x0000cccc0000ccccull;
+  x ^= t ^ (t << 14);
+  t = (x ^ (x >> 28)) & 0x00000000f0f0f0f0ull;
+  x ^= t ^ (t << 28);
+  return x;
+}
+
+// Streams the words of one source row into the gathered words g: c[0] is the word left of the
+// group, c[1..8] the group, then the word right of it. Dy and the row parity are compile-time
+// so every shift is a constant.
+template <int Dy, int Odd>
+KOKKOS_INLINE_FUNCTION void gather_row(const std::uint64_t (&c)[10], std::uint64_t (&g)[8]) {
+  constexpr std::uint64_t lane0 = 0x0101010101010101ull;
+  for (int i = 0; i < 6; ++i)
+    if (source_dy(i) == Dy)
+      for (int j = 0; j < 8; ++j)
+        g[j] |= shifted<8>(c[j], c[j + 1], c[j + 2], source_dx(i, Odd)) & (lane0 << i);
+}
+
+// Collision of a group of 8 words (64 sites) for GroupStep, two ways. chir and force carry
+// bit s for site s of the group, as in the bit kernel.
+// Bit-sliced: the bit kernel's boolean logic on planes sliced in registers.
+template <Model M>
+struct SlicedCollision {
+  static constexpr const char* label = "hayate::fhp::step_bytes_sliced";
+  template <class Table>
+  KOKKOS_INLINE_FUNCTION static void apply(const Table&, std::uint64_t (&w)[8], std::uint64_t chir,
+                                           std::uint64_t force) {
+    slice_bytes(w);
+    chir = transpose8x8(chir);
+    if (force) force = transpose8x8(force);
+    const std::uint64_t planes[7] = {w[0], w[1], w[2], w[3], w[4], w[5], w[6]};
+    std::uint64_t out[7];
+    collide_bits<M>(planes, w[7], chir, force, out);
+    for (int i = 0; i < 7; ++i) w[i] = out[i];
+    slice_bytes(w);
+  }
+};
+// Table lookup per site, as the bytes kernel.
+struct TableCollision {
+  static constexpr const char* label = "hayate::fhp::step_bytes_wide";
+  template <bool Forced, class Table>
+  KOKKOS_INLINE_FUNCTION static void words(const Table& table, std::uint64_t (&w)[8],
+                                           std::uint64_t chir, std::uint64_t force) {
+    for (int j = 0; j < 8; ++j)
+      w[j] = collide_word<Forced>(table, w[j], unsigned(chir >> (8 * j)) & 0xffu,
+                                  unsigned(force >> (8 * j)) & 0xffu);
+  }
+  template <class Table>
+  KOKKOS_INLINE_FUNCTION static void apply(const Table& table, std::uint64_t (&w)[8],
+                                           std::uint64_t chir, std::uint64_t force) {
+    // Without forcing (the common case) the per-site forcing test is compiled out.
+    if (force)
+      words<true>(table, w, chir, force);
+    else
+      words<false>(table, w, chir, force);
+  }
+};
+
+// One thread per 64 sites of a row (8 words; the last group of a row may be shorter): one
+// random word per thread, exactly the bit kernel's, and 30 independent loads before any store.
+template <class Space, class Collision>
+struct GroupStep {
+  ByteArgs<Space> a;
+
+  static constexpr const char* label = Collision::label;
+  static std::int64_t items(const LatticeShape& s) {
+    return std::int64_t(s.ny) * s.random_words_per_row();
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t t) const {
+    const int nw = a.nw, ny = a.ny, ng = a.rwords;
+    int y, grp;
+    // 32-bit division where the index allows: 64-bit division is a long software sequence.
+    if (std::int64_t(ny) * ng <= std::int64_t(0xffffffff)) {
+      const std::uint32_t u = std::uint32_t(t);
+      y = int(u / std::uint32_t(ng));
+      grp = int(u - std::uint32_t(y) * std::uint32_t(ng));
+    } else {
+      y = int(t / ng);
+      grp = int(t - std::int64_t(y) * ng);
+    }
+    const int k0 = 8 * grp;
+    const int n = nw - k0 < 8 ? nw - k0 : 8;
+    const int kl = k0 == 0 ? nw - 1 : k0 - 1;
+    const int kr = k0 + n == nw ? 0 : k0 + n;
+    const int ya = y == 0 ? ny - 1 : y - 1, yb = y == ny - 1 ? 0 : y + 1;
+    // c[r][1..8]: the group in row r, c[r][0] and c[r][9]: its left and right neighbours. All
+    // loads are unconditional and issue back to back. Rows of an even number of words start
+    // 16-byte aligned, so a full group loads as 4 word pairs; a short group (the end of a row)
+    // loads word by word, repeating the right neighbour past its end.
+    std::uint64_t c[3][10];  // rows y - 1, y, y + 1
+    const std::int64_t rows[3] = {std::int64_t(ya) * nw, std::int64_t(y) * nw,
+                                  std::int64_t(yb) * nw};
+    const bool pairs = n == 8 && nw % 2 == 0;
+    if (pairs) {
+      for (int r = 0; r < 3; ++r)
+        for (int q = 0; q < 4; ++q) {
+          const WordPair p = a.src_pairs((rows[r] + k0) / 2 + q);
+          c[r][2 * q + 1] = p.lo;
+          c[r][2 * q + 2] = p.hi;
+        }
+    } else {
+      for (int r = 0; r < 3; ++r)
+        for (int j = 0; j < 8; ++j) c[r][j + 1] = a.src(rows[r] + (j < n ? k0 + j : kr));
+    }
+    for (int r = 0; r < 3; ++r) {
+      c[r][0] = a.src(rows[r] + kl);
+      c[r][9] = a.src(rows[r] + kr);
+    }
+    constexpr std::uint64_t lane0 = 0x0101010101010101ull;
+    std::uint64_t w[8];
+    for (int j = 0; j < 8; ++j) w[j] = c[1][j + 1] & (lane0 * 0xc0u);  // rest and solid stay
+    if (y & 1) {
+      gather_row<-1, 1>(c[0], w);
+      gather_row<0, 1>(c[1], w);
+      gather_row<1, 1>(c[2], w);
+    } else {
+      gather_row<-1, 0>(c[0], w);
+      gather_row<0, 0>(c[1], w);
+      gather_row<1, 0>(c[2], w);
+    }
+    const std::int64_t rword = std::int64_t(y) * ng + grp;
+    const std::uint64_t chir = chirality_bits(a.seed, a.step, rword);
+    const std::uint64_t force = forcing_bits(a.seed, a.step, rword, a.force_q);
+    Collision::apply(a.table, w, chir, force);
+    if (pairs) {
+      for (int q = 0; q < 4; ++q)
+        a.dst_pairs((rows[1] + k0) / 2 + q) = WordPair{w[2 * q], w[2 * q + 1]};
+    } else {
+      for (int j = 0; j < 8; ++j)
+        if (j < n) a.dst(rows[1] + k0 + j) = w[j];
+    }
+  }
+};
+
+template <class Space, class Step>
 class ByteEngine final : public Engine<Space> {
  public:
   using Words = Kokkos::View<std::uint64_t*, typename Space::memory_space>;
@@ -158,11 +370,14 @@ class ByteEngine final : public Engine<Space> {
   }
 
   void advance(std::int64_t step) override {
-    ByteStep<Space> f{a_,           b_,        table_,
-                      nw_,          shape_.ny, shape_.random_words_per_row(),
-                      params_.seed, step,      params_.force_q};
-    Kokkos::parallel_for("hayate::fhp::step_bytes",
-                         Kokkos::RangePolicy<Space>(0, shape_.sites() / 8), f);
+    // The pair views cover whole pairs only; kernels use them for rows of an even word count.
+    using Args = ByteArgs<Space>;
+    const std::size_t npairs = a_.extent(0) / 2;
+    const decltype(Args::src_pairs) src_pairs(reinterpret_cast<const WordPair*>(a_.data()), npairs);
+    const decltype(Args::dst_pairs) dst_pairs(reinterpret_cast<WordPair*>(b_.data()), npairs);
+    const Step f{Args{a_, b_, src_pairs, dst_pairs, table_, nw_, shape_.ny,
+                      shape_.random_words_per_row(), params_.seed, step, params_.force_q}};
+    Kokkos::parallel_for(Step::label, Kokkos::RangePolicy<Space>(0, Step::items(shape_)), f);
     std::swap(a_, b_);
   }
 
@@ -313,19 +528,40 @@ class BitEngine final : public Engine<Space> {
   Words solid_;
 };
 
+// Calls f(std::integral_constant<Model, M>) for the runtime model: the collision logic is
+// compiled per model.
+template <class F>
+auto dispatch_model(Model model, F&& f) {
+  switch (model) {
+    case Model::fhp1:
+      return f(std::integral_constant<Model, Model::fhp1>{});
+    case Model::fhp2:
+      return f(std::integral_constant<Model, Model::fhp2>{});
+    case Model::fhp3:
+      return f(std::integral_constant<Model, Model::fhp3>{});
+  }
+  throw std::logic_error("fhp: unknown model");
+}
+
 template <class Space>
 std::unique_ptr<Engine<Space>> make_engine(Kernel kernel, Model model, LatticeShape shape,
                                            StepParams params) {
-  if (kernel == Kernel::bytes) return std::make_unique<ByteEngine<Space>>(model, shape, params);
-  switch (model) {
-    case Model::fhp1:
-      return std::make_unique<BitEngine<Space, Model::fhp1>>(shape, params);
-    case Model::fhp2:
-      return std::make_unique<BitEngine<Space, Model::fhp2>>(shape, params);
-    case Model::fhp3:
-      return std::make_unique<BitEngine<Space, Model::fhp3>>(shape, params);
-  }
-  throw std::logic_error("fhp: unknown model");
+  return dispatch_model(model, [&](auto m) -> std::unique_ptr<Engine<Space>> {
+    constexpr Model M = decltype(m)::value;
+    switch (kernel) {
+      case Kernel::bytes:
+        return std::make_unique<ByteEngine<Space, ByteStep<Space>>>(model, shape, params);
+      case Kernel::bytes_sliced:
+        return std::make_unique<ByteEngine<Space, GroupStep<Space, SlicedCollision<M>>>>(
+            model, shape, params);
+      case Kernel::bytes_wide:
+        return std::make_unique<ByteEngine<Space, GroupStep<Space, TableCollision>>>(model, shape,
+                                                                                     params);
+      case Kernel::bits:
+        return std::make_unique<BitEngine<Space, M>>(shape, params);
+    }
+    throw std::logic_error("fhp: unknown kernel");
+  });
 }
 
 }  // namespace hayate::fhp

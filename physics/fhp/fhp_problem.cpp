@@ -29,6 +29,8 @@ using core::RunContext;
 Kernel choose_kernel(const Config& config) {
   const std::string k = config.string("run.kernel");
   if (k == "bytes") return Kernel::bytes;
+  if (k == "bytes_wide") return Kernel::bytes_wide;
+  if (k == "bytes_sliced") return Kernel::bytes_sliced;
   if (k == "bits") return Kernel::bits;
   // auto: the bit-parallel kernel whenever the row length allows it.
   return config.integer("system.nx") % 64 == 0 ? Kernel::bits : Kernel::bytes;
@@ -264,9 +266,11 @@ void declare(core::Schema& s) {
   s.integer("run.steps", "Time steps (each: stream and collide every site)")
       .defaults(1000)
       .at_least(0);
-  s.choice("run.kernel", {"auto", "bytes", "bits"},
-           "bytes: one byte per site, table lookup; bits: 64 sites per word, boolean logic; "
-           "auto: bits when nx is a multiple of 64. Both give identical results")
+  s.choice("run.kernel", {"auto", "bytes", "bytes_wide", "bytes_sliced", "bits"},
+           "bytes: one byte per site, 8 sites per thread, table lookup; bytes_wide: one byte per "
+           "site, 64 sites per thread, table lookup; bytes_sliced: one byte per site, 64 sites "
+           "per thread bit-sliced in registers, boolean logic; bits: 64 sites per word, boolean "
+           "logic; auto: bits when nx is a multiple of 64. All give identical results")
       .defaults("auto");
   s.section("init", "Initial state: random occupation around a local equilibrium");
   s.reals("init.velocity", "Mean velocity [ux, uy] in lattice units")

@@ -90,6 +90,10 @@ TEST(FhpProblem, KernelsAndBackendsAgreeBitwise) {
   run("bits", {"checkpoint.at_end=true", "run.kernel=bits"});
   run("bytes", {"checkpoint.at_end=true", "run.kernel=bytes"});
   EXPECT_EQ(checkpoint_sites("bits"), checkpoint_sites("bytes"));
+  for (const std::string kernel : {"bytes_wide", "bytes_sliced"}) {
+    run(kernel, {"checkpoint.at_end=true", "run.kernel=" + kernel});
+    EXPECT_EQ(checkpoint_sites("bits"), checkpoint_sites(kernel)) << kernel;
+  }
   for (const auto& backend : core::enabled_backends()) {
     run("backend_" + backend, {"checkpoint.at_end=true"}, backend);
     EXPECT_EQ(checkpoint_sites("backend_" + backend), checkpoint_sites("bits")) << backend;
