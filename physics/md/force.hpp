@@ -85,7 +85,13 @@ struct PackedPositions {
   }
   KOKKOS_INLINE_FUNCTION void delta(int j, Real xi, Real yi, Real zi, Real& dx, Real& dy, Real& dz,
                                     int& tj) const {
+    // A GPU loads a by-value copy of the aligned record with vector loads; host compilers do
+    // better with scalar loads straight into the subtractions (measured 5% on the host).
+#if defined(__CUDA_ARCH__)
+    const PackedAtom<Real> p = q(j);
+#else
     const PackedAtom<Real>& p = q(j);
+#endif
     dx = xi - p.x;
     dy = yi - p.y;
     dz = zi - p.z;

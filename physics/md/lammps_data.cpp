@@ -84,7 +84,6 @@ class Reader {
     return v;
   }
 
-  const std::string& path() const { return path_; }
   int lines_read() const { return number_; }
 
  private:

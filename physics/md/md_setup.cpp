@@ -192,15 +192,19 @@ TypeSet read_types(const Config& config) {
   return t;
 }
 
+// The measured winners (benchmarks/results/h200/2026-11-22-physics/md.json, md_openmp.json and
+// the development machine, docs/md.md). H200, both precisions: full list, thread per atom,
+// transposed rows beat every half-list and warp variant at 100k atoms and at 4M atoms (warp
+// per atom was ahead by 4% only at rho 0.5 in float, below the 10% a change needs). 16 host
+// threads: half list with duplicated scatter beats the full list by 1.3x at rho 1.0 (equal at
+// rho 0.5). Packed positions: a few percent faster on the 2-core host; on GPUs not measured
+// yet, so cuda keeps the measured split layout until the device run compares them.
 ForceOptions auto_force_options(const std::string& backend) {
   ForceOptions o;
   if (backend == "cuda") {
-    // LAMMPS-KOKKOS measures full lists (newton off) faster than atomics on this GPU; until
-    // hayate's own device numbers say otherwise the GPU default follows it.
     o.list = ListKind::Full;
     o.scatter = Scatter::Atomic;
   } else {
-    // On a few CPU threads halving the pair work wins; per-thread copies avoid atomics.
     o.list = ListKind::Half;
     o.scatter = Scatter::Duplicated;
   }

@@ -318,12 +318,21 @@ struct NeighborSearch {
     const Real xi = x(i, 0), yi = x(i, 1), zi = x(i, 2);
     const int ti = type(i);
     int k = 0;
+    // Where the full stencil fits in the box, a stencil cell's periodic image is the same for
+    // all its atoms: the shift s (image j at x_j - s L) comes from the cell offset, without a
+    // minimum-image test per pair. In smaller boxes each cell is visited once and the test
+    // picks the near copy.
+    bool exact[3];
+    for (int d = 0; d < 3; ++d) exact[d] = n[d] >= 2 * reach + 1;
     for (int oz = lo[2]; oz <= hi[2]; ++oz) {
-      const int cz = wrap_cell(ci[2] + oz, n[2]);
+      const int rz = ci[2] + oz, cz = wrap_cell(rz, n[2]);
+      const int sz = rz < 0 ? -1 : (rz >= n[2] ? 1 : 0);
       for (int oy = lo[1]; oy <= hi[1]; ++oy) {
-        const int cy = wrap_cell(ci[1] + oy, n[1]);
+        const int ry = ci[1] + oy, cy = wrap_cell(ry, n[1]);
+        const int sy = ry < 0 ? -1 : (ry >= n[1] ? 1 : 0);
         for (int ox = lo[0]; ox <= hi[0]; ++ox) {
-          const int cx = wrap_cell(ci[0] + ox, n[0]);
+          const int rx = ci[0] + ox, cx = wrap_cell(rx, n[0]);
+          const int sx = rx < 0 ? -1 : (rx >= n[0] ? 1 : 0);
           const int cell = (cz * n[1] + cy) * n[0] + cx;
           const int e = start(cell + 1);
           int s = start(cell);
@@ -333,18 +342,25 @@ struct NeighborSearch {
             if (e == s || atoms(e - 1) <= i) continue;
             while (atoms(s) <= i) ++s;
           }
+          // d + (-s) L is what Box::image gives for these pairs, to the bit.
+          const Real shx = Real(-sx) * box.length[0], shy = Real(-sy) * box.length[1],
+                     shz = Real(-sz) * box.length[2];
           for (; s < e; ++s) {
             const int j = atoms(s);
             if (j == i) continue;
             const Real ddx = xi - x(j, 0), ddy = yi - x(j, 1), ddz = zi - x(j, 2);
-            const Real dx = box.image(ddx, 0);
-            const Real dy = box.image(ddy, 1);
-            const Real dz = box.image(ddz, 2);
+            const Real dx = exact[0] ? ddx + shx : box.image(ddx, 0);
+            const Real dy = exact[1] ? ddy + shy : box.image(ddy, 1);
+            const Real dz = exact[2] ? ddz + shz : box.image(ddz, 2);
             if (dx * dx + dy * dy + dz * dz < table.cutneighsq[ti][type(j)]) {
-              sink.store(i, k,
-                         ghosts ? image_of(j, image_code(-box.shift(ddx, 0), -box.shift(ddy, 1),
-                                                         -box.shift(ddz, 2)))
-                                : j);
+              if (ghosts) {
+                const int gx = exact[0] ? sx : -box.shift(ddx, 0);
+                const int gy = exact[1] ? sy : -box.shift(ddy, 1);
+                const int gz = exact[2] ? sz : -box.shift(ddz, 2);
+                sink.store(i, k, image_of(j, image_code(gx, gy, gz)));
+              } else {
+                sink.store(i, k, j);
+              }
               ++k;
             }
           }
