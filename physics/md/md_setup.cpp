@@ -197,8 +197,8 @@ TypeSet read_types(const Config& config) {
 // transposed rows beat every half-list and warp variant at 100k atoms and at 4M atoms (warp
 // per atom was ahead by 4% only at rho 0.5 in float, below the 10% a change needs). 16 host
 // threads: half list with duplicated scatter beats the full list by 1.3x at rho 1.0 (equal at
-// rho 0.5). Packed positions: a few percent faster on the 2-core host; on GPUs not measured
-// yet, so cuda keeps the measured split layout until the device run compares them.
+// rho 0.5). Packed positions: 1-2% less CPU time on the 2-core host (within its noise); on
+// GPUs not measured yet, so cuda keeps the measured split layout until the device run compares.
 ForceOptions auto_force_options(const std::string& backend) {
   ForceOptions o;
   if (backend == "cuda") {
