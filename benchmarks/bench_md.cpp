@@ -7,8 +7,9 @@
 //   md/steps/<atoms>/<variant>/<precision>/<backend>
 //       100 full velocity-Verlet steps of the in.lj set-up (fcc 0.8442, T 1.44, rebuild every
 //       20 steps) per iteration; counter atom_steps_per_second.
-// Variants are named list_scatter_parallel (full_thread, half_atomic_warp, ...); "auto" is
-// what `force: auto` picks on that backend.
+// Variants are named list_scatter_parallel[_packed] (full_thread, half_atomic_warp_packed, ...);
+// "auto" is what `force: auto` picks on that backend. Step variants ending in _shuffled start
+// from a randomly ordered lattice, sorted by cell at the first rebuild (or never, _unsorted).
 #include "bench_util.hpp"
 #include "md/md_setup.hpp"
 #include "md/md_system.hpp"
@@ -35,19 +36,47 @@ md::InitialState bench_state(double density, int nx, int ny, int nz, double ratt
   return s;
 }
 
+// The same atoms in a random memory order (as a data file of a long run may hold them).
+void shuffle(md::InitialState& s) {
+  const std::size_t n = s.size();
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  for (std::size_t i = n - 1; i > 0; --i)
+    std::swap(order[i], order[std::size_t(util::uniform01(77, i, 0) * double(i + 1)) % (i + 1)]);
+  md::InitialState t = s;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t i = order[k];
+    for (int d = 0; d < 3; ++d) {
+      t.x[3 * k + d] = s.x[3 * i + d];
+      t.v[3 * k + d] = s.v[3 * i + d];
+    }
+    t.type[k] = s.type[i];
+    t.id[k] = s.id[i];
+  }
+  s = std::move(t);
+}
+
 struct Variant {
   ForceOptions options;
   bool is_auto;
 };
 
 std::vector<Variant> variants() {
-  return {{{ListKind::Full, Scatter::Atomic, Parallel::Thread}, false},
-          {{ListKind::Full, Scatter::Atomic, Parallel::Team}, false},
-          {{ListKind::Half, Scatter::Atomic, Parallel::Thread}, false},
-          {{ListKind::Half, Scatter::Atomic, Parallel::Team}, false},
-          {{ListKind::Half, Scatter::Duplicated, Parallel::Thread}, false},
-          {{ListKind::Half, Scatter::Duplicated, Parallel::Team}, false},
-          {{}, true}};
+  std::vector<Variant> out;
+  for (const auto positions : {md::Positions::Split, md::Positions::Packed})
+    for (const ForceOptions o :
+         {ForceOptions{ListKind::Full, Scatter::Atomic, Parallel::Thread},
+          ForceOptions{ListKind::Full, Scatter::Atomic, Parallel::Team},
+          ForceOptions{ListKind::Half, Scatter::Atomic, Parallel::Thread},
+          ForceOptions{ListKind::Half, Scatter::Atomic, Parallel::Team},
+          ForceOptions{ListKind::Half, Scatter::Duplicated, Parallel::Thread},
+          ForceOptions{ListKind::Half, Scatter::Duplicated, Parallel::Team}}) {
+      ForceOptions v = o;
+      v.positions = positions;
+      out.push_back({v, false});
+    }
+  out.push_back({{}, true});
+  return out;
 }
 
 // Resolves `auto` for a space and skips variants the space cannot run.
@@ -125,15 +154,18 @@ void register_force(const ForceCase& c, const Variant& v, Layout layout, bool fi
       [](benchmark::internal::Benchmark* b) { b->Iterations(3); });
 }
 
+// order: "" (lattice order, sorted by cell at each rebuild), "shuffled" (random initial order,
+// sorted at each rebuild) or "shuffled_unsorted" (random order kept: no locality).
 template <class Real>
-void register_steps(int cells, const Variant& v) {
-  const std::string variant = v.is_auto ? "auto" : md::variant_name(v.options);
+void register_steps(int cells, const Variant& v, const std::string& order = "") {
+  const std::string variant =
+      (v.is_auto ? "auto" : md::variant_name(v.options)) + (order.empty() ? "" : "_" + order);
   const int atoms = 4 * cells * cells * cells;
   const std::string name = "md/steps/" + std::to_string(atoms) + "/" + variant + "/" +
                            (sizeof(Real) == 4 ? "float" : "double");
   register_for_each_space(
       name,
-      [cells, v](auto space, benchmark::State& state) {
+      [cells, v, order](auto space, benchmark::State& state) {
         using Space = decltype(space);
         ForceOptions o;
         Layout l = Layout::Csr;
@@ -149,7 +181,10 @@ void register_steps(int cells, const Variant& v) {
         params.skin = 0.3;
         params.every = 20;
         params.check = false;
-        md::MdSystem<Space, Real> sys(bench_state(0.8442, cells, cells, cells, 0.0), params);
+        params.sort = order != "shuffled_unsorted";
+        md::InitialState init = bench_state(0.8442, cells, cells, cells, 0.0);
+        if (!order.empty()) shuffle(init);
+        md::MdSystem<Space, Real> sys(init, params);
         sys.initialize();
         const int steps = 100;
         for (auto _ : state) {
@@ -186,6 +221,10 @@ void register_md_suite() {
     for (const auto& v : variants()) {
       register_steps<double>(cells, v);
       if (v.is_auto) register_steps<float>(cells, v);
+      if (v.is_auto && cells >= 40) {
+        register_steps<double>(cells, v, "shuffled");
+        register_steps<double>(cells, v, "shuffled_unsorted");
+      }
     }
 }
 

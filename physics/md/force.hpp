@@ -23,18 +23,85 @@ namespace hayate::md {
 enum class Scatter { Atomic, Duplicated };
 enum class Parallel { Thread, Team };
 
+// Where the pair loop reads j: the integrator's split x, y, z arrays with a minimum-image test
+// per pair, or packed (x, y, z, type) records including the periodic images within the
+// neighbor cutoff of a face, so one record load and three subtractions give the displacement.
+enum class Positions { Split, Packed };
+
 struct ForceOptions {
   ListKind list = ListKind::Full;
   Scatter scatter = Scatter::Atomic;
   Parallel parallel = Parallel::Thread;
+  Positions positions = Positions::Split;
 };
 
 inline std::string variant_name(const ForceOptions& o) {
   std::string s = o.list == ListKind::Full ? "full" : "half";
   if (o.list == ListKind::Half) s += o.scatter == Scatter::Atomic ? "_atomic" : "_duplicated";
   s += o.parallel == Parallel::Thread ? "_thread" : "_warp";
+  if (o.positions == Positions::Packed) s += "_packed";
   return s;
 }
+
+// One atom's packed record, aligned so that a GPU reads it with vector loads.
+template <class Real>
+struct alignas(4 * sizeof(Real)) PackedAtom {
+  Real x, y, z, type;
+};
+
+template <class Real, class Mem>
+struct SplitPositions {
+  ConstVecView<Real, Mem> x;
+  Kokkos::View<const int*, Mem> type;
+  Box<Real> box;
+  KOKKOS_INLINE_FUNCTION void atom(int i, Real& xi, Real& yi, Real& zi, int& ti) const {
+    xi = x(i, 0);
+    yi = x(i, 1);
+    zi = x(i, 2);
+    ti = type(i);
+  }
+  // Displacement r_i - r_j of list entry j, and j's type.
+  KOKKOS_INLINE_FUNCTION void delta(int j, Real xi, Real yi, Real zi, Real& dx, Real& dy, Real& dz,
+                                    int& tj) const {
+    dx = box.image(xi - x(j, 0), 0);
+    dy = box.image(yi - x(j, 1), 1);
+    dz = box.image(zi - x(j, 2), 2);
+    tj = type(j);
+  }
+  KOKKOS_INLINE_FUNCTION int atom_of(int j) const { return j; }
+};
+
+template <class Real, class Mem>
+struct PackedPositions {
+  Kokkos::View<const PackedAtom<Real>*, Mem> q;  // atoms, then ghosts
+  Kokkos::View<const int*, Mem> ghost_owner;
+  int natoms;
+  KOKKOS_INLINE_FUNCTION void atom(int i, Real& xi, Real& yi, Real& zi, int& ti) const {
+    const PackedAtom<Real> p = q(i);
+    xi = p.x;
+    yi = p.y;
+    zi = p.z;
+    ti = int(p.type);
+  }
+  KOKKOS_INLINE_FUNCTION void delta(int j, Real xi, Real yi, Real zi, Real& dx, Real& dy, Real& dz,
+                                    int& tj) const {
+    // A GPU loads a by-value copy of the aligned record with vector loads; host compilers do
+    // better with scalar loads straight into the subtractions (measured 5% on the host).
+#if defined(__CUDA_ARCH__)
+    const PackedAtom<Real> p = q(j);
+#else
+    const PackedAtom<Real>& p = q(j);
+#endif
+    dx = xi - p.x;
+    dy = yi - p.y;
+    dz = zi - p.z;
+    tj = int(p.type);
+  }
+  // The atom a half list scatters to: a ghost's owner.
+  KOKKOS_INLINE_FUNCTION int atom_of(int j) const {
+    return j < natoms ? j : ghost_owner(j - natoms);
+  }
+};
 
 template <class Space>
 constexpr bool is_gpu_space() {
@@ -145,15 +212,13 @@ struct ScatterWrite {
 struct ThreadTag {};
 struct TeamTag {};
 
-template <class Space, class Real, class Rows, class Sink, bool EV>
+template <class Space, class Real, class Rows, class Sink, bool EV, class Pos>
 struct LJForce {
   using Mem = typename Space::memory_space;
   using Team = typename Kokkos::TeamPolicy<Space>::member_type;
-  ConstVecView<Real, Mem> x;
-  Kokkos::View<const int*, Mem> type;
+  Pos pos;
   Rows rows;
   Sink sink;
-  Box<Real> box;
   PairTable<Real> table;
   int natoms;
 
@@ -161,16 +226,16 @@ struct LJForce {
   template <class Access>
   KOKKOS_INLINE_FUNCTION void pair_term(const int j, const Real xi, const Real yi, const Real zi,
                                         const int ti, Accum<Real>& a, const Access& acc) const {
-    const Real dx = box.image(xi - x(j, 0), 0);
-    const Real dy = box.image(yi - x(j, 1), 1);
-    const Real dz = box.image(zi - x(j, 2), 2);
+    Real dx, dy, dz;
+    int tj;
+    pos.delta(j, xi, yi, zi, dx, dy, dz, tj);
     const Real r2 = dx * dx + dy * dy + dz * dz;
-    const PairForce<Real> p = lj_pair(r2, table.coeff[ti][type(j)]);
+    const PairForce<Real> p = lj_pair(r2, table.coeff[ti][tj]);
     const Real fx = dx * p.fpair, fy = dy * p.fpair, fz = dz * p.fpair;
     a.fx += fx;
     a.fy += fy;
     a.fz += fz;
-    if (Sink::newton) acc.add_j(j, fx, fy, fz);
+    if (Sink::newton) acc.add_j(pos.atom_of(j), fx, fy, fz);
     if (EV) {
       // A full list meets every pair twice.
       const Real share = Sink::newton ? Real(1) : Real(0.5);
@@ -182,8 +247,9 @@ struct LJForce {
   KOKKOS_INLINE_FUNCTION void thread_atom(const int i, EnergyVirial& ev) const {
     const auto acc = sink.access();
     const auto row = rows.row(i);
-    const Real xi = x(i, 0), yi = x(i, 1), zi = x(i, 2);
-    const int ti = type(i);
+    Real xi, yi, zi;
+    int ti;
+    pos.atom(i, xi, yi, zi, ti);
     Accum<Real> a;
     const int n = row.size();
     for (int k = 0; k < n; ++k) pair_term(row(k), xi, yi, zi, ti, a, acc);
@@ -199,8 +265,9 @@ struct LJForce {
     if (i >= natoms) return;
     const auto acc = sink.access();
     const auto row = rows.row(i);
-    const Real xi = x(i, 0), yi = x(i, 1), zi = x(i, 2);
-    const int ti = type(i);
+    Real xi, yi, zi;
+    int ti;
+    pos.atom(i, xi, yi, zi, ti);
     Accum<Real> a;
     Kokkos::parallel_reduce(
         Kokkos::ThreadVectorRange(team, row.size()),
@@ -245,19 +312,16 @@ class ForceCompute {
     return !(is_gpu_space<Space>() && o.list == ListKind::Half && o.scatter == Scatter::Duplicated);
   }
 
-  template <class Rows>
-  EnergyVirial compute(const ForceOptions& o, const Rows& rows,
-                       const ConstVecView<Real, typename Space::memory_space>& x,
-                       const Kokkos::View<const int*, typename Space::memory_space>& type,
-                       const ForceView<Space, Real>& f, const Box<Real>& box,
-                       const PairTable<Real>& table, bool ev) {
+  // Forces on the n atoms from the list `rows`, reading positions through `pos` (Split- or
+  // PackedPositions).
+  template <class Rows, class Pos>
+  EnergyVirial compute(const ForceOptions& o, const Rows& rows, const Pos& pos, int n,
+                       const ForceView<Space, Real>& f, const PairTable<Real>& table, bool ev) {
     if (!supports(o))
       throw std::invalid_argument("duplicated scatter is not available on " +
                                   std::string(Space::name()));
-    const int n = static_cast<int>(x.extent(0));
-    if (o.list == ListKind::Full) {
-      return launch(o, DirectWrite<Space, Real>{f}, rows, x, type, box, table, n, ev);
-    }
+    if (o.list == ListKind::Full)
+      return launch(o, DirectWrite<Space, Real>{f}, rows, pos, table, n, ev);
     Kokkos::deep_copy(Space(), f, Real(0));
     if (o.scatter == Scatter::Atomic) {
       if (atomic_target_ != f.data()) {
@@ -265,18 +329,18 @@ class ForceCompute {
         atomic_target_ = f.data();
       }
       atomic_.sv.reset_except(f);
-      const EnergyVirial r = launch(o, atomic_, rows, x, type, box, table, n, ev);
+      const EnergyVirial r = launch(o, atomic_, rows, pos, table, n, ev);
       atomic_.sv.contribute_into(f);
       return r;
     }
-    return duplicated(o, rows, x, type, f, box, table, n, ev);
+    return duplicated(o, rows, pos, f, table, n, ev);
   }
 
  private:
-  template <class Rows, class X, class T>
-  EnergyVirial duplicated(const ForceOptions& o, const Rows& rows, const X& x, const T& type,
-                          const ForceView<Space, Real>& f, const Box<Real>& box,
-                          const PairTable<Real>& table, int n, bool ev) {
+  template <class Rows, class Pos>
+  EnergyVirial duplicated(const ForceOptions& o, const Rows& rows, const Pos& pos,
+                          const ForceView<Space, Real>& f, const PairTable<Real>& table, int n,
+                          bool ev) {
     if constexpr (is_gpu_space<Space>()) {
       throw std::logic_error("unreachable");
     } else {
@@ -285,23 +349,20 @@ class ForceCompute {
         dup_extent_ = n;
       }
       duplicated_.sv.reset_except(f);
-      const EnergyVirial r = launch(o, duplicated_, rows, x, type, box, table, n, ev);
+      const EnergyVirial r = launch(o, duplicated_, rows, pos, table, n, ev);
       duplicated_.sv.contribute_into(f);
       return r;
     }
   }
 
-  template <class Sink, class Rows, class X, class T>
-  static EnergyVirial launch(const ForceOptions& o, const Sink& sink, const Rows& rows, const X& x,
-                             const T& type, const Box<Real>& box, const PairTable<Real>& table,
-                             int n, bool ev) {
+  template <class Sink, class Rows, class Pos>
+  static EnergyVirial launch(const ForceOptions& o, const Sink& sink, const Rows& rows,
+                             const Pos& pos, const PairTable<Real>& table, int n, bool ev) {
     EnergyVirial result;
     if (ev)
-      run(o, LJForce<Space, Real, Rows, Sink, true>{x, type, rows, sink, box, table, n}, n,
-          &result);
+      run(o, LJForce<Space, Real, Rows, Sink, true, Pos>{pos, rows, sink, table, n}, n, &result);
     else
-      run(o, LJForce<Space, Real, Rows, Sink, false>{x, type, rows, sink, box, table, n}, n,
-          nullptr);
+      run(o, LJForce<Space, Real, Rows, Sink, false, Pos>{pos, rows, sink, table, n}, n, nullptr);
     return result;
   }
 

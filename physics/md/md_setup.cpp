@@ -1,6 +1,7 @@
 #include "md_setup.hpp"
 
 #include "io/xyz.hpp"
+#include "lammps_data.hpp"
 #include "util/random.hpp"
 
 #include <fmt/format.h>
@@ -17,8 +18,8 @@ void declare_schema(core::Schema& s) {
       .defaults("double");
 
   s.section("system", "Atoms, box and types (LJ reduced units: epsilon, sigma, mass = 1)");
-  s.choice("system.source", {"lattice", "xyz"},
-           "Initial positions: fcc lattice or an extended XYZ file")
+  s.choice("system.source", {"lattice", "xyz", "lammps_data"},
+           "Initial positions: fcc lattice, an extended XYZ file or a LAMMPS data file")
       .defaults("lattice");
   s.section("system.lattice", "fcc lattice (source: lattice), as LAMMPS `lattice fcc rho`");
   s.real("system.lattice.density", "Reduced number density rho; cubic cell side (4/rho)^(1/3)")
@@ -34,6 +35,11 @@ void declare_schema(core::Schema& s) {
   s.section("system.xyz", "Extended XYZ input (source: xyz): species, pos, optional velo, Lattice");
   s.string("system.xyz.file", "Path of the extended XYZ file").defaults("\"\"");
   s.integer("system.xyz.frame", "Frame to read: 0 = first, -1 = last").defaults(0).at_least(-1);
+  s.section("system.lammps_data",
+            "LAMMPS data file (source: lammps_data): Atoms # atomic, optional Masses, Velocities");
+  s.string("system.lammps_data.file",
+           "Path of the data file; data type k is the k-th entry of system.types")
+      .defaults("\"\"");
   s.real("system.temperature",
          "Initial temperature of created velocities (and of files without velo)")
       .defaults(1.44)
@@ -76,6 +82,10 @@ void declare_schema(core::Schema& s) {
       .at_least(0);
   s.boolean("neighbor.check", "Also rebuild as soon as an atom moved more than skin/2")
       .defaults(true);
+  s.boolean("neighbor.sort",
+            "Reorder the atoms by cell at every rebuild, so that neighbors in space are "
+            "neighbors in memory")
+      .defaults(true);
   s.choice("neighbor.layout", {"auto", "csr", "padded", "transposed"},
            "List storage; auto = transposed (thread) or padded (warp) on GPUs, padded on CPUs")
       .defaults("auto");
@@ -89,6 +99,11 @@ void declare_schema(core::Schema& s) {
       .defaults("auto");
   s.choice("force.parallel", {"auto", "thread", "warp"},
            "thread per atom, or a team per atom with neighbors over vector lanes (a warp on GPUs)")
+      .defaults("auto");
+
+  s.choice("force.positions", {"auto", "split", "packed"},
+           "split: x, y, z arrays and a minimum-image test per pair; packed: (x, y, z, type) "
+           "records plus periodic images of atoms near a face, no image test")
       .defaults("auto");
 
   s.section("run", "Integration");
@@ -177,19 +192,24 @@ TypeSet read_types(const Config& config) {
   return t;
 }
 
+// The measured winners (benchmarks/results/h200/2026-11-22-physics/md.json, md_openmp.json and
+// the development machine, docs/md.md). H200, both precisions: full list, thread per atom,
+// transposed rows beat every half-list and warp variant at 100k atoms and at 4M atoms (warp
+// per atom was ahead by 4% only at rho 0.5 in float, below the 10% a change needs). 16 host
+// threads: half list with duplicated scatter beats the full list by 1.3x at rho 1.0 (equal at
+// rho 0.5). Packed positions: 1-2% less CPU time on the 2-core host (within its noise); on
+// GPUs not measured yet, so cuda keeps the measured split layout until the device run compares.
 ForceOptions auto_force_options(const std::string& backend) {
   ForceOptions o;
   if (backend == "cuda") {
-    // LAMMPS-KOKKOS measures full lists (newton off) faster than atomics on this GPU; until
-    // hayate's own device numbers say otherwise the GPU default follows it.
     o.list = ListKind::Full;
     o.scatter = Scatter::Atomic;
   } else {
-    // On a few CPU threads halving the pair work wins; per-thread copies avoid atomics.
     o.list = ListKind::Half;
     o.scatter = Scatter::Duplicated;
   }
   o.parallel = Parallel::Thread;
+  o.positions = backend == "cuda" ? Positions::Split : Positions::Packed;
   return o;
 }
 
@@ -207,6 +227,7 @@ MdParams read_params(const Config& config, const std::string& backend) {
   p.skin = config.real("neighbor.skin");
   p.every = static_cast<int>(config.integer("neighbor.every"));
   p.check = config.boolean("neighbor.check");
+  p.sort = config.boolean("neighbor.sort");
   if (p.every == 0 && !p.check)
     config.fail("neighbor.every",
                 "with neighbor.check false the list would never be rebuilt; "
@@ -221,6 +242,10 @@ MdParams read_params(const Config& config, const std::string& backend) {
                         : (scatter == "atomic" ? Scatter::Atomic : Scatter::Duplicated);
   p.force.parallel =
       parallel == "auto" ? a.parallel : (parallel == "thread" ? Parallel::Thread : Parallel::Team);
+  const std::string positions = config.string("force.positions");
+  p.force.positions = positions == "auto"    ? a.positions
+                      : positions == "split" ? Positions::Split
+                                             : Positions::Packed;
   if (backend == "cuda" && p.force.list == ListKind::Half && p.force.scatter == Scatter::Duplicated)
     config.fail("force.scatter",
                 "duplicated scatter keeps one force array per thread and is not "
@@ -295,6 +320,45 @@ void create_velocities(InitialState& s, double temperature, std::uint64_t seed) 
   for (auto& v : s.v) v *= scale;
 }
 
+namespace {
+
+// Data type k (1-based) is the k-th declared type; masses in the file must agree with the
+// input's, which defines the potential.
+InitialState lammps_data_state(const Config& config, const TypeSet& types) {
+  const std::string key = "system.lammps_data.file";
+  const std::string file = config.string(key);
+  if (file.empty()) config.fail(key, "source: lammps_data needs a file name");
+  const LammpsData d = read_lammps_data(file);
+  if (d.ntypes > types.size())
+    config.fail(key, fmt::format("'{}' has {} atom types but the input declares {} ({}); declare "
+                                 "one entry of system.types per data-file type, in order",
+                                 file, d.ntypes, types.size(), joined(types.names)));
+  for (int t = 0; t < int(d.mass.size()); ++t)
+    if (std::fabs(d.mass[t] - types.mass[t]) > 1e-12 * types.mass[t])
+      config.fail(
+          key, fmt::format("{}:{}: type {} has mass {} but its type '{}' in system.types "
+                           "has mass {}",
+                           file, d.mass_line[t], t + 1, d.mass[t], types.names[t], types.mass[t]));
+  InitialState s;
+  s.types = types;
+  const std::size_t n = d.id.size();
+  for (int dim = 0; dim < 3; ++dim) s.box[dim] = d.hi[dim] - d.lo[dim];
+  s.x.resize(3 * n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (int dim = 0; dim < 3; ++dim) s.x[3 * i + dim] = d.x[3 * i + dim] - d.lo[dim];
+  s.type.resize(n);
+  for (std::size_t i = 0; i < n; ++i) s.type[i] = d.type[i] - 1;
+  s.id = d.id;
+  if (!d.v.empty())
+    s.v = d.v;
+  else
+    create_velocities(s, config.real("system.temperature"),
+                      static_cast<std::uint64_t>(config.integer("system.seed")));
+  return s;
+}
+
+}  // namespace
+
 InitialState make_initial_state(const Config& config) {
   const TypeSet types = read_types(config);
   const double reach = 2.0 * (types.max_cutoff() + config.real("neighbor.skin"));
@@ -321,6 +385,9 @@ InitialState make_initial_state(const Config& config) {
     create_velocities(s, config.real("system.temperature"),
                       static_cast<std::uint64_t>(config.integer("system.seed")));
     where = "system.lattice.cells";
+  } else if (config.string("system.source") == "lammps_data") {
+    s = lammps_data_state(config, types);
+    where = "system.lammps_data.file";
   } else {
     const std::string file = config.string("system.xyz.file");
     if (file.empty()) config.fail("system.xyz.file", "source: xyz needs a file name");
@@ -367,6 +434,12 @@ InitialState make_initial_state(const Config& config) {
                                      "the cutoff or skin",
                                      s.box[0], s.box[1], s.box[2], reach, "xyz"[d]));
   if (s.size() < 2) config.fail(where, "at least 2 atoms are needed");
+  // Packed positions index atoms and up to 7 periodic images each with an int.
+  if (config.string("force.positions") != "split" && double(s.size()) * 8.0 > 2147483647.0)
+    config.fail("force.positions",
+                fmt::format("{} atoms and their periodic images exceed 2^31 - 1 packed records; "
+                            "use force.positions: split",
+                            s.size()));
   return s;
 }
 

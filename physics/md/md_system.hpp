@@ -35,6 +35,7 @@ struct MdParams {
   double dt = 0.005;
   double skin = 0.3;
   int every = 20;     // forced rebuild period in steps; 0 = only on displacement
+  bool sort = true;   // reorder atoms by cell at every rebuild
   bool check = true;  // also rebuild when an atom moved more than skin / 2
   Layout layout = Layout::Csr;
   ForceOptions force;
@@ -69,6 +70,7 @@ class MdSystem {
     cutneigh_ = types_.max_cutoff() + params.skin;
     list_.layout = params.layout;
     list_.kind = params.force.list;
+    list_.use_ghosts = params.force.positions == Positions::Packed;
     allocate();
     auto hx = Kokkos::create_mirror_view(x_);
     auto hv = Kokkos::create_mirror_view(v_);
@@ -114,6 +116,7 @@ class MdSystem {
     params_.layout = layout;
     list_.layout = layout;
     list_.kind = o.list;
+    list_.use_ghosts = o.positions == Positions::Packed;
     build_list();
   }
 
@@ -121,8 +124,10 @@ class MdSystem {
   // positions and builds the list from them.
   void rebuild() {
     wrap();
-    bins_.bin(ConstVec(x_), box_, cutneigh_);
-    permute(bins_.atoms);
+    if (params_.sort) {
+      bins_.bin(ConstVec(x_), box_, cutneigh_);
+      permute(bins_.atoms);
+    }
     Kokkos::deep_copy(Space(), x_build_, x_);
     build_list();
     last_build_ = step_;
@@ -133,7 +138,8 @@ class MdSystem {
   // the list the uninterrupted run was using.
   void build_list() {
     bins_.bin(ConstVec(x_build_), box_, cutneigh_);
-    list_.build(ConstVec(x_build_), Kokkos::View<const int*, Mem>(type_), bins_, box_, table_);
+    list_.build(ConstVec(x_build_), Kokkos::View<const int*, Mem>(type_), bins_, box_, table_,
+                cutneigh_);
   }
 
   bool needs_rebuild() const {
@@ -160,11 +166,46 @@ class MdSystem {
 
   void compute_forces(bool ev) {
     EnergyVirial result;
-    list_.visit([&](const auto& rows) {
-      result = force_.compute(params_.force, rows, ConstVec(x_),
-                              Kokkos::View<const int*, Mem>(type_), f_, box_, table_, ev);
-    });
+    if (params_.force.positions == Positions::Packed) {
+      pack();
+      const PackedPositions<Real, Mem> pos{q_, list_.ghosts.owner, natoms_};
+      list_.visit([&](const auto& rows) {
+        result = force_.compute(params_.force, rows, pos, natoms_, f_, table_, ev);
+      });
+    } else {
+      const SplitPositions<Real, Mem> pos{ConstVec(x_), type_, box_};
+      list_.visit([&](const auto& rows) {
+        result = force_.compute(params_.force, rows, pos, natoms_, f_, table_, ev);
+      });
+    }
     if (ev) ev_ = result;
+  }
+
+  // The packed (x, y, z, type) records of the atoms and of their ghost images, from the
+  // current positions (the images move with their atoms between rebuilds).
+  void pack() {
+    const int total = natoms_ + list_.ghosts.count;
+    if (int(q_.extent(0)) < total)
+      q_ = Kokkos::View<PackedAtom<Real>*, Mem>(
+          Kokkos::view_alloc(std::string("hayate::md::packed"), Kokkos::WithoutInitializing),
+          total + total / 5 + 1);
+    const auto q = q_;
+    const auto x = x_;
+    const auto type = type_;
+    const auto owner = list_.ghosts.owner, code = list_.ghosts.code;
+    const Box<Real> box = box_;
+    const int n = natoms_;
+    Kokkos::parallel_for(
+        "hayate::md::pack", Kokkos::RangePolicy<Space>(0, total), KOKKOS_LAMBDA(int k) {
+          const int i = k < n ? k : owner(k - n);
+          const int c = k < n ? 13 : code(k - n);
+          PackedAtom<Real> p;
+          p.x = x(i, 0) + Real(image_shift(c, 0)) * box.length[0];
+          p.y = x(i, 1) + Real(image_shift(c, 1)) * box.length[1];
+          p.z = x(i, 2) + Real(image_shift(c, 2)) * box.length[2];
+          p.type = Real(type(i));
+          q(k) = p;
+        });
   }
 
   // One velocity-Verlet step; energy and virial are computed when want_ev.
@@ -381,6 +422,7 @@ class MdSystem {
   TypeMass<Real> mass_;
   double cutneigh_ = 0;
   Vec x_, v_, f_, x_build_, x_scratch_, v_scratch_;
+  Kokkos::View<PackedAtom<Real>*, Mem> q_;
   Kokkos::View<int*, Mem> type_, type_scratch_;
   Kokkos::View<std::int64_t*, Mem> id_, id_scratch_;
   CellBins<Space> bins_;

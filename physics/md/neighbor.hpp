@@ -49,6 +49,104 @@ struct Box {
     if (d < Real(-0.5) * l) return d + l;
     return d;
   }
+  // The image image() picks, as a shift in box lengths: image(d) = d + shift(d) L.
+  KOKKOS_INLINE_FUNCTION int shift(Real d, int dim) const {
+    const Real l = length[dim];
+    return d > Real(0.5) * l ? -1 : (d < Real(-0.5) * l ? 1 : 0);
+  }
+};
+
+// A periodic image of atom `owner` displaced by (s_x, s_y, s_z) box lengths, s_d in {-1, 0, 1}.
+// code = sum_d (s_d + 1) 3^d; 13 is the atom itself.
+KOKKOS_INLINE_FUNCTION int image_code(int sx, int sy, int sz) {
+  return (sx + 1) + 3 * (sy + 1) + 9 * (sz + 1);
+}
+KOKKOS_INLINE_FUNCTION int image_shift(int code, int dim) {
+  return (dim == 0 ? code : dim == 1 ? code / 3 : code / 9) % 3 - 1;
+}
+
+// Per dimension the image shift an atom needs besides 0: +1 within `cut` of the lower face,
+// -1 within `cut` of the upper one.
+template <class Real, class X>
+struct FaceShift {
+  X x;
+  Real cut[3], length[3];
+  KOKKOS_INLINE_FUNCTION int operator()(int i, int d) const {
+    const Real p = x(i, d);
+    return p < cut[d] ? 1 : (p >= length[d] - cut[d] ? -1 : 0);
+  }
+};
+
+// Periodic images ("ghosts") of the atoms within `cut` of a face, for the packed-position force
+// path: the list then points at the image, and the pair loop needs no minimum-image arithmetic.
+// Ghosts of atom i are g = start(i) .. start(i + 1) - 1, stored after the atoms (index
+// natoms + g). A box of at least 2 cut per side gives at most 7 per atom.
+template <class Space>
+struct GhostImages {
+  using Mem = typename Space::memory_space;
+  int natoms = 0, count = 0;
+  Kokkos::View<int*, Mem> start;  // natoms + 1
+  Kokkos::View<int*, Mem> owner, code;
+
+  template <class Real, class X>
+  void build(const X& x, const Box<Real>& box, double cut) {
+    natoms = static_cast<int>(x.extent(0));
+    if (int(start.extent(0)) != natoms + 1)
+      start = Kokkos::View<int*, Mem>("hayate::md::ghost_start", natoms + 1);
+    // A relative margin makes rounding in the pair distance harmless (a spare ghost costs
+    // nothing); at most half the box keeps the two faces' ranges apart.
+    FaceShift<Real, X> options{x, {}, {}};
+    for (int d = 0; d < 3; ++d) {
+      const double m = cut * (1 + 1e-5), h = 0.5 * double(box.length[d]);
+      options.cut[d] = Real(m < h ? m : h);
+      options.length[d] = box.length[d];
+    }
+    const auto start_ = start;
+    const int n = natoms;
+    int total = 0;
+    Kokkos::parallel_scan(
+        "hayate::md::ghost_count", Kokkos::RangePolicy<Space>(0, n + 1),
+        KOKKOS_LAMBDA(int i, int& sum, bool final) {
+          if (final) start_(i) = sum;
+          if (i < n)
+            sum += (options(i, 0) != 0 ? 2 : 1) * (options(i, 1) != 0 ? 2 : 1) *
+                       (options(i, 2) != 0 ? 2 : 1) -
+                   1;
+        },
+        total);
+    count = total;
+    if (int(owner.extent(0)) < count) {
+      owner = Kokkos::View<int*, Mem>("hayate::md::ghost_owner", count + count / 5 + 1);
+      code = Kokkos::View<int*, Mem>("hayate::md::ghost_code", count + count / 5 + 1);
+    }
+    const auto owner_ = owner, code_ = code;
+    Kokkos::parallel_for(
+        "hayate::md::ghost_fill", Kokkos::RangePolicy<Space>(0, n), KOKKOS_LAMBDA(int i) {
+          const int o[3] = {options(i, 0), options(i, 1), options(i, 2)};
+          int g = start_(i);
+          for (int a = 0; a < 2; ++a)
+            for (int bb = 0; bb < 2; ++bb)
+              for (int cc = 0; cc < 2; ++cc) {
+                if ((a && !o[0]) || (bb && !o[1]) || (cc && !o[2]) || !(a || bb || cc)) continue;
+                owner_(g) = i;
+                code_(g) = image_code(a * o[0], bb * o[1], cc * o[2]);
+                ++g;
+              }
+        });
+  }
+
+  // Index of atom j's image with the given code (13: j itself), among atoms then ghosts.
+  struct Lookup {
+    Kokkos::View<const int*, Mem> start, code;
+    int natoms;
+    KOKKOS_INLINE_FUNCTION int operator()(int j, int c) const {
+      if (c == 13) return j;
+      for (int g = start(j); g < start(j + 1); ++g)
+        if (code(g) == c) return natoms + g;
+      return -1;  // unreachable while the box is at least 2 cut wide
+    }
+  };
+  Lookup lookup() const { return Lookup{start, code, natoms}; }
 };
 
 // Atoms of each cell, contiguous. After a reorder the atoms are stored in cell order, so
@@ -196,7 +294,14 @@ struct NeighborSearch {
   Box<Real> box;
   PairTable<Real> table;
   bool half;
+  bool ghosts;  // store j's periodic image instead of j
+  typename GhostImages<Space>::Lookup image_of;
   Sink sink;
+
+  // c in (-n, 2n): a compare instead of an integer division, 125 times per atom.
+  KOKKOS_INLINE_FUNCTION static int wrap_cell(int c, int n) {
+    return c < 0 ? c + n : (c >= n ? c - n : c);
+  }
 
   KOKKOS_INLINE_FUNCTION void operator()(int i) const {
     const int c = cell_of(i);
@@ -213,26 +318,49 @@ struct NeighborSearch {
     const Real xi = x(i, 0), yi = x(i, 1), zi = x(i, 2);
     const int ti = type(i);
     int k = 0;
+    // Where the full stencil fits in the box, a stencil cell's periodic image is the same for
+    // all its atoms: the shift s (image j at x_j - s L) comes from the cell offset, without a
+    // minimum-image test per pair. In smaller boxes each cell is visited once and the test
+    // picks the near copy.
+    bool exact[3];
+    for (int d = 0; d < 3; ++d) exact[d] = n[d] >= 2 * reach + 1;
     for (int oz = lo[2]; oz <= hi[2]; ++oz) {
-      const int cz = (ci[2] + oz + n[2]) % n[2];
+      const int rz = ci[2] + oz, cz = wrap_cell(rz, n[2]);
+      const int sz = rz < 0 ? -1 : (rz >= n[2] ? 1 : 0);
       for (int oy = lo[1]; oy <= hi[1]; ++oy) {
-        const int cy = (ci[1] + oy + n[1]) % n[1];
+        const int ry = ci[1] + oy, cy = wrap_cell(ry, n[1]);
+        const int sy = ry < 0 ? -1 : (ry >= n[1] ? 1 : 0);
         for (int ox = lo[0]; ox <= hi[0]; ++ox) {
-          const int cx = (ci[0] + ox + n[0]) % n[0];
+          const int rx = ci[0] + ox, cx = wrap_cell(rx, n[0]);
+          const int sx = rx < 0 ? -1 : (rx >= n[0] ? 1 : 0);
           const int cell = (cz * n[1] + cy) * n[0] + cx;
           const int e = start(cell + 1);
           int s = start(cell);
-          // Indices ascend within a cell: a half list skips the j <= i prefix unexamined.
-          if (half)
-            while (s < e && atoms(s) <= i) ++s;
+          // Indices ascend within a cell: a half list skips cells holding only j <= i, and
+          // the j <= i prefix of the others, unexamined.
+          if (half) {
+            if (e == s || atoms(e - 1) <= i) continue;
+            while (atoms(s) <= i) ++s;
+          }
+          // d + (-s) L is what Box::image gives for these pairs, to the bit.
+          const Real shx = Real(-sx) * box.length[0], shy = Real(-sy) * box.length[1],
+                     shz = Real(-sz) * box.length[2];
           for (; s < e; ++s) {
             const int j = atoms(s);
             if (j == i) continue;
-            const Real dx = box.image(xi - x(j, 0), 0);
-            const Real dy = box.image(yi - x(j, 1), 1);
-            const Real dz = box.image(zi - x(j, 2), 2);
+            const Real ddx = xi - x(j, 0), ddy = yi - x(j, 1), ddz = zi - x(j, 2);
+            const Real dx = exact[0] ? ddx + shx : box.image(ddx, 0);
+            const Real dy = exact[1] ? ddy + shy : box.image(ddy, 1);
+            const Real dz = exact[2] ? ddz + shz : box.image(ddz, 2);
             if (dx * dx + dy * dy + dz * dz < table.cutneighsq[ti][type(j)]) {
-              sink.store(i, k, j);
+              if (ghosts) {
+                const int gx = exact[0] ? sx : -box.shift(ddx, 0);
+                const int gy = exact[1] ? sy : -box.shift(ddy, 1);
+                const int gz = exact[2] ? sz : -box.shift(ddz, 2);
+                sink.store(i, k, image_of(j, image_code(gx, gy, gz)));
+              } else {
+                sink.store(i, k, j);
+              }
               ++k;
             }
           }
@@ -258,6 +386,9 @@ struct NeighborList {
   Kokkos::View<int*, Mem> count, offsets, flat;
   Kokkos::View<int**, Kokkos::LayoutRight, Mem> padded;
   Kokkos::View<int**, Kokkos::LayoutLeft, Mem> transposed;
+  // With ghosts, entries >= natoms name periodic images (ghost entry - natoms).
+  bool use_ghosts = false;
+  GhostImages<Space> ghosts;
 
   CsrRows<Mem> csr_rows() const { return {offsets, flat}; }
   PaddedRows<Mem, Kokkos::LayoutRight> padded_rows() const { return {count, padded}; }
@@ -279,8 +410,19 @@ struct NeighborList {
     }
   }
 
-  // Neighbors of atom i on the host, for tests and diagnostics.
+  // Neighbors of atom i on the host (images mapped to their atom), for tests and diagnostics.
   std::vector<std::vector<int>> to_host() const {
+    std::vector<std::vector<int>> raw = entries_to_host();
+    if (!use_ghosts) return raw;
+    auto owner = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ghosts.owner);
+    for (auto& row : raw)
+      for (int& j : row)
+        if (j >= natoms) j = owner(j - natoms);
+    return raw;
+  }
+
+  // The stored entries, ghost indices included.
+  std::vector<std::vector<int>> entries_to_host() const {
     std::vector<std::vector<int>> out(natoms);
     auto c = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), count);
     if (layout == Layout::Csr) {
@@ -300,11 +442,13 @@ struct NeighborList {
     return out;
   }
 
+  // `cut`: the largest neighbor cutoff, the reach of the ghost images.
   template <class Real, class X, class T>
   void build(const X& x, const T& type, const CellBins<Space>& bins, const Box<Real>& box,
-             const PairTable<Real>& table) {
+             const PairTable<Real>& table, double cut) {
     natoms = static_cast<int>(x.extent(0));
     ++builds;
+    if (use_ghosts) ghosts.build(x, box, cut);
     if (int(count.extent(0)) != natoms)
       count = Kokkos::View<int*, Mem>("hayate::md::neigh_count", natoms);
     const bool half = kind == ListKind::Half;
@@ -312,7 +456,8 @@ struct NeighborList {
       using Sink = decltype(sink);
       NeighborSearch<Space, Real, Sink> functor{
           x,          type, bins.cell_of, bins.start, bins.atoms, {bins.n[0], bins.n[1], bins.n[2]},
-          bins.reach, box,  table,        half,       sink};
+          bins.reach, box,  table,        half,       use_ghosts, ghosts.lookup(),
+          sink};
       Kokkos::parallel_for("hayate::md::neigh_build", Kokkos::RangePolicy<Space>(0, natoms),
                            functor);
     };

@@ -126,10 +126,11 @@ std::vector<std::pair<ForceOptions, Layout>> all_variants() {
     for (const auto scatter : {Scatter::Atomic, Scatter::Duplicated}) {
       if (list == ListKind::Full && scatter == Scatter::Duplicated) continue;
       for (const auto parallel : {Parallel::Thread, Parallel::Team})
-        for (const auto layout : {Layout::Csr, Layout::Padded, Layout::Transposed}) {
-          const ForceOptions o{list, scatter, parallel};
-          if (ForceCompute<Space, double>::supports(o)) out.push_back({o, layout});
-        }
+        for (const auto layout : {Layout::Csr, Layout::Padded, Layout::Transposed})
+          for (const auto positions : {Positions::Split, Positions::Packed}) {
+            const ForceOptions o{list, scatter, parallel, positions};
+            if (ForceCompute<Space, double>::supports(o)) out.push_back({o, layout});
+          }
     }
   return out;
 }

@@ -153,11 +153,13 @@ output: {thermo_every: 5, dump_every: 20}
 )";
 
 void expect_bitwise_restart(const std::string& backend, const std::string& list,
-                            const std::string& scatter, const std::string& precision) {
+                            const std::string& scatter, const std::string& precision,
+                            const std::string& positions = "split") {
   auto& registry = core::Registry::instance();
-  const std::string base = "md_restart_" + backend + "_" + list + scatter + precision;
+  const std::string base = "md_restart_" + backend + "_" + list + scatter + precision + positions;
   const std::vector<std::string> common{"force.list=" + list, "force.scatter=" + scatter,
-                                        "precision=" + precision, "checkpoint.at_end=true"};
+                                        "precision=" + precision, "force.positions=" + positions,
+                                        "checkpoint.at_end=true"};
   auto load = [&](std::vector<std::string> extra) {
     std::vector<std::string> o = common;
     o.insert(o.end(), extra.begin(), extra.end());
@@ -185,7 +187,11 @@ TYPED_TEST(MdDynamics, RestartIsBitwise) {
   const std::string backend = core::space_name<TypeParam>();
   expect_bitwise_restart(backend, "full", "atomic", "double");
   expect_bitwise_restart(backend, "full", "atomic", "float");
-  if (backend != "cuda") expect_bitwise_restart(backend, "half", "duplicated", "double");
+  expect_bitwise_restart(backend, "full", "atomic", "double", "packed");
+  if (backend != "cuda") {
+    expect_bitwise_restart(backend, "half", "duplicated", "double");
+    expect_bitwise_restart(backend, "half", "duplicated", "float", "packed");
+  }
 }
 
 TEST(MdInput, ThermoHeaderAndInputsValidate) {

@@ -54,25 +54,49 @@ TYPED_TEST(MdForces, NeighborListEqualsBruteForce) {
     for (const auto kind : {ListKind::Full, ListKind::Half}) {
       const auto expected =
           brute_force_list(x, type, init.types, box, skin, kind == ListKind::Half);
-      for (const auto layout : {Layout::Csr, Layout::Padded, Layout::Transposed}) {
-        NeighborList<Space> list;
-        list.kind = kind;
-        list.layout = layout;
-        list.capacity = 3;  // far too small: the build must grow and retry, never truncate
-        list.build(ConstVecView<double, Mem>(sys.positions()),
-                   Kokkos::View<const int*, Mem>(sys.types()), bins, sys.box(), table);
-        if (layout != Layout::Csr) EXPECT_GE(list.retries, 1);
-        const auto got = list.to_host();
-        std::size_t total = 0;
-        for (int i = 0; i < sys.size(); ++i) {
-          const std::set<int> s(got[i].begin(), got[i].end());
-          ASSERT_EQ(s.size(), got[i].size()) << "duplicate neighbor of atom " << i;
-          ASSERT_EQ(s, expected[i]) << "atom " << i << " layout " << layout_name(layout);
-          total += s.size();
+      for (const auto layout : {Layout::Csr, Layout::Padded, Layout::Transposed})
+        for (const bool ghosts : {false, true}) {
+          NeighborList<Space> list;
+          list.kind = kind;
+          list.layout = layout;
+          list.use_ghosts = ghosts;
+          list.capacity = 3;  // far too small: the build must grow and retry, never truncate
+          list.build(ConstVecView<double, Mem>(sys.positions()),
+                     Kokkos::View<const int*, Mem>(sys.types()), bins, sys.box(), table,
+                     init.types.max_cutoff() + skin);
+          if (layout != Layout::Csr) EXPECT_GE(list.retries, 1);
+          const auto got = list.to_host();
+          std::size_t total = 0;
+          for (int i = 0; i < sys.size(); ++i) {
+            const std::set<int> s(got[i].begin(), got[i].end());
+            ASSERT_EQ(s.size(), got[i].size()) << "duplicate neighbor of atom " << i;
+            ASSERT_EQ(s, expected[i]) << "atom " << i << " layout " << layout_name(layout);
+            total += s.size();
+          }
+          EXPECT_EQ(std::int64_t(total), list.total);
+          EXPECT_GT(total, std::size_t(0));
+          if (!ghosts) continue;
+          // Every image entry is the copy of its atom within the cutoff of i.
+          auto owner = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), list.ghosts.owner);
+          auto code = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), list.ghosts.code);
+          const auto entries = list.entries_to_host();
+          int images = 0;
+          for (int i = 0; i < sys.size(); ++i)
+            for (const int e : entries[i]) {
+              if (e < sys.size()) continue;
+              const int g = e - sys.size();
+              ++images;
+              double r2 = 0;
+              for (int d = 0; d < 3; ++d) {
+                const double dx =
+                    x[3 * i + d] - x[3 * owner(g) + d] - image_shift(code(g), d) * box[d];
+                r2 += dx * dx;
+              }
+              const double c = init.types.max_cutoff() + skin;
+              ASSERT_LT(r2, c * c) << "atom " << i << " image entry " << e;
+            }
+          EXPECT_GT(images, 0);
         }
-        EXPECT_EQ(std::int64_t(total), list.total);
-        EXPECT_GT(total, std::size_t(0));
-      }
     }
   }
 }

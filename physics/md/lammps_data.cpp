@@ -1,0 +1,262 @@
+#include "lammps_data.hpp"
+
+#include "config/error.hpp"
+
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <unordered_map>
+
+namespace hayate::md {
+
+namespace {
+
+struct Token {
+  std::string text;
+  int column;  // 1-based
+};
+
+struct Line {
+  int number = 0;
+  std::vector<Token> tokens;  // without the comment
+  std::string comment;        // text after '#', trimmed
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::string& path) : path_(path), in_(path) {
+    if (!in_) throw core::InputError(core::SourceLocation{path, 0, 0}, "cannot open the data file");
+  }
+
+  // The next line, or false at the end of the file.
+  bool next(Line& line) {
+    std::string text;
+    if (!std::getline(in_, text)) return false;
+    line = Line{};
+    line.number = ++number_;
+    const auto hash = text.find('#');
+    if (hash != std::string::npos) {
+      line.comment = text.substr(hash + 1);
+      const auto b = line.comment.find_first_not_of(" \t\r");
+      const auto e = line.comment.find_last_not_of(" \t\r");
+      line.comment = b == std::string::npos ? "" : line.comment.substr(b, e - b + 1);
+      text.resize(hash);
+    }
+    std::size_t i = 0;
+    while (i < text.size()) {
+      while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r')) ++i;
+      if (i >= text.size()) break;
+      const std::size_t b = i;
+      while (i < text.size() && text[i] != ' ' && text[i] != '\t' && text[i] != '\r') ++i;
+      line.tokens.push_back(Token{text.substr(b, i - b), static_cast<int>(b) + 1});
+    }
+    return true;
+  }
+
+  [[noreturn]] void fail(int line, int column, const std::string& message) const {
+    throw core::InputError(core::SourceLocation{path_, line, column}, message);
+  }
+  [[noreturn]] void fail(const Line& line, std::size_t token, const std::string& message) const {
+    fail(line.number, token < line.tokens.size() ? line.tokens[token].column : 1, message);
+  }
+
+  double real(const Line& line, std::size_t k, const char* what) const {
+    const std::string& s = line.tokens[k].text;
+    char* end = nullptr;
+    errno = 0;
+    const double v = std::strtod(s.c_str(), &end);
+    if (end != s.c_str() + s.size() || errno == ERANGE || !std::isfinite(v))
+      fail(line, k, fmt::format("expected a number for {}, found '{}'", what, s));
+    return v;
+  }
+
+  std::int64_t integer(const Line& line, std::size_t k, const char* what) const {
+    const std::string& s = line.tokens[k].text;
+    char* end = nullptr;
+    errno = 0;
+    const long long v = std::strtoll(s.c_str(), &end, 10);
+    if (end != s.c_str() + s.size() || errno == ERANGE)
+      fail(line, k, fmt::format("expected an integer for {}, found '{}'", what, s));
+    return v;
+  }
+
+  int lines_read() const { return number_; }
+
+ private:
+  std::string path_;
+  std::ifstream in_;
+  int number_ = 0;
+};
+
+std::string joined_words(const Line& line, std::size_t from) {
+  std::string s;
+  for (std::size_t k = from; k < line.tokens.size(); ++k)
+    s += (s.empty() ? "" : " ") + line.tokens[k].text;
+  return s;
+}
+
+bool is_section(const Line& line) {
+  return !line.tokens.empty() && std::isalpha(static_cast<unsigned char>(line.tokens[0].text[0]));
+}
+
+}  // namespace
+
+LammpsData read_lammps_data(const std::string& path) {
+  Reader r(path);
+  LammpsData d;
+  Line line;
+  if (!r.next(line)) r.fail(1, 1, "empty data file (the first line is a title)");
+
+  // Header: counts and box bounds, up to the first section keyword.
+  bool have_atoms = false, have_types = false, have_box[3] = {false, false, false};
+  bool pending = r.next(line);
+  for (; pending; pending = r.next(line)) {
+    if (line.tokens.empty()) continue;
+    if (is_section(line)) break;
+    // Numbers first, then the keyword: "32000 atoms", "0.0 33.6 xlo xhi".
+    std::size_t n = 0;
+    while (n < line.tokens.size() &&
+           !std::isalpha(static_cast<unsigned char>(line.tokens[n].text[0])))
+      ++n;
+    const std::string key = joined_words(line, n);
+    if (n == 1 && key == "atoms") {
+      d.natoms = r.integer(line, 0, "the atom count");
+      if (d.natoms < 1 || d.natoms > 2147483647)
+        r.fail(line, 0, "the atom count must be 1 .. 2^31 - 1");
+      have_atoms = true;
+    } else if (n == 1 && key == "atom types") {
+      const std::int64_t t = r.integer(line, 0, "the atom type count");
+      if (t < 1 || t > 4) r.fail(line, 0, "between 1 and 4 atom types are supported");
+      d.ntypes = static_cast<int>(t);
+      have_types = true;
+    } else if (n == 2 && (key == "xlo xhi" || key == "ylo yhi" || key == "zlo zhi")) {
+      const int dim = key[0] - 'x';
+      d.lo[dim] = r.real(line, 0, "the lower bound");
+      d.hi[dim] = r.real(line, 1, "the upper bound");
+      if (!(d.hi[dim] > d.lo[dim])) r.fail(line, 1, "the upper box bound must exceed the lower");
+      have_box[dim] = true;
+    } else if (n == 3 && key == "xy xz yz") {
+      for (std::size_t k = 0; k < 3; ++k)
+        if (r.real(line, k, "a tilt factor") != 0.0)
+          r.fail(line, k, "triclinic boxes are not supported (tilt factors must be 0)");
+    } else if (n == 1 && (key == "bonds" || key == "angles" || key == "dihedrals" ||
+                          key == "impropers" || key == "bond types" || key == "angle types" ||
+                          key == "dihedral types" || key == "improper types")) {
+      if (r.integer(line, 0, "a count") != 0)
+        r.fail(line, 0,
+               "molecular topology (" + key + ") is not supported: atom_style atomic only");
+    } else {
+      r.fail(line, n < line.tokens.size() ? n : 0,
+             "unknown header line '" + joined_words(line, 0) + "'");
+    }
+  }
+  const int after_header = line.number;
+  if (!have_atoms) r.fail(after_header, 1, "the header has no 'N atoms' line");
+  if (!have_types) r.fail(after_header, 1, "the header has no 'N atom types' line");
+  for (int dim = 0; dim < 3; ++dim)
+    if (!have_box[dim])
+      r.fail(after_header, 1,
+             fmt::format("the header has no '{0}lo {0}hi' line", static_cast<char>('x' + dim)));
+
+  const std::size_t natoms = static_cast<std::size_t>(d.natoms);
+  std::unordered_map<std::int64_t, std::size_t> index_of;
+  bool have_atom_section = false;
+
+  // Reads `count` entry lines after a section keyword, calling f(line, k) for each.
+  auto entries = [&](const std::string& name, std::size_t count, auto&& f) {
+    std::size_t k = 0;
+    while (k < count) {
+      if (!r.next(line))
+        r.fail(r.lines_read() + 1, 1,
+               fmt::format("the {} section ends after {} of {} entries", name, k, count));
+      if (line.tokens.empty()) continue;
+      if (is_section(line))
+        r.fail(line, 0, fmt::format("the {} section ends after {} of {} entries", name, k, count));
+      f(line, k);
+      ++k;
+    }
+  };
+
+  while (pending) {
+    if (line.tokens.empty()) {
+      pending = r.next(line);
+      continue;
+    }
+    const std::string section = joined_words(line, 0);
+    const Line keyword = line;
+    if (section == "Masses") {
+      d.mass.assign(d.ntypes, 0.0);
+      d.mass_line.assign(d.ntypes, 0);
+      std::vector<bool> seen(d.ntypes, false);
+      entries("Masses", std::size_t(d.ntypes), [&](const Line& l, std::size_t) {
+        if (l.tokens.size() != 2) r.fail(l, 0, "a Masses line is 'type mass'");
+        const std::int64_t t = r.integer(l, 0, "the type");
+        if (t < 1 || t > d.ntypes || seen[t - 1])
+          r.fail(l, 0, fmt::format("type {} is out of range 1..{} or repeated", t, d.ntypes));
+        seen[t - 1] = true;
+        d.mass[t - 1] = r.real(l, 1, "the mass");
+        d.mass_line[t - 1] = l.number;
+        if (!(d.mass[t - 1] > 0)) r.fail(l, 1, "masses must be positive");
+      });
+    } else if (section == "Atoms") {
+      if (!keyword.comment.empty() && keyword.comment != "atomic")
+        r.fail(keyword.number, 1,
+               "atom_style '" + keyword.comment + "' is not supported: Atoms # atomic only");
+      d.id.resize(natoms);
+      d.type.resize(natoms);
+      d.x.resize(3 * natoms);
+      entries("Atoms", natoms, [&](const Line& l, std::size_t k) {
+        if (l.tokens.size() != 5 && l.tokens.size() != 8)
+          r.fail(l, 0,
+                 fmt::format("an atomic Atoms line is 'id type x y z [ix iy iz]' (5 or 8 "
+                             "columns), found {}",
+                             l.tokens.size()));
+        const std::int64_t id = r.integer(l, 0, "the atom id");
+        if (id < 1) r.fail(l, 0, "atom ids must be positive");
+        if (!index_of.emplace(id, k).second) r.fail(l, 0, fmt::format("atom id {} repeats", id));
+        const std::int64_t t = r.integer(l, 1, "the atom type");
+        if (t < 1 || t > d.ntypes)
+          r.fail(l, 1, fmt::format("atom type {} is out of range 1..{}", t, d.ntypes));
+        d.id[k] = id;
+        d.type[k] = static_cast<int>(t);
+        for (int c = 0; c < 3; ++c) d.x[3 * k + c] = r.real(l, 2 + c, "a coordinate");
+        // Image flags only record how often an atom crossed the box; positions are wrapped.
+        for (std::size_t c = 5; c < l.tokens.size(); ++c) r.integer(l, c, "an image flag");
+      });
+      have_atom_section = true;
+    } else if (section == "Velocities") {
+      if (!have_atom_section)
+        r.fail(keyword.number, 1, "the Velocities section must follow the Atoms section");
+      d.v.assign(3 * natoms, 0.0);
+      std::vector<bool> seen(natoms, false);
+      entries("Velocities", natoms, [&](const Line& l, std::size_t) {
+        if (l.tokens.size() != 4) r.fail(l, 0, "a Velocities line is 'id vx vy vz'");
+        const std::int64_t id = r.integer(l, 0, "the atom id");
+        const auto it = index_of.find(id);
+        if (it == index_of.end() || seen[it->second])
+          r.fail(l, 0, fmt::format("atom id {} is not in the Atoms section or repeats", id));
+        seen[it->second] = true;
+        for (int c = 0; c < 3; ++c) d.v[3 * it->second + c] = r.real(l, 1 + c, "a velocity");
+      });
+    } else if (section == "Pair Coeffs" || section == "PairIJ Coeffs") {
+      // The input's pair section defines the potential; these lines are skipped.
+      const std::size_t count = section == "Pair Coeffs"
+                                    ? std::size_t(d.ntypes)
+                                    : std::size_t(d.ntypes) * (d.ntypes + 1) / 2;
+      entries(section, count, [](const Line&, std::size_t) {});
+    } else {
+      r.fail(keyword, 0,
+             "section '" + section +
+                 "' is not supported (Masses, Atoms # atomic, Velocities, Pair Coeffs)");
+    }
+    pending = r.next(line);
+  }
+  if (!have_atom_section) r.fail(r.lines_read(), 1, "the data file has no Atoms section");
+  return d;
+}
+
+}  // namespace hayate::md
