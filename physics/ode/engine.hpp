@@ -196,7 +196,8 @@ struct FusedKernel {
   std::int64_t first_step, steps;
   double dt;
 
-  static std::size_t words(std::size_t n_states, std::size_t n_vars, std::size_t n_bufs) {
+  KOKKOS_INLINE_FUNCTION static std::size_t words(std::size_t n_states, std::size_t n_vars,
+                                                  std::size_t n_bufs) {
     return n_vars + n_bufs * n_states;
   }
 
