@@ -129,6 +129,29 @@ void register_steps() {
       }
 }
 
+// LR-Line in teams mode without merging (more, shorter phases: team barriers are cheap) and with
+// the teams' variables in global memory instead of scratch.
+void register_teams_variants() {
+  ode::EngineOptions in_global;
+  in_global.teams_scratch = false;
+  CompilerOptions unmerged = all_passes();
+  unmerged.merge = false;
+  register_for_each_space(
+      "ode/step/lr_line/euler/teams_unmerged",
+      [=](auto space, benchmark::State& state) {
+        device_steps(space, state, "lr_line", 0.01, Method::Euler, ExecMode::Teams, unmerged, 1,
+                     steps_per_iteration(space));
+      },
+      [](benchmark::internal::Benchmark* b) { b->MinTime(0.1); });
+  register_for_each_space(
+      "ode/step/lr_line/euler/teams_global",
+      [=](auto space, benchmark::State& state) {
+        device_steps(space, state, "lr_line", 0.01, Method::Euler, ExecMode::Teams, all_passes(), 1,
+                     steps_per_iteration(space), in_global);
+      },
+      [](benchmark::internal::Benchmark* b) { b->MinTime(0.1); });
+}
+
 // The serial reference interpreter on one core: the baseline of the speed-up goals.
 void register_reference() {
   for (const auto& c : cases)
@@ -231,6 +254,7 @@ void register_ensembles() {
 
 void register_ode_suite() {
   register_steps();
+  register_teams_variants();
   register_reference();
   register_passes();
   register_ensembles();

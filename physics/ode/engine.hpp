@@ -29,6 +29,7 @@ enum class ExecMode { Phases, Persistent, Fused, Teams };
 struct EngineOptions {
   bool fused_scratch = true;  // fused: member state in team scratch memory when it fits
   int fused_members = 0;      // fused: members per team (0 = the most that fit, up to 128)
+  bool teams_scratch = true;  // teams: each team's variables in team scratch memory when they fit
 };
 
 // Error of a teams-mode run whose teams were not all resident at once (grid barrier timed out).
@@ -297,15 +298,23 @@ struct BinSweep {
   }
 };
 
+// With `scratch`, a team keeps a private copy of every variable in team scratch memory: no bin
+// reads a variable of another bin, so the algebraic values a phase hands to the next never leave
+// the multiprocessor. The copy starts from the global values (folded constants, parameters) and
+// is not written back; the engine's variables are those of the last evaluate().
 template <class Space>
 struct TeamsKernel {
   using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
+  using Scratch = Kokkos::View<double*, typename Space::scratch_memory_space,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   ProgramRef p;
   const std::int32_t* bin_begin;
   int n_phases, n_bins, league;
   Method method;
   double* bufs[4];
   double* v;
+  std::size_t n_vars;
+  int scratch;
   unsigned long long* counter;
   int* failed;
   std::int64_t first_step, steps;
@@ -313,10 +322,20 @@ struct TeamsKernel {
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     double* b[4] = {bufs[0], bufs[1], bufs[2], bufs[3]};
+    double* vv = v;
+    if (scratch) {
+      Scratch local(team.team_scratch(0), n_vars);
+      vv = local.data();
+      const double* src = v;
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n_vars), [&](const std::size_t j) {
+        Kokkos::single(Kokkos::PerThread(team), [&] { vv[j] = src[j]; });
+      });
+      team.team_barrier();
+    }
     unsigned long long arrivals = 0;
     int ok = 1;
     const BinSweep<member_type> sweep{team, p,       bin_begin, n_phases,  n_bins, league,
-                                      v,    counter, failed,    &arrivals, &ok};
+                                      vv,   counter, failed,    &arrivals, &ok};
     for (std::int64_t n = 0; n < steps && ok; ++n) {
       const int r = step_schedule(method, double(first_step + n) * dt, dt, b, sweep);
       double* tmp = b[0];
@@ -535,6 +554,8 @@ class Engine {
                          method_,
                          {bufs_[0].data(), bufs_[1].data(), bufs_[2].data(), bufs_[3].data()},
                          v_.data(),
+                         prog_.n_vars,
+                         0,
                          counter_.data(),
                          failed_.data(),
                          first_step,
@@ -553,7 +574,11 @@ class Engine {
           Kokkos::TeamPolicy<Space>(league, 1, vector).team_size_max(k, Kokkos::ParallelForTag());
       team = int(std::min<std::size_t>(widest, std::size_t(max_team)));
     }
-    Kokkos::parallel_for("hayate::ode::teams", Kokkos::TeamPolicy<Space>(league, team, vector), k);
+    const std::size_t bytes = std::max<std::size_t>(prog_.n_vars, 1) * sizeof(double);
+    k.scratch = options_.teams_scratch && bytes <= Kokkos::TeamPolicy<Space>::scratch_size_max(0);
+    Kokkos::TeamPolicy<Space> policy(league, team, vector);
+    if (k.scratch) policy.set_scratch_size(0, Kokkos::PerTeam(bytes));
+    Kokkos::parallel_for("hayate::ode::teams", policy, k);
     int failed = 0;
     if (league > 1) Kokkos::deep_copy(failed, failed_);
     if (failed) {

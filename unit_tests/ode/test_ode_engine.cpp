@@ -43,10 +43,11 @@ constexpr ExecMode all_modes[] = {ExecMode::Phases, ExecMode::Persistent, ExecMo
 
 template <class Space>
 void compare_per_step(const FlatModel& model, CompilerOptions options, Method method, ExecMode mode,
-                      int steps, double dt, double t0 = 0.0) {
+                      int steps, double dt, double t0 = 0.0,
+                      const EngineOptions& engine_options = {}) {
   if (mode == ExecMode::Teams && options.partitions == 1) options.partitions = 3;
   const Program prog = compile(model, options);
-  Engine<Space> dev(prog, 1, method, mode);
+  Engine<Space> dev(prog, 1, method, mode, engine_options);
   ReferenceInterpreter ref(prog, 1, method);
   AstIntegrator ast(model, method);
   dev.set_states(model.state_init);
@@ -159,14 +160,18 @@ TYPED_TEST(OdeEngine, EnsembleMembersMatchSeparateRuns) {
 }
 
 // LR-Line in teams mode: 100 cells in 4 bins (one team each on a GPU), coupled through the
-// previous stage's voltages; Euler and RK4 against the reference interpreter step by step.
+// previous stage's voltages; Euler and RK4 against the reference interpreter step by step, with
+// the teams' variables in scratch and in global memory.
 TYPED_TEST(OdeEngine, LineOfCellsInTeamsMatchesReference) {
   const FlatModel model = load_model_file(test::source_path("inputs/ode/lr_line.model.yaml"));
   CompilerOptions o = all_passes();
   o.partitions = 0;
   EXPECT_EQ(compile(model, o).n_bins, 4u);
+  EngineOptions in_global;
+  in_global.teams_scratch = false;
   for (Method method : {Method::Euler, Method::RK4})
-    compare_per_step<TypeParam>(model, o, method, ExecMode::Teams, 3, 0.01, 9.99);
+    for (const EngineOptions& eo : {EngineOptions{}, in_global})
+      compare_per_step<TypeParam>(model, o, method, ExecMode::Teams, 3, 0.01, 9.99, eo);
 }
 
 // A forced oscillator x'' = -x + t, x(0) = 1, x'(0) = 0, with a known solution.
