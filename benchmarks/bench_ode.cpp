@@ -86,7 +86,8 @@ void device_steps(Space space, benchmark::State& state, const std::string& model
                   Method method, ExecMode mode, CompilerOptions options, std::size_t members,
                   std::int64_t steps, const ode::EngineOptions& engine_options = {}) {
   const ode::FlatModel fm = ode::load_model_file(model_path(model));
-  if (mode == ExecMode::Teams) options.partitions = 0;  // bins of about a warp of cells
+  // Teams: bins of about a warp of cells unless the caller chose a number.
+  if (mode == ExecMode::Teams && options.partitions == 1) options.partitions = 0;
   const ode::Program prog = ode::compile(fm, options);
   ode::Engine<Space> engine(prog, members, method, mode, engine_options);
   std::vector<double> x(prog.n_states * members);
@@ -129,8 +130,8 @@ void register_steps() {
       }
 }
 
-// LR-Line in teams mode without merging (more, shorter phases: team barriers are cheap) and with
-// the teams' variables in global memory instead of scratch.
+// LR-Line in teams mode without merging (more, shorter phases: team barriers are cheap), with 8
+// bins instead of 4, and with the teams' variables in global memory instead of scratch.
 void register_teams_variants() {
   ode::EngineOptions in_global;
   in_global.teams_scratch = false;
@@ -140,6 +141,15 @@ void register_teams_variants() {
       "ode/step/lr_line/euler/teams_unmerged",
       [=](auto space, benchmark::State& state) {
         device_steps(space, state, "lr_line", 0.01, Method::Euler, ExecMode::Teams, unmerged, 1,
+                     steps_per_iteration(space));
+      },
+      [](benchmark::internal::Benchmark* b) { b->MinTime(0.1); });
+  CompilerOptions eight = all_passes();
+  eight.partitions = 8;  // 8 bins of 12-13 cells: twice the SMs, warps 40% full
+  register_for_each_space(
+      "ode/step/lr_line/euler/teams_8bins",
+      [=](auto space, benchmark::State& state) {
+        device_steps(space, state, "lr_line", 0.01, Method::Euler, ExecMode::Teams, eight, 1,
                      steps_per_iteration(space));
       },
       [](benchmark::internal::Benchmark* b) { b->MinTime(0.1); });
