@@ -70,6 +70,10 @@ class GravityProblem final : public core::Problem {
       t.leaf_size = int(config.integer("tree.leaf_size"));
       t.rebuild_every = int(config.integer("tree.rebuild_every"));
       t.quadrupole = config.boolean("tree.quadrupole");
+      t.walk = config.string("tree.walk") == "particle" ? Walk::Particle : Walk::Group;
+      const std::string sort = config.string("tree.sort");
+      t.sort = sort == "portable" ? SortMethod::Portable
+                                  : (sort == "cuda" ? SortMethod::Cuda : SortMethod::Auto);
       solver_ = std::make_unique<TreeForce<Space>>(precision, t, G_, eps_, direct);
     } else {
       direct_ = std::make_unique<DirectForce<Space>>(direct);
@@ -417,6 +421,14 @@ void declare(core::Schema& s) {
       .defaults(0)
       .at_least(0);
   s.boolean("tree.quadrupole", "Use node quadrupole moments (else monopoles only)").defaults(true);
+  s.choice("tree.walk", {"group", "particle"},
+           "Walk: group (a team walks once per group, lanes test nodes in parallel and sum "
+           "interaction lists from scratch) or particle (each thread walks node after node)")
+      .defaults("group");
+  s.choice("tree.sort", {"auto", "portable", "cuda"},
+           "Key sort: portable radix sort, or CUB's radix sort (cuda backend only); auto = cuda "
+           "on the cuda backend")
+      .defaults("auto");
   s.section("time", "Time integration");
   s.choice("time.integrator", {"leapfrog", "block", "hermite"},
            "leapfrog: KDK with the shared step dt; block: KDK with power-of-two individual steps "
