@@ -74,6 +74,10 @@ class GravityProblem final : public core::Problem {
       const std::string sort = config.string("tree.sort");
       t.sort = sort == "portable" ? SortMethod::Portable
                                   : (sort == "cuda" ? SortMethod::Cuda : SortMethod::Auto);
+      if (t.sort == SortMethod::Cuda && !uses_cuda_sort<Space>(t.sort))
+        config.fail("tree.sort",
+                    "the cuda sort runs on the cuda backend only; use auto or "
+                    "portable");
       solver_ = std::make_unique<TreeForce<Space>>(precision, t, G_, eps_, direct);
     } else {
       direct_ = std::make_unique<DirectForce<Space>>(direct);
