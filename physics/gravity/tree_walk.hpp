@@ -170,12 +170,12 @@ struct ParticleWalkKernel {
 struct GroupWalkShape {
   int ts = 1;
   int levels = 1;
-  int node_list() const { return ts * 4 < 64 ? 64 : ts * 4; }
-  int range_list() const { return ts * 2 < 32 ? 32 : ts * 2; }
+  KOKKOS_INLINE_FUNCTION int node_list() const { return ts * 4 < 64 ? 64 : ts * 4; }
+  KOKKOS_INLINE_FUNCTION int range_list() const { return ts * 2 < 32 ? 32 : ts * 2; }
   // The stack is a pile of segments, one pushed per round (at most 8 children of each of at
   // most ts popped nodes), and a segment's shallowest node is deeper than that of the segment
   // under it, so at most `levels` segments are ever stacked. Overflow is still checked.
-  int stack() const { return 8 * ts * (levels + 2); }
+  KOKKOS_INLINE_FUNCTION int stack() const { return 8 * ts * (levels + 2); }
 };
 
 template <class Space, class T, class Acc, int TPT, bool WithPotential, Mac M>
