@@ -21,6 +21,8 @@ for bin in hayate benchmarks/hayate_bench; do
     exit 2
   fi
 done
+# Libraries copied by scripts/device_libs.sh for machines whose image lacks them.
+[ -d "$build/devlibs" ] && export LD_LIBRARY_PATH="$build/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 status=0
 log() { echo "[gravity_tree.sh $(date +%H:%M:%S)] $*"; }
 { nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv || true; } > "$out/device.txt"
@@ -80,7 +82,7 @@ for r in sorted(glob.glob(os.path.join(out, "runs", "tree_*"))):
           f"{float(fe['p99']):.2e} | {float(fe['max']):.2e} |")
 p = os.path.join(out, "gravity_tree.json")
 rows = [b for b in (json.load(open(p))["benchmarks"] if os.path.exists(p) else [])
-        if b.get("aggregate_name", "median") == "median"]
+        if b.get("aggregate_name", "median") == "median" and "particles_per_second" in b]
 if rows:
     print("\n| tree benchmark (one evaluation incl. rebuild, median) | N | s/evaluation | particles/s |")
     print("|---|---|---|---|")
