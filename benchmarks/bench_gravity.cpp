@@ -96,7 +96,18 @@ void run_default(const Space& space, benchmark::State& state, int n, bool split)
   shape.team_size = gravity::DirectDefaults<Space>::team_size;
   shape.tile = gravity::DirectDefaults<Space>::tile;
   shape.splits = split ? 0 : 1;
-  run_direct<Space, T, Acc, gravity::DirectDefaults<Space>::i_per_thread>(space, state, n, shape);
+  // The solver's automatic targets per thread.
+  switch (gravity::DirectDefaults<Space>::auto_i_per_thread(n)) {
+    case 1:
+      run_direct<Space, T, Acc, 1>(space, state, n, shape);
+      break;
+    case 4:
+      run_direct<Space, T, Acc, 4>(space, state, n, shape);
+      break;
+    default:
+      run_direct<Space, T, Acc, 8>(space, state, n, shape);
+      break;
+  }
 }
 
 template <class Space, int IPT>

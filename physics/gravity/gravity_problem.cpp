@@ -58,6 +58,9 @@ class GravityProblem final : public core::Problem {
     shape.team_size = int(config.integer("direct.team_size"));
     shape.tile = int(config.integer("direct.tile"));
     shape.splits = int(config.integer("direct.j_split"));
+    shape.i_per_thread = int(config.integer("direct.i_per_thread"));
+    if (shape.i_per_thread & (shape.i_per_thread - 1))
+      config.fail("direct.i_per_thread", "targets per thread must be 0 (automatic), 1, 2, 4 or 8");
     const Precision precision = parse_precision(config.string("precision"));
     check_scratch(config, shape);
     DirectSolver<Space> direct(precision, shape, G_, eps_);
@@ -402,6 +405,11 @@ void declare(core::Schema& s) {
             "to fill the device")
       .defaults(0)
       .at_least(0);
+  s.integer("direct.i_per_thread",
+            "Targets per thread (1, 2, 4 or 8) of the leapfrog/block force kernel; 0 = automatic "
+            "(GPUs: 1 below 65536 targets, else 4; CPUs: 8)")
+      .defaults(0)
+      .range(0, 8);
   s.section("tree", "Barnes-Hut tree (solver: tree)");
   s.choice("tree.mac", {"acceleration", "theta"},
            "Opening criterion: acceleration (G m/d^2 (b/d)^2 <= dacc |a_old|) or theta "
