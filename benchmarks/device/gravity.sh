@@ -46,7 +46,7 @@ timeout 100 "$build/benchmarks/hayate_bench" \
   || { status=1; log "benchmarks FAILED (see gravity_bench.log)"; }
 
 log "launch-shape sweep (1 repetition)"
-timeout 70 "$build/benchmarks/hayate_bench" \
+timeout 100 "$build/benchmarks/hayate_bench" \
   --benchmark_filter='^gravity/direct_sweep/.*(cuda|openmp)' \
   --benchmark_out="$out/gravity_sweep.json" --benchmark_out_format=json \
   > "$out/gravity_sweep.log" 2>&1 || { status=1; log "sweep FAILED (see gravity_sweep.log)"; }
