@@ -71,9 +71,11 @@ log "summary"
 python3 - "$out" > "$out/summary.md" <<'PY' || status=1
 import json, sys, os
 out = sys.argv[1]
-def load(name):
-    p = os.path.join(out, name)
-    return json.load(open(p))["benchmarks"] if os.path.exists(p) else []
+def load(name):  # a benchmark run cut by its timeout leaves unfinished JSON
+    try:
+        return json.load(open(os.path.join(out, name)))["benchmarks"]
+    except (OSError, ValueError, KeyError):
+        return []
 def space_of(name):
     return next((p for p in name.split("/") if p in ("cuda", "openmp", "serial")), "?")
 rows = [b for b in load("gravity.json") if b.get("aggregate_name", "median") == "median"]

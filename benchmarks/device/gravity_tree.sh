@@ -80,8 +80,11 @@ for r in sorted(glob.glob(os.path.join(out, "runs", "tree_*"))):
           f"{t.get('tree_build', {}).get('calls', '?')} | {mean('tree_keys'):.3e} | "
           f"{mean('tree_sort'):.3e} | {mean('tree_build'):.3e} | {float(fe['p50']):.2e} | "
           f"{float(fe['p99']):.2e} | {float(fe['max']):.2e} |")
-p = os.path.join(out, "gravity_tree.json")
-rows = [b for b in (json.load(open(p))["benchmarks"] if os.path.exists(p) else [])
+try:  # a benchmark run cut by its timeout leaves unfinished JSON
+    bench = json.load(open(os.path.join(out, "gravity_tree.json")))["benchmarks"]
+except (OSError, ValueError, KeyError):
+    bench = []
+rows = [b for b in bench
         if b.get("aggregate_name", "median") == "median" and "particles_per_second" in b]
 if rows:
     print("\n| tree benchmark (one evaluation incl. rebuild, median) | N | s/evaluation | particles/s |")
