@@ -8,6 +8,8 @@
 #include "gravity/tree_solver.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <exception>
 #include <string>
 #include <vector>
 
@@ -70,7 +72,12 @@ void run_direct(const Space& space, benchmark::State& state, const int n, Direct
     gravity::launch_direct<Space, Policy, false, IPT>(space, src, n, src, eps2, 1.0, shape, out,
                                                       partial);
   };
-  launch();  // warm-up: allocations, clocks
+  try {
+    launch();                          // warm-up: allocations, clocks
+  } catch (const std::exception& e) {  // a shape the device cannot launch (registers, scratch)
+    state.SkipWithError(e.what());
+    return;
+  }
   for (auto _ : state) time_region(state, space, launch);
   const double interactions = double(n) * double(n);
   state.counters["interactions_per_second"] = rate(interactions);
@@ -89,7 +96,18 @@ void run_default(const Space& space, benchmark::State& state, int n, bool split)
   shape.team_size = gravity::DirectDefaults<Space>::team_size;
   shape.tile = gravity::DirectDefaults<Space>::tile;
   shape.splits = split ? 0 : 1;
-  run_direct<Space, T, Acc, gravity::DirectDefaults<Space>::i_per_thread>(space, state, n, shape);
+  // The solver's automatic targets per thread.
+  switch (gravity::DirectDefaults<Space>::auto_i_per_thread(n)) {
+    case 1:
+      run_direct<Space, T, Acc, 1>(space, state, n, shape);
+      break;
+    case 4:
+      run_direct<Space, T, Acc, 4>(space, state, n, shape);
+      break;
+    default:
+      run_direct<Space, T, Acc, 8>(space, state, n, shape);
+      break;
+  }
 }
 
 template <class Space, int IPT>
@@ -125,7 +143,8 @@ void run_fp32_peak(const Space& space, benchmark::State& state, const bool gpu) 
 // One tree force evaluation of all particles (keys, sort, build, moments, walk; FP32, acceleration
 // MAC at dacc = 2^-9 from accelerations of a first theta-MAC evaluation).
 template <class Space>
-void run_tree(const Space& space, benchmark::State& state, const int n, const bool galaxy) {
+void run_tree(const Space& space, benchmark::State& state, const int n, const bool galaxy,
+              const gravity::Walk walk) {
   const gravity::HostParticles hp =
       galaxy ? gravity::galaxy(n, {0.05, 0.2, 0.1, 1.0, 0.1, 1.5, 1.0, 3.0, 10.0, false}, 1.0, 7)
              : gravity::plummer(n, 1.0, 1.0, 1.0, 2026);
@@ -140,6 +159,7 @@ void run_tree(const Space& space, benchmark::State& state, const int n, const bo
   Kokkos::deep_copy(p.m, m);
   gravity::TreeParams params;
   params.rebuild_every = 1;  // every evaluation pays for its tree
+  params.walk = walk;
   const double eps = galaxy ? 0.02 : 0.005;
   gravity::TreeForce<Space> tree(
       gravity::Precision::Float, params, 1.0, eps,
@@ -153,6 +173,41 @@ void run_tree(const Space& space, benchmark::State& state, const int n, const bo
   state.counters["particles_per_second"] = rate(double(n));
   state.counters["n"] = n;
   state.counters["nodes"] = tree.tree().n_nodes();
+}
+
+// Stable sort of n (63-bit key, index) pairs, as the tree build sorts its Morton codes.
+template <class Space>
+void run_sort(const Space& space, benchmark::State& state, const int n,
+              const gravity::SortMethod method) {
+  using Mem = typename Space::memory_space;
+  Kokkos::View<std::uint64_t*, Mem> source("hayate::bench::keys", n),
+      keys("hayate::bench::keys", n);
+  Kokkos::View<int*, Mem> values("hayate::bench::values", n);
+  auto h = Kokkos::create_mirror_view(source);
+  std::uint64_t s = 88172645463325252ull;
+  for (int i = 0; i < n; ++i) {  // xorshift64: any well-spread keys do
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    h(i) = s >> 1;
+  }
+  Kokkos::deep_copy(source, h);
+  gravity::RadixSortBuffers<Space> buffers;
+  auto reset = [&] {
+    Kokkos::deep_copy(keys, source);
+    Kokkos::parallel_for(
+        "hayate::gravity::bench_iota", Kokkos::RangePolicy<Space>(space, 0, n),
+        KOKKOS_LAMBDA(const int i) { values(i) = i; });
+  };
+  auto sort = [&] { gravity::sort_pairs<Space>(keys, values, n, 63, buffers, method); };
+  reset();
+  sort();
+  for (auto _ : state) {
+    reset();
+    time_region(state, space, sort);
+  }
+  state.counters["pairs_per_second"] = rate(double(n));
+  state.counters["n"] = n;
 }
 
 }  // namespace
@@ -182,12 +237,27 @@ void register_gravity_suite() {
     }
     // Tree: a full evaluation per iteration, Plummer and the composite galaxy.
     for (const char* model : {"plummer", "galaxy"}) {
-      const bool galaxy = std::string(model) == "galaxy";
-      auto* t = register_on(std::string("gravity/tree/") + model, backend,
-                            [galaxy](auto space, benchmark::State& state) {
-                              run_tree(space, state, int(state.range(0)), galaxy);
+      for (const char* walk : {"group", "particle"}) {
+        const bool galaxy = std::string(model) == "galaxy";
+        const gravity::Walk w =
+            std::string(walk) == "group" ? gravity::Walk::Group : gravity::Walk::Particle;
+        auto* t = register_on(std::string("gravity/tree/") + model + "/" + walk, backend,
+                              [galaxy, w](auto space, benchmark::State& state) {
+                                run_tree(space, state, int(state.range(0)), galaxy, w);
+                              });
+        for (int e = gpu ? 16 : 12; e <= (gpu ? 20 : top); e += 2) t->Arg(1 << e);
+      }
+    }
+    // The tree's key sort: the portable radix sort, and CUB's on CUDA.
+    for (const char* method : gpu ? std::vector<const char*>{"portable", "cuda"}
+                                  : std::vector<const char*>{"portable"}) {
+      const gravity::SortMethod m =
+          std::string(method) == "cuda" ? gravity::SortMethod::Cuda : gravity::SortMethod::Portable;
+      auto* t = register_on(std::string("gravity/sort/") + method, backend,
+                            [m](auto space, benchmark::State& state) {
+                              run_sort(space, state, int(state.range(0)), m);
                             });
-      for (int e = gpu ? 16 : 12; e <= (gpu ? 20 : top); e += 2) t->Arg(1 << e);
+      for (int e = 16; e <= (gpu ? 23 : 20); e += gpu ? 1 : 2) t->Arg(1 << e);
     }
     // j-split off at small N (FP32): what the split buys.
     auto* off = register_on(
@@ -203,7 +273,8 @@ void register_gravity_suite() {
     for (const int n : {1 << std::min(top, 18), 1 << 12}) {
       for (const int team : teams)
         for (const int tile : tiles)
-          for (const int ipt : gpu ? std::vector<int>{1, 2, 4} : std::vector<int>{4, 8, 16}) {
+          for (const int ipt : gpu ? std::vector<int>{2, 4, 8, 16} : std::vector<int>{4, 8, 16}) {
+            if (gpu && ipt * team > 4096) continue;  // past the register file
             const std::string name = "gravity/direct_sweep/float/n:" + std::to_string(n) +
                                      "/ipt:" + std::to_string(ipt) +
                                      "/team:" + std::to_string(team) +

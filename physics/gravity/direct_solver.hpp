@@ -22,7 +22,6 @@ class DirectSolver {
   using Mem = typename Space::memory_space;
   using Vec = typename Particles<Space>::Vec;
   using Scalar = typename Particles<Space>::Scalar;
-  static constexpr int ipt = DirectDefaults<Space>::i_per_thread;
 
   // requested: team_size / tile / splits, 0 = the space's default (splits: automatic).
   DirectSolver(Precision precision, DirectShape requested, double G, double eps)
@@ -33,12 +32,16 @@ class DirectSolver {
 
   Precision precision() const { return precision_; }
 
-  // The shape a call with these sizes launches.
-  DirectShape shape(std::int64_t n_targets, std::int64_t n_sources) const {
+  // The shape a call with these sizes launches (the Hermite kernel: `hermite`).
+  DirectShape shape(std::int64_t n_targets, std::int64_t n_sources, bool hermite = false) const {
     DirectShape s = requested_;
+    if (hermite)
+      s.i_per_thread = DirectDefaults<Space>::i_per_thread;
+    else if (s.i_per_thread <= 0)
+      s.i_per_thread = DirectDefaults<Space>::auto_i_per_thread(n_targets);
     const std::int64_t padded = (n_sources + s.tile - 1) / s.tile * s.tile;
-    s.splits =
-        choose_splits(n_targets, padded, s.tile, ipt, Space().concurrency(), requested_.splits);
+    s.splits = choose_splits(n_targets, padded, s.tile, s.i_per_thread, Space().concurrency(),
+                             requested_.splits);
     return s;
   }
 
@@ -126,7 +129,8 @@ class DirectSolver {
            bool with_potential, const ForceOutput<Space>& out) {
     using T = typename Policy::Real;
     auto& buf = buffers<Policy>();
-    const DirectShape s = shape(targets.count, n);
+    constexpr bool hermite = Policy::components == 7;
+    const DirectShape s = shape(targets.count, n, hermite);
     const int padded = (n + s.tile - 1) / s.tile * s.tile;
     ensure_size(buf.sources, padded, "hayate::gravity::sources");
     const auto sources = Kokkos::subview(buf.sources, std::make_pair(0, padded));
@@ -139,13 +143,39 @@ class DirectSolver {
       tgt = t;
     }
     const T eps2 = T(eps_) * T(eps_);
+    if constexpr (hermite) {
+      launch<Policy, DirectDefaults<Space>::i_per_thread>(tgt, targets.count, sources, eps2, s,
+                                                          with_potential, out, buf.partial);
+    } else {
+      switch (s.i_per_thread) {
+        case 1:
+          launch<Policy, 1>(tgt, targets.count, sources, eps2, s, with_potential, out, buf.partial);
+          break;
+        case 2:
+          launch<Policy, 2>(tgt, targets.count, sources, eps2, s, with_potential, out, buf.partial);
+          break;
+        case 4:
+          launch<Policy, 4>(tgt, targets.count, sources, eps2, s, with_potential, out, buf.partial);
+          break;
+        default:
+          launch<Policy, 8>(tgt, targets.count, sources, eps2, s, with_potential, out, buf.partial);
+          break;
+      }
+    }
+  }
+
+  template <class Policy, int IPT>
+  void launch(const Kokkos::View<const typename Policy::Source*, Mem>& tgt, int count,
+              const Kokkos::View<const typename Policy::Source*, Mem>& sources,
+              typename Policy::Real eps2, const DirectShape& s, bool with_potential,
+              const ForceOutput<Space>& out, Kokkos::View<typename Policy::Acc***, Mem>& partial) {
     const Space space;
     if (with_potential)
-      launch_direct<Space, Policy, true, ipt>(space, tgt, targets.count, sources, eps2, G_, s, out,
-                                              buf.partial);
+      launch_direct<Space, Policy, true, IPT>(space, tgt, count, sources, eps2, G_, s, out,
+                                              partial);
     else
-      launch_direct<Space, Policy, false, ipt>(space, tgt, targets.count, sources, eps2, G_, s, out,
-                                               buf.partial);
+      launch_direct<Space, Policy, false, IPT>(space, tgt, count, sources, eps2, G_, s, out,
+                                               partial);
   }
 
   Precision precision_;

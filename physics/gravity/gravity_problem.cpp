@@ -58,6 +58,9 @@ class GravityProblem final : public core::Problem {
     shape.team_size = int(config.integer("direct.team_size"));
     shape.tile = int(config.integer("direct.tile"));
     shape.splits = int(config.integer("direct.j_split"));
+    shape.i_per_thread = int(config.integer("direct.i_per_thread"));
+    if (shape.i_per_thread & (shape.i_per_thread - 1))
+      config.fail("direct.i_per_thread", "targets per thread must be 0 (automatic), 1, 2, 4 or 8");
     const Precision precision = parse_precision(config.string("precision"));
     check_scratch(config, shape);
     DirectSolver<Space> direct(precision, shape, G_, eps_);
@@ -70,6 +73,14 @@ class GravityProblem final : public core::Problem {
       t.leaf_size = int(config.integer("tree.leaf_size"));
       t.rebuild_every = int(config.integer("tree.rebuild_every"));
       t.quadrupole = config.boolean("tree.quadrupole");
+      t.walk = config.string("tree.walk") == "particle" ? Walk::Particle : Walk::Group;
+      const std::string sort = config.string("tree.sort");
+      t.sort = sort == "portable" ? SortMethod::Portable
+                                  : (sort == "cuda" ? SortMethod::Cuda : SortMethod::Auto);
+      if (t.sort == SortMethod::Cuda && !uses_cuda_sort<Space>(t.sort))
+        config.fail("tree.sort",
+                    "the cuda sort runs on the cuda backend only; use auto or "
+                    "portable");
       solver_ = std::make_unique<TreeForce<Space>>(precision, t, G_, eps_, direct);
     } else {
       direct_ = std::make_unique<DirectForce<Space>>(direct);
@@ -394,6 +405,11 @@ void declare(core::Schema& s) {
             "to fill the device")
       .defaults(0)
       .at_least(0);
+  s.integer("direct.i_per_thread",
+            "Targets per thread (1, 2, 4 or 8) of the leapfrog/block force kernel; 0 = automatic "
+            "(GPUs: 1 below 65536 targets, else 4; CPUs: 8)")
+      .defaults(0)
+      .range(0, 8);
   s.section("tree", "Barnes-Hut tree (solver: tree)");
   s.choice("tree.mac", {"acceleration", "theta"},
            "Opening criterion: acceleration (G m/d^2 (b/d)^2 <= dacc |a_old|) or theta "
@@ -417,6 +433,14 @@ void declare(core::Schema& s) {
       .defaults(0)
       .at_least(0);
   s.boolean("tree.quadrupole", "Use node quadrupole moments (else monopoles only)").defaults(true);
+  s.choice("tree.walk", {"group", "particle"},
+           "Walk: group (a team walks once per group, lanes test nodes in parallel and sum "
+           "interaction lists from scratch) or particle (each thread walks node after node)")
+      .defaults("group");
+  s.choice("tree.sort", {"auto", "portable", "cuda"},
+           "Key sort: portable radix sort, or CUB's radix sort (cuda backend only); auto = cuda "
+           "on the cuda backend")
+      .defaults("auto");
   s.section("time", "Time integration");
   s.choice("time.integrator", {"leapfrog", "block", "hermite"},
            "leapfrog: KDK with the shared step dt; block: KDK with power-of-two individual steps "

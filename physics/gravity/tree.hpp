@@ -1,24 +1,26 @@
 #pragma once
 // Barnes-Hut octree on the device.
-//   build:   bounding cube -> Morton keys (packed with the particle index, so every key is unique
-//            and the sort is deterministic) -> Kokkos::sort -> octree level by level (each node
-//            is a contiguous range of sorted particles; children found by binary search on the
-//            key digits) -> nodes reordered depth-first with "skip" links (the next node after
-//            a node's subtree), which lets a walk run without a stack.
+//   build:   bounding cube -> 63-bit Morton codes -> stable radix sort of (code, particle) pairs
+//            (equal codes keep the particle order, so the sort is deterministic) -> octree level
+//            by level (each node is a contiguous range of sorted particles; children found by
+//            binary search on the key digits) -> nodes reordered depth-first with "skip" links
+//            (the next node after a node's subtree), which lets a walk run without a stack. The
+//            level-by-level (breadth-first) numbering is kept as well: there a node's children
+//            are consecutive, which is what the group walk's lanes fan out over.
 //   moments: every evaluation, bottom-up from the current positions: mass, centre of mass and
 //            b_J = an upper bound of the distance of the node's particles from it.
 //   walk:    a group of consecutive (so nearby) sorted particles shares one walk: the opening
 //            decision uses the distance from the node's centre of mass to the group's bounding
-//            box, so it is the same for every member; accepted nodes and the particles of
-//            opened leaves interact with each member through the direct kernel's pair policy.
+//            box, so it is the same for every member (tree_walk.hpp).
 // MACs: acceleration (G m_J / d^2 (b_J / d)^2 <= dacc |a_old|, GADGET/GOTHIC) or the classic
 // theta (cell side / d < theta); both also require d > b_J.
 #include "gravity/direct.hpp"
+#include "gravity/radix_sort.hpp"
 #include "gravity/state.hpp"
+#include "gravity/tree_walk.hpp"
 #include "run/checkpoint.hpp"
 
 #include <Kokkos_Core.hpp>
-#include <Kokkos_Sort.hpp>
 
 #include <array>
 #include <cstdint>
@@ -43,117 +45,6 @@ KOKKOS_INLINE_FUNCTION std::uint64_t morton_key(std::uint64_t ix, std::uint64_t 
   return spread_bits(ix) | spread_bits(iy) << 1 | spread_bits(iz) << 2;
 }
 
-enum class Mac { Acceleration, Theta };
-
-template <class T>
-struct NodeGeom {
-  T b;     // max distance of the node's particles from its centre of mass (upper bound)
-  T side;  // side of the node's cell at build time
-};
-
-template <class T>
-struct GroupBox {
-  T cx, cy, cz, hx, hy, hz;  // bounding box centre and half sizes
-  T a_min;                   // smallest |a_old| in the group
-  int active;                // the group holds a target
-};
-
-// Per-space group shape: a warp per group on GPUs, one thread with 16 targets on CPUs.
-template <class Space>
-struct TreeDefaults {
-  static constexpr int team_size = 1;
-  static constexpr int targets_per_thread = 16;
-};
-#ifdef KOKKOS_ENABLE_CUDA
-template <>
-struct TreeDefaults<Kokkos::Cuda> {
-  static constexpr int team_size = 32;
-  static constexpr int targets_per_thread = 1;
-};
-#endif
-
-template <class Space, class T, class Acc, int TPT, bool WithPotential, Mac M>
-struct TreeWalkKernel {
-  using Mem = typename Space::memory_space;
-  using Member = typename Kokkos::TeamPolicy<Space>::member_type;
-  using Policy = MonopolePolicy<T, Acc>;
-
-  Kokkos::View<const Body<T>*, Mem> bodies;  // sorted order
-  Kokkos::View<const Body<T>*, Mem> nodes;   // centre of mass, mass
-  Kokkos::View<const NodeGeom<T>*, Mem> geom;
-  Kokkos::View<const Quadrupole<T>*, Mem> quad;  // used when `quadrupole`
-  bool quadrupole = true;
-  Kokkos::View<const int*, Mem> skip, begin, end;
-  Kokkos::View<const GroupBox<T>*, Mem> groups;
-  Kokkos::View<const int*, Mem> order;  // sorted position -> particle
-  Kokkos::View<const int*, Mem> slot;   // particle -> output row, -1 = not a target (subset)
-  bool all_targets = true;
-  ForceOutput<Space> out;
-  int n = 0, n_nodes = 0, group_size = 0;
-  T eps2 = 0, G = 1, parameter = 0;  // parameter: dacc (acceleration MAC) or theta^2
-  double G_out = 1;
-
-  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
-    const int g = team.league_rank();
-    const GroupBox<T> box = groups(g);
-    if (!box.active) return;
-    const int gb = g * group_size;
-    const int ge = gb + group_size < n ? gb + group_size : n;
-    const int ts = team.team_size(), rank = team.team_rank();
-    Body<T> ti[TPT];
-    Acc v[TPT][4];
-    for (int t = 0; t < TPT; ++t) {
-      const int k = gb + rank + t * ts;
-      ti[t] = bodies(k < ge ? k : ge - 1);
-      for (int c = 0; c < 4; ++c) v[t][c] = Acc(0);
-    }
-    const T e2 = eps2;
-    int node = 0;
-    while (node < n_nodes) {
-      const Body<T> c = nodes(node);
-      const NodeGeom<T> ng = geom(node);
-      const int next = skip(node);
-      const T ax = compat::fabs(c.x - box.cx) - box.hx;
-      const T ay = compat::fabs(c.y - box.cy) - box.hy;
-      const T az = compat::fabs(c.z - box.cz) - box.hz;
-      const T dx = ax > T(0) ? ax : T(0), dy = ay > T(0) ? ay : T(0), dz = az > T(0) ? az : T(0);
-      const T d2 = dx * dx + dy * dy + dz * dz;
-      bool accept = d2 > ng.b * ng.b;
-      if (M == Mac::Acceleration)
-        accept = accept && G * c.m * ng.b * ng.b <= parameter * box.a_min * d2 * d2;
-      else
-        accept = accept && ng.side * ng.side < parameter * d2;
-      if (accept) {
-        if (quadrupole) {
-          const Quadrupole<T> q = quad(node);
-          for (int t = 0; t < TPT; ++t)
-            Policy::template interact_node<WithPotential>(ti[t], c, q, e2, v[t]);
-        } else {
-          for (int t = 0; t < TPT; ++t)
-            Policy::template interact<WithPotential>(ti[t], c, e2, v[t]);
-        }
-        node = next;
-      } else if (next == node + 1) {  // an opened leaf: its particles one by one
-        for (int j = begin(node); j < end(node); ++j) {
-          const Body<T> b = bodies(j);
-          for (int t = 0; t < TPT; ++t)
-            Policy::template interact<WithPotential>(ti[t], b, e2, v[t]);
-        }
-        node = next;
-      } else {
-        node = node + 1;  // first child in depth-first order
-      }
-    }
-    for (int t = 0; t < TPT; ++t) {
-      const int k = gb + rank + t * ts;
-      if (k >= ge) continue;
-      const int i = order(k);
-      const int s = all_targets ? i : slot(i);
-      if (s >= 0) store_sums<Space, 4, WithPotential>(out, s, v[t], G_out);
-    }
-  }
-};
-
 template <class Space>
 class Tree {
  public:
@@ -163,6 +54,7 @@ class Tree {
   using IntView = Kokkos::View<int*, Mem>;
 
   int leaf_size = 16;
+  SortMethod sort_method = SortMethod::Auto;
 
   bool built() const { return n_nodes_ > 0; }
   int n_nodes() const { return n_nodes_; }
@@ -171,6 +63,11 @@ class Tree {
   const IntView& begin() const { return begin_; }
   const IntView& end() const { return end_; }
   const IntView& skip() const { return skip_; }
+  // Breadth-first numbering: node b's children are child_first(b) .. + child_count(b) - 1
+  // (breadth-first numbers); dfs_of(b) is its depth-first number.
+  const IntView& child_first() const { return child_first_; }
+  const IntView& child_count() const { return child_count_; }
+  const IntView& dfs_of() const { return dfs_of_; }
   const Kokkos::View<double* [4], Mem>& mono() const {
     return mono_;
   } const Kokkos::View<double* [2], Mem>& size() const {
@@ -181,10 +78,13 @@ class Tree {
   // tree_build).
   void build(const Vec& x, int n, core::Timers& timers) {
     n_ = n;
-    int idx_bits = 1;
-    while ((std::int64_t(1) << idx_bits) < n) ++idx_bits;
-    bits_ = std::min(21, (63 - idx_bits) / 3);
-    Kokkos::View<std::uint64_t*, Mem> keys("hayate::gravity::tree_keys", n);
+    bits_ = 21;
+    ensure_size(codes_, n, "hayate::gravity::tree_codes");
+    order_ = IntView(
+        Kokkos::view_alloc(std::string("hayate::gravity::tree_order"), Kokkos::WithoutInitializing),
+        n);
+    const auto codes = codes_;
+    const auto order = order_;
     {
       auto scope = timers.scope("tree_keys");
       bounding_cube(x, n);
@@ -192,7 +92,6 @@ class Tree {
       const double scale = double(std::uint64_t(1) << bits_) / (2.0 * half_);
       const double lo = -half_;
       const std::uint64_t top = (std::uint64_t(1) << bits_) - 1;
-      const int ib = idx_bits;
       Kokkos::parallel_for(
           "hayate::gravity::tree_keys", Kokkos::RangePolicy<Space>(0, n),
           KOKKOS_LAMBDA(const int i) {
@@ -200,33 +99,16 @@ class Tree {
               const double q = compat::floor(v * scale);
               return q < 0 ? std::uint64_t(0) : (q > double(top) ? top : std::uint64_t(q));
             };
-            const std::uint64_t k = morton_key(cell(x(i, 0) - cx - lo), cell(x(i, 1) - cy - lo),
-                                               cell(x(i, 2) - cz - lo));
-            keys(i) = k << ib | std::uint64_t(i);
+            codes(i) = morton_key(cell(x(i, 0) - cx - lo), cell(x(i, 1) - cy - lo),
+                                  cell(x(i, 2) - cz - lo));
+            order(i) = i;
           });
     }
     {
       auto scope = timers.scope("tree_sort");
-      Kokkos::sort(keys);
+      sort_pairs<Space>(codes, order, n, 3 * bits_, sort_buffers_, sort_method);
     }
     auto scope = timers.scope("tree_build");
-    order_ = IntView(
-        Kokkos::view_alloc(std::string("hayate::gravity::tree_order"), Kokkos::WithoutInitializing),
-        n);
-    Kokkos::View<std::uint64_t*, Mem> codes(
-        Kokkos::view_alloc(std::string("hayate::gravity::tree_codes"), Kokkos::WithoutInitializing),
-        n);
-    {
-      const auto order = order_;
-      const std::uint64_t mask = (std::uint64_t(1) << idx_bits) - 1;
-      const int ib = idx_bits;
-      Kokkos::parallel_for(
-          "hayate::gravity::tree_unpack", Kokkos::RangePolicy<Space>(0, n),
-          KOKKOS_LAMBDA(const int k) {
-            order(k) = int(keys(k) & mask);
-            codes(k) = keys(k) >> ib;
-          });
-    }
     build_levels(codes);
   }
 
@@ -305,6 +187,9 @@ class Tree {
     cp.put_view("tree_skip", skip_);
     cp.put_view("tree_level", level_);
     cp.put_view("tree_size", size_);
+    cp.put_view("tree_child_first", child_first_);
+    cp.put_view("tree_child_count", child_count_);
+    cp.put_view("tree_dfs_of", dfs_of_);
   }
 
   void restore(const core::CheckpointReader& cp, int n) {
@@ -322,6 +207,12 @@ class Tree {
     cp.get_view("tree_skip", skip_);
     cp.get_view("tree_level", level_);
     cp.get_view("tree_size", size_);
+    child_first_ = IntView("hayate::gravity::tree_child_first", n_nodes_);
+    child_count_ = IntView("hayate::gravity::tree_child_count", n_nodes_);
+    dfs_of_ = IntView("hayate::gravity::tree_dfs_of", n_nodes_);
+    cp.get_view("tree_child_first", child_first_);
+    cp.get_view("tree_child_count", child_count_);
+    cp.get_view("tree_dfs_of", dfs_of_);
   }
 
   // Public only because nvcc forbids device lambdas in private member functions.
@@ -358,7 +249,7 @@ class Tree {
   // Top-down, one level at a time: a node with more than leaf_size particles (and levels left)
   // gets one child per non-empty octant; then all nodes are sorted into depth-first order.
   void build_levels(const Kokkos::View<std::uint64_t*, Mem>& codes) {
-    std::vector<IntView> lv_begin{IntView("hayate::gravity::tree_lb", 1)};
+    std::vector<IntView> lv_begin{IntView("hayate::gravity::tree_lb", 1)}, lv_offset;
     std::vector<IntView> lv_end{IntView("hayate::gravity::tree_le", 1)};
     Kokkos::deep_copy(lv_end[0], n_);
     std::vector<int> counts{1};
@@ -397,6 +288,7 @@ class Tree {
             acc += nc;
           },
           total);
+      lv_offset.push_back(offset);
       if (total == 0) break;
       IntView nb("hayate::gravity::tree_lb", total), ne("hayate::gravity::tree_le", total);
       Kokkos::parallel_for(
@@ -425,27 +317,41 @@ class Tree {
       throw std::runtime_error("tree: more than 2^28 nodes; raise tree.leaf_size");
     n_nodes_ = int(total);
 
-    // Depth-first order = nodes sorted by (first particle, level); key packs the node too.
+    // Depth-first order = nodes sorted by (first particle, level); the values carry the
+    // breadth-first number, and a node's children are consecutive there (child_first/count).
     Kokkos::View<std::uint64_t*, Mem> key("hayate::gravity::tree_node_keys", n_nodes_);
+    IntView src_of("hayate::gravity::tree_node_src", n_nodes_);
     IntView all_begin("hayate::gravity::tree_ab", n_nodes_),
         all_end("hayate::gravity::tree_ae", n_nodes_),
         all_level("hayate::gravity::tree_al", n_nodes_);
+    child_first_ = IntView("hayate::gravity::tree_child_first", n_nodes_);
+    child_count_ = IntView("hayate::gravity::tree_child_count", n_nodes_);
+    const auto child_first = child_first_, child_count = child_count_;
     int base = 0;
     for (int l = 0; l < levels_; ++l) {
       const auto b = lv_begin[l], e = lv_end[l];
-      const int o = base;
+      const auto offset = lv_offset[l];
+      const int o = base, next_base = base + counts[l], count = counts[l];
+      const int next_total = l + 1 < levels_ ? counts[l + 1] : 0;
       Kokkos::parallel_for(
-          "hayate::gravity::tree_gather", Kokkos::RangePolicy<Space>(0, counts[l]),
+          "hayate::gravity::tree_gather", Kokkos::RangePolicy<Space>(0, count),
           KOKKOS_LAMBDA(const int k) {
             all_begin(o + k) = b(k);
             all_end(o + k) = e(k);
             all_level(o + k) = l;
-            key(o + k) =
-                (std::uint64_t(b(k)) << 33) | (std::uint64_t(l) << 28) | std::uint64_t(o + k);
+            key(o + k) = (std::uint64_t(b(k)) << 5) | std::uint64_t(l);
+            src_of(o + k) = o + k;
+            const int first = offset(k), last = k + 1 < count ? offset(k + 1) : next_total;
+            child_first(o + k) = next_base + first;
+            child_count(o + k) = last - first;
           });
       base += counts[l];
     }
-    Kokkos::sort(key);
+    int index_bits = 1;
+    while ((std::int64_t(1) << index_bits) <= n_) ++index_bits;
+    sort_pairs<Space>(key, src_of, n_nodes_, index_bits + 5, sort_buffers_, sort_method);
+    dfs_of_ = IntView("hayate::gravity::tree_dfs_of", n_nodes_);
+    const auto dfs_of = dfs_of_;
     allocate_nodes(n_nodes_);
     const auto begin = begin_, end = end_, skip = skip_, level = level_;
     const auto size = size_;
@@ -454,7 +360,8 @@ class Tree {
     Kokkos::parallel_for(
         "hayate::gravity::tree_preorder", Kokkos::RangePolicy<Space>(0, nn),
         KOKKOS_LAMBDA(const int k) {
-          const int src = int(key(k) & ((std::uint64_t(1) << 28) - 1));
+          const int src = src_of(k);
+          dfs_of(src) = k;
           begin(k) = all_begin(src);
           end(k) = all_end(src);
           level(k) = all_level(src);
@@ -481,7 +388,9 @@ class Tree {
   int n_ = 0, bits_ = 21, levels_ = 0, n_nodes_ = 0;
   std::array<double, 3> centre_{0, 0, 0};
   double half_ = 1;
-  IntView order_, begin_, end_, skip_, level_;
+  IntView order_, begin_, end_, skip_, level_, child_first_, child_count_, dfs_of_;
+  Kokkos::View<std::uint64_t*, Mem> codes_;
+  RadixSortBuffers<Space> sort_buffers_;
   Kokkos::View<double* [4], Mem> mono_;  // centre of mass, mass
   Kokkos::View<double* [2], Mem> size_;  // b_J, cell side
   Kokkos::View<double* [6], Mem> quad_;  // xx, yy, zz, xy, xz, yz

@@ -5,6 +5,8 @@
 #include "gravity/tree.hpp"
 
 #include <chrono>
+#include <stdexcept>
+#include <string>
 
 namespace hayate::gravity {
 
@@ -16,6 +18,8 @@ struct TreeParams {
   int leaf_size = 16;
   int rebuild_every = 0;  // 0 = automatic
   bool quadrupole = true;
+  Walk walk = Walk::Group;
+  SortMethod sort = SortMethod::Auto;
 };
 
 template <class Space>
@@ -32,6 +36,7 @@ class TreeForce final : public ForceSolver<Space> {
             DirectSolver<Space> direct)
       : precision_(precision), params_(params), G_(G), eps_(eps), direct_(std::move(direct)) {
     tree_.leaf_size = params.leaf_size;
+    tree_.sort_method = params.sort;
   }
 
   const Tree<Space>& tree() const { return tree_; }
@@ -162,26 +167,37 @@ class TreeForce final : public ForceSolver<Space> {
         });
   }
 
+  // Sorted particles and node data in the force precision; nodes in depth-first order for the
+  // particle walk, breadth-first (with child links) for the group walk.
   template <class T>
   void pack(const Particles<Space>& p) {
     auto& bodies = body_view<T>();
     auto& nodes = node_view<T>();
     auto& geom = geom_view<T>();
     auto& quads = quad_view<T>();
-    ensure_size(quads, tree_.n_nodes(), "hayate::gravity::tree_node_quad");
+    const int nn = tree_.n_nodes();
+    ensure_size(quads, nn, "hayate::gravity::tree_node_quad");
     ensure_size(bodies, p.n, "hayate::gravity::tree_bodies");
-    ensure_size(nodes, tree_.n_nodes(), "hayate::gravity::tree_node_bodies");
-    ensure_size(geom, tree_.n_nodes(), "hayate::gravity::tree_node_geom");
+    ensure_size(nodes, nn, "hayate::gravity::tree_node_bodies");
+    ensure_size(geom, nn, "hayate::gravity::tree_node_geom");
+    const bool bfs = params_.walk == Walk::Group;
+    if (bfs) ensure_size(links_, nn, "hayate::gravity::tree_links");
     const auto b = bodies;
     const auto nb = nodes;
     const auto ng = geom;
     const auto nq = quads;
+    const auto links = links_;
     const auto quad = tree_.quad();
     const auto order = tree_.order();
     const auto x = p.x;
     const auto m = p.m;
     const auto mono = tree_.mono();
     const auto size = tree_.size();
+    const auto dfs_of = tree_.dfs_of();
+    const auto child_first = tree_.child_first();
+    const auto child_count = tree_.child_count();
+    const auto begin = tree_.begin();
+    const auto end = tree_.end();
     Kokkos::parallel_for(
         "hayate::gravity::tree_pack_bodies", Kokkos::RangePolicy<Space>(0, p.n),
         KOKKOS_LAMBDA(const int k) {
@@ -189,13 +205,17 @@ class TreeForce final : public ForceSolver<Space> {
           b(k) = Body<T>{T(x(i, 0)), T(x(i, 1)), T(x(i, 2)), T(m(i))};
         });
     Kokkos::parallel_for(
-        "hayate::gravity::tree_pack_nodes", Kokkos::RangePolicy<Space>(0, tree_.n_nodes()),
+        "hayate::gravity::tree_pack_nodes", Kokkos::RangePolicy<Space>(0, nn),
         KOKKOS_LAMBDA(const int k) {
-          nb(k) = Body<T>{T(mono(k, 0)), T(mono(k, 1)), T(mono(k, 2)), T(mono(k, 3))};
+          const int s = bfs ? dfs_of(k) : k;
+          nb(k) = Body<T>{T(mono(s, 0)), T(mono(s, 1)), T(mono(s, 2)), T(mono(s, 3))};
           // b_J rounded up so rounding never makes the MAC less safe.
-          ng(k) = NodeGeom<T>{T(size(k, 0) * (1 + 1e-6)), T(size(k, 1))};
-          nq(k) = Quadrupole<T>{T(quad(k, 0)), T(quad(k, 1)), T(quad(k, 2)),
-                                T(quad(k, 3)), T(quad(k, 4)), T(quad(k, 5))};
+          ng(k) = NodeGeom<T>{T(size(s, 0) * (1 + 1e-6)), T(size(s, 1))};
+          nq(k) = Quadrupole<T>{T(quad(s, 0)), T(quad(s, 1)), T(quad(s, 2)),
+                                T(quad(s, 3)), T(quad(s, 4)), T(quad(s, 5))};
+          if (bfs)
+            links(k) = child_count(k) > 0 ? WalkLink{child_first(k), child_count(k)}
+                                          : WalkLink{begin(s), begin(s) - end(s)};
         });
   }
 
@@ -226,31 +246,55 @@ class TreeForce final : public ForceSolver<Space> {
   template <class T, class Acc, bool WithPotential, Mac M>
   void launch(const Particles<Space>& p, const Targets<Space>& targets,
               const ForceOutput<Space>& out) {
-    TreeWalkKernel<Space, T, Acc, tpt, WithPotential, M> k;
-    k.bodies = body_view<T>();
-    k.nodes = node_view<T>();
-    k.geom = geom_view<T>();
-    k.quad = quad_view<T>();
-    k.quadrupole = params_.quadrupole;
-    k.skip = tree_.skip();
-    k.begin = tree_.begin();
-    k.end = tree_.end();
-    k.groups = group_view<T>();
-    k.order = tree_.order();
-    k.slot = slot_;
-    k.all_targets = targets.index.extent(0) == 0;
-    k.out = out;
-    k.n = p.n;
-    k.n_nodes = tree_.n_nodes();
-    k.group_size = group_size;
-    k.eps2 = T(eps_) * T(eps_);
-    k.G = T(G_);
-    k.parameter = M == Mac::Acceleration ? T(params_.dacc) : T(params_.theta * params_.theta);
-    k.G_out = G_;
+    WalkData<Space, T> d;
+    d.bodies = body_view<T>();
+    d.nodes = node_view<T>();
+    d.geom = geom_view<T>();
+    d.quad = quad_view<T>();
+    d.quadrupole = params_.quadrupole;
+    d.groups = group_view<T>();
+    d.order = tree_.order();
+    d.slot = slot_;
+    d.all_targets = targets.index.extent(0) == 0;
+    d.out = out;
+    d.n = p.n;
+    d.n_nodes = tree_.n_nodes();
+    d.group_size = group_size;
+    d.eps2 = T(eps_) * T(eps_);
+    d.G = T(G_);
+    d.parameter = M == Mac::Acceleration ? T(params_.dacc) : T(params_.theta * params_.theta);
+    d.G_out = G_;
     const int n_groups = (p.n + group_size - 1) / group_size;
-    Kokkos::parallel_for(
-        WithPotential ? "hayate::gravity::tree_walk_potential" : "hayate::gravity::tree_walk",
-        Kokkos::TeamPolicy<Space>(n_groups, team_size), k);
+    const char* label =
+        WithPotential ? "hayate::gravity::tree_walk_potential" : "hayate::gravity::tree_walk";
+    if (params_.walk == Walk::Particle) {
+      ParticleWalkKernel<Space, T, Acc, tpt, WithPotential, M> k;
+      k.d = d;
+      k.skip = tree_.skip();
+      k.begin = tree_.begin();
+      k.end = tree_.end();
+      Kokkos::parallel_for(label, Kokkos::TeamPolicy<Space>(n_groups, team_size), k);
+      return;
+    }
+    using Kernel = GroupWalkKernel<Space, T, Acc, tpt, WithPotential, M>;
+    static_assert(team_size <= 128, "the walk's scan packs per-team counts in 8-bit fields");
+    Kernel k;
+    k.d = d;
+    k.link = links_;
+    if (overflow_.data() == nullptr)
+      overflow_ = Kokkos::View<int, Mem>("hayate::gravity::tree_overflow");
+    k.overflow = overflow_;
+    k.shape.ts = team_size;
+    k.shape.levels = tree_.levels();
+    Kokkos::TeamPolicy<Space> policy(n_groups, team_size);
+    policy.set_scratch_size(0, Kokkos::PerTeam(Kernel::scratch0(k.shape)));
+    policy.set_scratch_size(1, Kokkos::PerTeam(Kernel::scratch1(k.shape)));
+    Kokkos::parallel_for(label, policy, k);
+    int overflowed = 0;
+    Kokkos::deep_copy(overflowed, overflow_);
+    if (overflowed)
+      throw std::runtime_error("tree walk: traversal stack overflow (a tree deeper than " +
+                               std::to_string(tree_.levels()) + " levels?)");
   }
 
   template <class T>
@@ -298,6 +342,8 @@ class TreeForce final : public ForceSolver<Space> {
   int since_build_ = 0, rebuilds_ = 0;
   double build_seconds_ = 0, reference_ = -1, excess_ = 0;
   Kokkos::View<int*, Mem> slot_;
+  Kokkos::View<WalkLink*, Mem> links_;
+  Kokkos::View<int, Mem> overflow_;
   Kokkos::View<Body<float>*, Mem> bodies_f_, nodes_f_;
   Kokkos::View<Body<double>*, Mem> bodies_d_, nodes_d_;
   Kokkos::View<NodeGeom<float>*, Mem> geom_f_;

@@ -128,7 +128,9 @@ TYPED_TEST(GravityDirect, MatchesSerialReferenceForEveryPrecisionAndShape) {
   std::vector<int> all(n);
   for (int i = 0; i < n; ++i) all[i] = i;
 
-  const DirectShape shapes[] = {{0, 0, 0}, {0, 32, 1}, {0, 64, 4}, {0, 16, 7}};
+  // Launch shapes: team, tile, splits, targets per thread (0 = automatic).
+  const DirectShape shapes[] = {{0, 0, 0, 0},  {0, 32, 1, 1}, {0, 64, 4, 2},
+                                {0, 16, 7, 4}, {0, 32, 3, 8}, {0, 64, 1, 8}};
   for (const Precision prec : {Precision::Float, Precision::Double, Precision::Mixed}) {
     for (const DirectShape& shape : shapes) {
       DirectSolver<Space> solver(prec, shape, G, eps);
@@ -138,7 +140,7 @@ TYPED_TEST(GravityDirect, MatchesSerialReferenceForEveryPrecisionAndShape) {
       solver.compute(ds.p.x, ds.p.m, n, {{}, n}, true, out);
       const double err = max_rel_error(out.acc, ref.acc, all);
       EXPECT_LT(err, bound(prec)) << precision_name(prec) << " tile " << shape.tile << " splits "
-                                  << shape.splits;
+                                  << shape.splits << " ipt " << shape.i_per_thread;
       auto pot = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out.pot);
       for (int i = 0; i < n; ++i)
         ASSERT_NEAR(pot(i), ref.pot[i], bound(prec) * std::fabs(ref.pot[i]))

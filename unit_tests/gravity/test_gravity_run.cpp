@@ -221,7 +221,8 @@ checkpoint: {at_end: true}
               with({"checkpoint.restart=" + first + "/checkpoint.bin"}));
     const hayate::core::CheckpointReader a(straight + "/checkpoint.bin");
     const hayate::core::CheckpointReader b(second + "/checkpoint.bin");
-    for (const char* entry : {"x", "v", "acc", "level", "tree_order", "tree_skip"})
+    for (const char* entry :
+         {"x", "v", "acc", "level", "tree_order", "tree_skip", "tree_child_first", "tree_dfs_of"})
       EXPECT_EQ(a.bytes(entry), b.bytes(entry)) << integrator << ": " << entry;
   }
 }
@@ -270,9 +271,15 @@ TEST(GravityInput, BadInputsFailWithLocationAndExitCode2) {
       {"problem: gravity\nsolver: tree\ntime:\n  integrator: hermite\n", "run --quiet",
        "bad_hermite.yaml:2:9"},
       {"problem: gravity\ntree:\n  dacc: -1\n", "check", "bad_dacc.yaml:3:9"},
+      {"problem: gravity\ntree:\n  walk: warp\n", "check", "bad_walk.yaml:3:9"},
+      {"problem: gravity\nsolver: tree\ntree:\n  sort: cuda\n", "run --quiet --backend serial",
+       "bad_sort.yaml:4:9"},
+      {"problem: gravity\ndirect:\n  i_per_thread: 3\n", "run --quiet --backend serial",
+       "bad_ipt.yaml:3:17"},
   };
-  const char* names[] = {"bad_eps",    "bad_solver", "bad_key",     "bad_ecc", "bad_file",
-                         "bad_nofile", "bad_tile",   "bad_hermite", "bad_dacc"};
+  const char* names[] = {"bad_eps",  "bad_solver", "bad_key",  "bad_ecc",
+                         "bad_file", "bad_nofile", "bad_tile", "bad_hermite",
+                         "bad_dacc", "bad_walk",   "bad_sort", "bad_ipt"};
   for (std::size_t k = 0; k < cases.size(); ++k) {
     const std::string path = write_file(std::string(names[k]) + ".yaml", cases[k].yaml);
     const bool run = cases[k].command.rfind("run", 0) == 0;

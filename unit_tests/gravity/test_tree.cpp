@@ -4,7 +4,11 @@
 #include "gravity/tree_solver.hpp"
 #include "test_spaces.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <random>
 #include <vector>
 
 namespace {
@@ -172,6 +176,134 @@ TYPED_TEST(GravityTree, SubsetOfTargetsMatchesTheFullWalk) {
   auto s = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sub);
   for (std::size_t k = 0; k < idx.size(); ++k)
     for (int c = 0; c < 3; ++c) ASSERT_EQ(s(k, c), a(idx[k], c)) << k;
+}
+
+// The radix sort against std::stable_sort on random keys with many duplicates, for several key
+// widths and sizes around the chunk size; the CUDA specialization too where it exists.
+TYPED_TEST(GravityTree, RadixSortMatchesStableSort) {
+  using Space = TypeParam;
+  using Mem = typename Space::memory_space;
+  std::mt19937_64 rng(99);
+  RadixSortBuffers<Space> buffers;
+  for (const SortMethod method : {SortMethod::Portable, SortMethod::Auto}) {
+    for (const int n : {1, 2, 255, 257, 5000, 70001}) {
+      for (const int bits : {5, 21, 63}) {
+        std::vector<std::uint64_t> key(n);
+        const std::uint64_t mask = (std::uint64_t(1) << bits) - 1;
+        // Keys drawn from a small set at 5 bits: long runs of equal keys test stability.
+        for (auto& k : key) k = rng() & mask;
+        Kokkos::View<std::uint64_t*, Mem> keys("keys", n);
+        Kokkos::View<int*, Mem> values("values", n);
+        auto hk = Kokkos::create_mirror_view(keys);
+        auto hv = Kokkos::create_mirror_view(values);
+        for (int i = 0; i < n; ++i) {
+          hk(i) = key[i];
+          hv(i) = i;
+        }
+        Kokkos::deep_copy(keys, hk);
+        Kokkos::deep_copy(values, hv);
+        sort_pairs<Space>(keys, values, n, bits, buffers, method);
+        std::vector<int> expect(n);
+        std::iota(expect.begin(), expect.end(), 0);
+        std::stable_sort(expect.begin(), expect.end(),
+                         [&](int a, int b) { return key[a] < key[b]; });
+        Kokkos::deep_copy(hk, keys);
+        Kokkos::deep_copy(hv, values);
+        for (int i = 0; i < n; ++i) {
+          ASSERT_EQ(hv(i), expect[i]) << "n " << n << " bits " << bits << " at " << i;
+          ASSERT_EQ(hk(i), key[expect[i]]);
+        }
+      }
+    }
+  }
+}
+
+// The breadth-first child links describe the same tree as the depth-first skip links.
+TYPED_TEST(GravityTree, BreadthFirstLinksMatchTheDepthFirstTree) {
+  using Space = TypeParam;
+  auto p = to_device<Space>(hernquist(2000, 1.0, 0.1, 100.0, 1.0, 23));
+  Tree<Space> tree;
+  tree.leaf_size = 8;
+  hayate::core::Timers timers;
+  tree.build(p.x, p.n, timers);
+  const int nn = tree.n_nodes();
+  auto skip = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.skip());
+  auto first = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.child_first());
+  auto count = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.child_count());
+  auto dfs = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.dfs_of());
+  std::vector<int> seen(nn, 0);
+  for (int b = 0; b < nn; ++b) ++seen[dfs(b)];
+  for (int k = 0; k < nn; ++k) ASSERT_EQ(seen[k], 1);
+  ASSERT_EQ(dfs(0), 0);
+  for (int b = 0; b < nn; ++b) {
+    const int k = dfs(b);
+    ASSERT_EQ(count(b) == 0, skip(k) == k + 1) << "node " << b;
+    int ch = k + 1;
+    for (int c = 0; c < count(b); ++c) {
+      ASSERT_GT(first(b) + c, b);
+      ASSERT_EQ(dfs(first(b) + c), ch) << "node " << b << " child " << c;
+      ch = skip(ch);
+    }
+    if (count(b) > 0) ASSERT_EQ(ch, skip(k));
+  }
+}
+
+// Both walks take the same opening decisions, so they sum the same interactions: in double
+// precision they agree to rounding, for both MACs, with and without quadrupoles and the
+// potential, for all targets and for a subset.
+TYPED_TEST(GravityTree, GroupWalkMatchesParticleWalk) {
+  using Space = TypeParam;
+  using V = Kokkos::View<double* [3], typename Space::memory_space>;
+  using S = Kokkos::View<double*, typename Space::memory_space>;
+  auto p = to_device<Space>(hernquist(800, 1.0, 0.2, 50.0, 1.0, 24));
+  std::vector<int> idx;
+  for (int i = 3; i < p.n; i += 5) idx.push_back(i);
+  Kokkos::View<int*, typename Space::memory_space> index("index", idx.size());
+  auto hi = Kokkos::create_mirror_view(index);
+  for (std::size_t k = 0; k < idx.size(); ++k) hi(k) = idx[k];
+  Kokkos::deep_copy(index, hi);
+  for (const Mac mac : {Mac::Acceleration, Mac::Theta}) {
+    for (const bool quadrupole : {true, false}) {
+      for (const bool subset : {false, true}) {
+        std::vector<std::vector<double>> result;
+        for (const Walk walk : {Walk::Particle, Walk::Group}) {
+          TreeParams params;
+          params.mac = mac;
+          params.quadrupole = quadrupole;
+          params.walk = walk;
+          params.leaf_size = 4;
+          DirectSolver<Space> direct(Precision::Double, {}, 1.0, 0.02);
+          TreeForce<Space> tree(Precision::Double, params, 1.0, 0.02, direct);
+          hayate::core::Timers timers;
+          tree.accelerations(p, {{}, p.n}, false, {p.acc, {}, {}}, timers, false);
+          const Targets<Space> targets =
+              subset ? Targets<Space>{index, int(idx.size())} : Targets<Space>{{}, p.n};
+          V acc("acc", targets.count);
+          S pot("pot", targets.count);
+          tree.accelerations(p, targets, true, {acc, pot, {}}, timers, true);
+          auto a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), acc);
+          auto u = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pot);
+          std::vector<double> r;
+          for (int i = 0; i < targets.count; ++i) {
+            for (int c = 0; c < 3; ++c) r.push_back(a(i, c));
+            r.push_back(u(i));
+          }
+          result.push_back(r);
+        }
+        ASSERT_EQ(result[0].size(), result[1].size());
+        for (std::size_t i = 0; i < result[0].size(); i += 4) {
+          const double norm =
+              std::sqrt(result[0][i] * result[0][i] + result[0][i + 1] * result[0][i + 1] +
+                        result[0][i + 2] * result[0][i + 2]);
+          ASSERT_GT(norm, 0);
+          for (int c = 0; c < 3; ++c)
+            ASSERT_NEAR(result[1][i + c], result[0][i + c], 1e-11 * norm)
+                << "target " << i / 4 << " mac " << int(mac) << " quad " << quadrupole;
+          ASSERT_NEAR(result[1][i + 3], result[0][i + 3], 1e-11 * std::fabs(result[0][i + 3]));
+        }
+      }
+    }
+  }
 }
 
 TEST(GravityTreeKeys, MortonInterleavesBits) {

@@ -1,0 +1,356 @@
+#pragma once
+// Tree walks. Both share the group scheme: a group of consecutive (so nearby) sorted particles
+// is handled by one team, and every opening decision is taken for the whole group from its
+// bounding box and its smallest |a_old| (group_accepts), so it is conservative for each member
+// and the acceleration MAC's error bound holds for all of them.
+//   particle: every thread runs the stackless depth-first walk (skip links) itself and applies
+//             each accepted node or opened leaf to its targets at once. Simple, but the team
+//             walks node after node, each step waiting on the previous load.
+//   group:    GOTHIC's scheme. The team pops up to team-size nodes from a traversal stack
+//             (level-1 scratch) and each thread tests one of them; a team scan hands out slots,
+//             so accepted nodes go to an interaction list, opened leaves to a particle-range list
+//             and opened nodes push their (consecutive, breadth-first numbered) children. When a
+//             list fills it is flushed in tiles: the threads stage one entry each in scratch,
+//             then every thread sums the whole tile onto its own targets.
+// Both orders are fixed by the tree, so results are reproducible run to run on a backend.
+#include "gravity/direct.hpp"
+#include "gravity/pair.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+
+namespace hayate::gravity {
+
+enum class Mac { Acceleration, Theta };
+enum class Walk { Particle, Group };
+
+template <class T>
+struct NodeGeom {
+  T b;     // max distance of the node's particles from its centre of mass (upper bound)
+  T side;  // side of the node's cell at build time
+};
+
+template <class T>
+struct GroupBox {
+  T cx, cy, cz, hx, hy, hz;  // bounding box centre and half sizes
+  T a_min;                   // smallest |a_old| in the group
+  int active;                // the group holds a target
+};
+
+// Breadth-first node link: children first .. first + count - 1 (count > 0), or a leaf's sorted
+// particles first .. first - count - 1 (count < 0).
+struct WalkLink {
+  int first, count;
+};
+
+// Per-space group shape: a warp per group on GPUs, one thread with 16 targets on CPUs.
+template <class Space>
+struct TreeDefaults {
+  static constexpr int team_size = 1;
+  static constexpr int targets_per_thread = 16;
+};
+#ifdef KOKKOS_ENABLE_CUDA
+template <>
+struct TreeDefaults<Kokkos::Cuda> {
+  static constexpr int team_size = 32;
+  static constexpr int targets_per_thread = 1;
+};
+#endif
+
+// The opening criterion, seen from a group: d = distance from the node's centre of mass to the
+// group's box. Accepted when d > b_J and, for the acceleration MAC,
+// G m_J b_J^2 <= dacc a_min d^4 (parameter = dacc), or for theta, side^2 < theta^2 d^2
+// (parameter = theta^2).
+template <Mac M, class T>
+KOKKOS_INLINE_FUNCTION bool group_accepts(const Body<T>& c, const NodeGeom<T>& ng,
+                                          const GroupBox<T>& box, const T G, const T parameter) {
+  const T ax = compat::fabs(c.x - box.cx) - box.hx;
+  const T ay = compat::fabs(c.y - box.cy) - box.hy;
+  const T az = compat::fabs(c.z - box.cz) - box.hz;
+  const T dx = ax > T(0) ? ax : T(0), dy = ay > T(0) ? ay : T(0), dz = az > T(0) ? az : T(0);
+  const T d2 = dx * dx + dy * dy + dz * dz;
+  const bool far = d2 > ng.b * ng.b;
+  if (M == Mac::Acceleration)
+    return far && G * c.m * ng.b * ng.b <= parameter * box.a_min * d2 * d2;
+  return far && ng.side * ng.side < parameter * d2;
+}
+
+// What both walks read: sorted particles, node data (depth-first numbering for the particle
+// walk, breadth-first for the group walk), group boxes and where the sums go.
+template <class Space, class T>
+struct WalkData {
+  using Mem = typename Space::memory_space;
+  Kokkos::View<const Body<T>*, Mem> bodies;  // sorted order
+  Kokkos::View<const Body<T>*, Mem> nodes;   // centre of mass, mass
+  Kokkos::View<const NodeGeom<T>*, Mem> geom;
+  Kokkos::View<const Quadrupole<T>*, Mem> quad;  // used when `quadrupole`
+  bool quadrupole = true;
+  Kokkos::View<const GroupBox<T>*, Mem> groups;
+  Kokkos::View<const int*, Mem> order;  // sorted position -> particle
+  Kokkos::View<const int*, Mem> slot;   // particle -> output row, -1 = not a target (subset)
+  bool all_targets = true;
+  ForceOutput<Space> out;
+  int n = 0, n_nodes = 0, group_size = 0;
+  T eps2 = 0, G = 1, parameter = 0;  // parameter: dacc (acceleration MAC) or theta^2
+  double G_out = 1;
+
+  // Loads the thread's targets (clamped to the group's last member) and zeroes their sums.
+  template <int TPT, class Acc>
+  KOKKOS_INLINE_FUNCTION void load_targets(const int gb, const int ge, const int rank, const int ts,
+                                           Body<T>* ti, Acc (*v)[4]) const {
+    for (int t = 0; t < TPT; ++t) {
+      const int k = gb + rank + t * ts;
+      ti[t] = bodies(k < ge ? k : ge - 1);
+      for (int c = 0; c < 4; ++c) v[t][c] = Acc(0);
+    }
+  }
+
+  template <int TPT, bool WithPotential, class Acc>
+  KOKKOS_INLINE_FUNCTION void store_targets(const int gb, const int ge, const int rank,
+                                            const int ts, Acc (*v)[4]) const {
+    for (int t = 0; t < TPT; ++t) {
+      const int k = gb + rank + t * ts;
+      if (k >= ge) continue;
+      const int i = order(k);
+      const int s = all_targets ? i : slot(i);
+      if (s >= 0) store_sums<Space, 4, WithPotential>(out, s, v[t], G_out);
+    }
+  }
+};
+
+template <class Space, class T, class Acc, int TPT, bool WithPotential, Mac M>
+struct ParticleWalkKernel {
+  using Member = typename Kokkos::TeamPolicy<Space>::member_type;
+  using Policy = MonopolePolicy<T, Acc>;
+  WalkData<Space, T> d;
+  Kokkos::View<const int*, typename Space::memory_space> skip, begin, end;  // depth-first
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    const int g = team.league_rank();
+    const GroupBox<T> box = d.groups(g);
+    if (!box.active) return;
+    const int gb = g * d.group_size;
+    const int ge = gb + d.group_size < d.n ? gb + d.group_size : d.n;
+    const int ts = team.team_size(), rank = team.team_rank();
+    Body<T> ti[TPT];
+    Acc v[TPT][4];
+    d.template load_targets<TPT>(gb, ge, rank, ts, ti, v);
+    const T e2 = d.eps2;
+    int node = 0;
+    while (node < d.n_nodes) {
+      const Body<T> c = d.nodes(node);
+      const int next = skip(node);
+      if (group_accepts<M>(c, d.geom(node), box, d.G, d.parameter)) {
+        if (d.quadrupole) {
+          const Quadrupole<T> q = d.quad(node);
+          for (int t = 0; t < TPT; ++t)
+            Policy::template interact_node<WithPotential>(ti[t], c, q, e2, v[t]);
+        } else {
+          for (int t = 0; t < TPT; ++t)
+            Policy::template interact<WithPotential>(ti[t], c, e2, v[t]);
+        }
+        node = next;
+      } else if (next == node + 1) {  // an opened leaf: its particles one by one
+        for (int j = begin(node); j < end(node); ++j) {
+          const Body<T> b = d.bodies(j);
+          for (int t = 0; t < TPT; ++t)
+            Policy::template interact<WithPotential>(ti[t], b, e2, v[t]);
+        }
+        node = next;
+      } else {
+        node = node + 1;  // first child in depth-first order
+      }
+    }
+    d.template store_targets<TPT, WithPotential>(gb, ge, rank, ts, v);
+  }
+};
+
+// Interaction-list sizes of the group walk, per team of `ts` threads.
+struct GroupWalkShape {
+  int ts = 1;
+  int levels = 1;
+  KOKKOS_INLINE_FUNCTION int node_list() const { return ts * 4 < 64 ? 64 : ts * 4; }
+  KOKKOS_INLINE_FUNCTION int range_list() const { return ts * 2 < 32 ? 32 : ts * 2; }
+  // The stack is a pile of segments, one pushed per round (at most 8 children of each of at
+  // most ts popped nodes), and a segment's shallowest node is deeper than that of the segment
+  // under it, so at most `levels` segments are ever stacked. Overflow is still checked.
+  KOKKOS_INLINE_FUNCTION int stack() const { return 8 * ts * (levels + 2); }
+};
+
+template <class Space, class T, class Acc, int TPT, bool WithPotential, Mac M>
+struct GroupWalkKernel {
+  using Mem = typename Space::memory_space;
+  using Member = typename Kokkos::TeamPolicy<Space>::member_type;
+  using Policy = MonopolePolicy<T, Acc>;
+  template <class V>
+  using Scratch = Kokkos::View<V*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+
+  WalkData<Space, T> d;
+  Kokkos::View<const WalkLink*, Mem> link;  // breadth-first
+  Kokkos::View<int, Mem> overflow;          // set when the traversal stack is too small
+  GroupWalkShape shape;
+
+  static std::size_t scratch0(const GroupWalkShape& s) {
+    return Scratch<int>::shmem_size(s.node_list()) + 2 * Scratch<int>::shmem_size(s.range_list()) +
+           Scratch<Body<T>>::shmem_size(s.ts) + Scratch<Quadrupole<T>>::shmem_size(s.ts) +
+           Scratch<std::uint64_t>::shmem_size(1);
+  }
+  static std::size_t scratch1(const GroupWalkShape& s) {
+    return Scratch<int>::shmem_size(s.stack());
+  }
+
+  struct Lists {
+    Scratch<int> nodes, range_begin, range_offset;
+    Scratch<Body<T>> tile;
+    Scratch<Quadrupole<T>> tile_quad;
+  };
+
+  // Sums the listed nodes onto the thread's targets, one staged tile at a time.
+  KOKKOS_INLINE_FUNCTION void flush_nodes(const Member& team, const Lists& l, const int count,
+                                          const Body<T>* ti, Acc (*v)[4]) const {
+    const int ts = team.team_size(), rank = team.team_rank();
+    const bool quadrupole = d.quadrupole;
+    for (int base = 0; base < count; base += ts) {
+      const int m = count - base < ts ? count - base : ts;
+      if (rank < m) {
+        const int id = l.nodes(base + rank);
+        l.tile(rank) = d.nodes(id);
+        if (quadrupole) l.tile_quad(rank) = d.quad(id);
+      }
+      team.team_barrier();
+      for (int j = 0; j < m; ++j) {
+        const Body<T> c = l.tile(j);
+        if (quadrupole) {
+          const Quadrupole<T> q = l.tile_quad(j);
+          for (int t = 0; t < TPT; ++t)
+            Policy::template interact_node<WithPotential>(ti[t], c, q, d.eps2, v[t]);
+        } else {
+          for (int t = 0; t < TPT; ++t)
+            Policy::template interact<WithPotential>(ti[t], c, d.eps2, v[t]);
+        }
+      }
+      team.team_barrier();
+    }
+  }
+
+  // Sums the particles of the listed leaf ranges (count particles in total) onto the targets.
+  KOKKOS_INLINE_FUNCTION void flush_particles(const Member& team, const Lists& l, const int ranges,
+                                              const int count, const Body<T>* ti,
+                                              Acc (*v)[4]) const {
+    const int ts = team.team_size(), rank = team.team_rank();
+    for (int base = 0; base < count; base += ts) {
+      const int m = count - base < ts ? count - base : ts;
+      if (rank < m) {
+        const int f = base + rank;
+        int lo = 0, hi = ranges - 1;  // the last range starting at or before f
+        while (lo < hi) {
+          const int mid = (lo + hi + 1) / 2;
+          if (l.range_offset(mid) <= f)
+            lo = mid;
+          else
+            hi = mid - 1;
+        }
+        l.tile(rank) = d.bodies(l.range_begin(lo) + f - l.range_offset(lo));
+      }
+      team.team_barrier();
+      for (int j = 0; j < m; ++j) {
+        const Body<T> b = l.tile(j);
+        for (int t = 0; t < TPT; ++t)
+          Policy::template interact<WithPotential>(ti[t], b, d.eps2, v[t]);
+      }
+      team.team_barrier();
+    }
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    const int g = team.league_rank();
+    const GroupBox<T> box = d.groups(g);
+    if (!box.active) return;
+    const int gb = g * d.group_size;
+    const int ge = gb + d.group_size < d.n ? gb + d.group_size : d.n;
+    const int ts = team.team_size(), rank = team.team_rank();
+    Lists l;
+    l.nodes = Scratch<int>(team.team_scratch(0), shape.node_list());
+    l.range_begin = Scratch<int>(team.team_scratch(0), shape.range_list());
+    l.range_offset = Scratch<int>(team.team_scratch(0), shape.range_list());
+    l.tile = Scratch<Body<T>>(team.team_scratch(0), ts);
+    l.tile_quad = Scratch<Quadrupole<T>>(team.team_scratch(0), ts);
+    const Scratch<std::uint64_t> total(team.team_scratch(0), 1);
+    const Scratch<int> stack(team.team_scratch(1), shape.stack());
+    const int node_cap = shape.node_list(), range_cap = shape.range_list(),
+              stack_cap = shape.stack();
+
+    Body<T> ti[TPT];
+    Acc v[TPT][4];
+    d.template load_targets<TPT>(gb, ge, rank, ts, ti, v);
+    // Every thread keeps the same copy of the list and stack sizes: they only change by the
+    // team scan's totals.
+    int n_listed = 0, n_ranges = 0, n_particles = 0, sp = 1;
+    if (rank == 0) stack(0) = 0;  // the root
+    team.team_barrier();
+    while (sp > 0) {
+      const int popped = sp < ts ? sp : ts;
+      bool accept = false;
+      int node = 0;
+      WalkLink lk{0, 0};
+      // Counts packed in one scan: accepted nodes (bits 0-7), opened leaves (8-15), children
+      // pushed (16-31), particles of opened leaves (32-63).
+      std::uint64_t mine = 0;
+      if (rank < popped) {
+        node = stack(sp - popped + rank);
+        lk = link(node);
+        accept = group_accepts<M>(d.nodes(node), d.geom(node), box, d.G, d.parameter);
+        if (accept)
+          mine = 1;
+        else if (lk.count < 0)
+          mine = std::uint64_t(1) << 8 | std::uint64_t(-lk.count) << 32;
+        else
+          mine = std::uint64_t(lk.count) << 16;
+      }
+      team.team_barrier();  // the popped entries are read before children overwrite them
+      const std::uint64_t before = team.team_scan(mine);
+      if (rank == ts - 1) total(0) = before + mine;
+      team.team_barrier();
+      const std::uint64_t all = total(0);
+      const int add_nodes = int(all & 255), add_ranges = int(all >> 8 & 255);
+      const int add_children = int(all >> 16 & 0xffff), add_particles = int(all >> 32);
+      sp -= popped;
+      if (sp + add_children > stack_cap) {
+        if (rank == 0) overflow() = 1;
+        break;
+      }
+      if (n_listed + add_nodes > node_cap) {
+        flush_nodes(team, l, n_listed, ti, v);
+        n_listed = 0;
+      }
+      if (n_ranges + add_ranges > range_cap) {
+        flush_particles(team, l, n_ranges, n_particles, ti, v);
+        n_ranges = 0;
+        n_particles = 0;
+      }
+      if (rank < popped) {
+        if (accept) {
+          l.nodes(n_listed + int(before & 255)) = node;
+        } else if (lk.count < 0) {
+          const int r = n_ranges + int(before >> 8 & 255);
+          l.range_begin(r) = lk.first;
+          l.range_offset(r) = n_particles + int(before >> 32);
+        } else {
+          const int at = sp + int(before >> 16 & 0xffff);
+          for (int q = 0; q < lk.count; ++q) stack(at + q) = lk.first + q;
+        }
+      }
+      n_listed += add_nodes;
+      n_ranges += add_ranges;
+      n_particles += add_particles;
+      sp += add_children;
+      team.team_barrier();
+    }
+    flush_nodes(team, l, n_listed, ti, v);
+    flush_particles(team, l, n_ranges, n_particles, ti, v);
+    d.template store_targets<TPT, WithPotential>(gb, ge, rank, ts, v);
+  }
+};
+
+}  // namespace hayate::gravity
