@@ -197,8 +197,8 @@ TypeSet read_types(const Config& config) {
 // transposed rows beat every half-list and warp variant at 100k atoms and at 4M atoms (warp
 // per atom was ahead by 4% only at rho 0.5 in float, below the 10% a change needs). 16 host
 // threads: half list with duplicated scatter beats the full list by 1.3x at rho 1.0 (equal at
-// rho 0.5). Packed positions: 1-2% less CPU time on the 2-core host (within its noise); on
-// GPUs not measured yet, so cuda keeps the measured split layout until the device run compares.
+// rho 0.5). Packed positions: 1-2% less CPU time on the 2-core host (within its noise); on the
+// H100 (benchmarks/results/h100/2026-11-22-round2) 1.4x faster than split at 4M atoms.
 ForceOptions auto_force_options(const std::string& backend) {
   ForceOptions o;
   if (backend == "cuda") {
@@ -209,7 +209,9 @@ ForceOptions auto_force_options(const std::string& backend) {
     o.scatter = Scatter::Duplicated;
   }
   o.parallel = Parallel::Thread;
-  o.positions = backend == "cuda" ? Positions::Split : Positions::Packed;
+  // Packed records won on the H100 (4M atoms, double: 1.56e9 vs 1.13e9 atom-steps/s split) and
+  // are no slower on CPUs.
+  o.positions = Positions::Packed;
   return o;
 }
 
