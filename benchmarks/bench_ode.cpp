@@ -59,14 +59,37 @@ void counters(benchmark::State& state, const ode::Program& prog, std::size_t mem
 
 // Steps per timed iteration: enough that launch latency is measured, not hidden.
 constexpr std::int64_t kSteps = 1000;
+// Host backends: 100 steps per iteration keep the suite within its time on the device machine.
+template <class Space>
+std::int64_t steps_per_iteration(Space) {
+  return Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Space::memory_space>::accessible
+             ? 100
+             : kSteps;
+}
+
+const char* mode_name(ExecMode mode) {
+  switch (mode) {
+    case ExecMode::Phases:
+      return "phases";
+    case ExecMode::Persistent:
+      return "persistent";
+    case ExecMode::Fused:
+      return "fused";
+    case ExecMode::Teams:
+      return "teams";
+  }
+  return "?";
+}
 
 template <class Space>
 void device_steps(Space space, benchmark::State& state, const std::string& model, double dt,
-                  Method method, ExecMode mode, const CompilerOptions& options, std::size_t members,
-                  std::int64_t steps) {
+                  Method method, ExecMode mode, CompilerOptions options, std::size_t members,
+                  std::int64_t steps, const ode::EngineOptions& engine_options = {}) {
   const ode::FlatModel fm = ode::load_model_file(model_path(model));
+  // Teams: bins of about a warp of cells unless the caller chose a number.
+  if (mode == ExecMode::Teams && options.partitions == 1) options.partitions = 0;
   const ode::Program prog = ode::compile(fm, options);
-  ode::Engine<Space> engine(prog, members, method, mode);
+  ode::Engine<Space> engine(prog, members, method, mode, engine_options);
   std::vector<double> x(prog.n_states * members);
   for (std::size_t i = 0; i < prog.n_states; ++i)
     for (std::size_t m = 0; m < members; ++m) x[i * members + m] = fm.state_init[i];
@@ -84,23 +107,59 @@ void device_steps(Space space, benchmark::State& state, const std::string& model
     }
   }
   counters(state, prog, members, method, steps);
+  state.counters["bins"] = double(prog.n_bins);
 }
 
+// Per-phase kernels, one team (persistent) and, for the networks, one team per bin of cells.
 void register_steps() {
   for (const auto& c : cases)
     for (Method method : {Method::Euler, Method::RK4})
-      for (ExecMode mode : {ExecMode::Phases, ExecMode::Persistent}) {
-        const std::string name = std::string("ode/step/") + c.model + "/" + method_name(method) +
-                                 "/" + (mode == ExecMode::Phases ? "phases" : "persistent");
+      for (ExecMode mode : {ExecMode::Phases, ExecMode::Persistent, ExecMode::Teams}) {
+        if (mode == ExecMode::Teams && std::string(c.model) == "lr91") continue;
+        const std::string name =
+            std::string("ode/step/") + c.model + "/" + method_name(method) + "/" + mode_name(mode);
         const std::string model = c.model;
         const double dt = c.dt;
         register_for_each_space(
             name,
             [=](auto space, benchmark::State& state) {
-              device_steps(space, state, model, dt, method, mode, all_passes(), 1, kSteps);
+              device_steps(space, state, model, dt, method, mode, all_passes(), 1,
+                           steps_per_iteration(space));
             },
             [](benchmark::internal::Benchmark* b) { b->MinTime(0.1); });
       }
+}
+
+// LR-Line in teams mode without merging (more, shorter phases: team barriers are cheap), with 8
+// bins instead of 4, and with the teams' variables in global memory instead of scratch.
+void register_teams_variants() {
+  ode::EngineOptions in_global;
+  in_global.teams_scratch = false;
+  CompilerOptions unmerged = all_passes();
+  unmerged.merge = false;
+  register_for_each_space(
+      "ode/step/lr_line/euler/teams_unmerged",
+      [=](auto space, benchmark::State& state) {
+        device_steps(space, state, "lr_line", 0.01, Method::Euler, ExecMode::Teams, unmerged, 1,
+                     steps_per_iteration(space));
+      },
+      [](benchmark::internal::Benchmark* b) { b->MinTime(0.1); });
+  CompilerOptions eight = all_passes();
+  eight.partitions = 8;  // 8 bins of 12-13 cells: twice the SMs, warps 40% full
+  register_for_each_space(
+      "ode/step/lr_line/euler/teams_8bins",
+      [=](auto space, benchmark::State& state) {
+        device_steps(space, state, "lr_line", 0.01, Method::Euler, ExecMode::Teams, eight, 1,
+                     steps_per_iteration(space));
+      },
+      [](benchmark::internal::Benchmark* b) { b->MinTime(0.1); });
+  register_for_each_space(
+      "ode/step/lr_line/euler/teams_global",
+      [=](auto space, benchmark::State& state) {
+        device_steps(space, state, "lr_line", 0.01, Method::Euler, ExecMode::Teams, all_passes(), 1,
+                     steps_per_iteration(space), in_global);
+      },
+      [](benchmark::internal::Benchmark* b) { b->MinTime(0.1); });
 }
 
 // The serial reference interpreter on one core: the baseline of the speed-up goals.
@@ -160,28 +219,44 @@ void register_passes() {
       register_for_each_space(
           std::string("ode/passes/") + model + "/euler/phases/" + cfg.name,
           [=](auto space, benchmark::State& state) {
-            device_steps(space, state, m, dt, Method::Euler, ExecMode::Phases, o, 1, kSteps);
+            device_steps(space, state, m, dt, Method::Euler, ExecMode::Phases, o, 1,
+                         steps_per_iteration(space));
           },
           [](benchmark::internal::Benchmark* b) { b->MinTime(0.1); });
     }
 }
 
-// Parameter-sweep ensembles: lanes across members.
+// Parameter-sweep ensembles: lanes across members. Fused runs all steps of a call in one kernel
+// (state in scratch, or in global memory for comparison); one team per member (persistent) is
+// slow at this size, so it runs the smallest ensemble only.
 void register_ensembles() {
+  struct Variant {
+    const char* name;
+    ExecMode mode;
+    ode::EngineOptions options;
+    std::int64_t steps;
+  };
+  const Variant variants[] = {{"phases", ExecMode::Phases, {}, 20},
+                              {"persistent", ExecMode::Persistent, {}, 20},
+                              {"fused", ExecMode::Fused, {}, 100},
+                              {"fused_global", ExecMode::Fused, {false, 0}, 100}};
   for (const char* model : {"wb96", "lr91"})
-    for (ExecMode mode : {ExecMode::Phases, ExecMode::Persistent}) {
+    for (const auto& v : variants) {
       const std::string m = model;
       const double dt = m == "lr91" ? 0.01 : 0.02;
-      register_for_each_space(
-          std::string("ode/ensemble/") + model + "/rk4/" +
-              (mode == ExecMode::Phases ? "phases" : "persistent"),
-          [=](auto space, benchmark::State& state) {
-            device_steps(space, state, m, dt, Method::RK4, mode, all_passes(),
-                         std::size_t(state.range(0)), 20);
-          },
-          [](benchmark::internal::Benchmark* b) {
-            b->Arg(1 << 12)->Arg(1 << 16)->Arg(1 << 18)->MinTime(0.1);
-          });
+      const Variant var = v;
+      const auto body = [=](auto space, benchmark::State& state) {
+        device_steps(space, state, m, dt, Method::RK4, var.mode, all_passes(),
+                     std::size_t(state.range(0)), var.steps, var.options);
+      };
+      const std::string name = std::string("ode/ensemble/") + model + "/rk4/" + v.name;
+      if (v.mode == ExecMode::Persistent)
+        register_for_each_space(
+            name, body, [](benchmark::internal::Benchmark* b) { b->Arg(1 << 12)->MinTime(0.1); });
+      else
+        register_for_each_space(name, body, [](benchmark::internal::Benchmark* b) {
+          b->Arg(1 << 12)->Arg(1 << 16)->Arg(1 << 18)->MinTime(0.1);
+        });
     }
 }
 
@@ -189,6 +264,7 @@ void register_ensembles() {
 
 void register_ode_suite() {
   register_steps();
+  register_teams_variants();
   register_reference();
   register_passes();
   register_ensembles();

@@ -426,6 +426,54 @@ void similarity_order(std::vector<std::size_t>& phase, const std::vector<Task>& 
   phase = std::move(out);
 }
 
+// Bin of every task: tasks joined by a dependency (or sharing a merged stream) form a component;
+// components in model order (cells of a network in instance order, so that the same equation of
+// neighbouring cells shares a bin and unifies) are cut into `parts` contiguous runs of about equal
+// instruction count.
+std::vector<std::size_t> partition(const std::vector<Task>& tasks,
+                                   const std::vector<std::vector<std::size_t>>& phases,
+                                   const std::vector<std::vector<std::size_t>>& deps,
+                                   std::size_t n_eq, int parts) {
+  std::vector<std::size_t> bin(tasks.size(), 0);
+  parts = std::max(parts, 1);
+  if (parts == 1) return bin;
+  std::vector<std::size_t> parent(n_eq);
+  std::iota(parent.begin(), parent.end(), std::size_t(0));
+  const std::function<std::size_t(std::size_t)> find = [&](std::size_t i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  const auto join = [&](std::size_t a, std::size_t b) {
+    a = find(a), b = find(b);
+    if (a != b) parent[std::max(a, b)] = std::min(a, b);  // the root is the first equation
+  };
+  std::size_t total = 0;
+  for (const auto& phase : phases)
+    for (std::size_t t : phase) {
+      total += tasks[t].code.size();
+      for (std::size_t e : tasks[t].eqs) {
+        join(tasks[t].eqs[0], e);
+        for (std::size_t d : deps[e]) join(e, d);
+      }
+    }
+  std::vector<std::size_t> weight(n_eq, 0);
+  for (const auto& phase : phases)
+    for (std::size_t t : phase) weight[find(tasks[t].eqs[0])] += tasks[t].code.size();
+  std::vector<std::size_t> part_of(n_eq, 0);
+  std::size_t before = 0;
+  for (std::size_t root = 0; root < n_eq; ++root) {
+    if (weight[root] == 0) continue;
+    // The component goes where its midpoint falls.
+    const double mid =
+        (double(before) + 0.5 * double(weight[root])) / double(std::max<std::size_t>(total, 1));
+    part_of[root] = std::min<std::size_t>(std::size_t(mid * parts), std::size_t(parts - 1));
+    before += weight[root];
+  }
+  for (const auto& phase : phases)
+    for (std::size_t t : phase) bin[t] = part_of[find(tasks[t].eqs[0])];
+  return bin;
+}
+
 }  // namespace
 
 Program compile(const FlatModel& model, const CompilerOptions& options) {
@@ -573,17 +621,46 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
     std::transform(t.code.begin(), t.code.end(), t.key.begin(), key_word);
   }
 
+  int parts = options.partitions;
+  if (parts == 0) {
+    // Auto: bins that each keep about a warp of copies of the most repeated equation (the same
+    // target name in every instance of a group), so a network of 100 cells gets 4 bins of 25
+    // cells and each equation still runs as one unified warp per bin.
+    std::map<std::string, std::size_t> copies;
+    std::size_t most = 1;
+    for (std::size_t i : all_order) {
+      const Equation& e = model.equations[i];
+      std::string name = e.derivative ? model.state_names[e.target] : model.var_names[e.target];
+      const std::size_t open = name.find('['), close = name.find(']');
+      if (open != std::string::npos && close != std::string::npos && close > open)
+        name.erase(open, close - open + 1);
+      most = std::max(most, ++copies[name]);
+    }
+    parts = static_cast<int>((most + kWarp - 1) / kWarp);
+  }
+  const std::vector<std::size_t> bin = partition(tasks, phases, deps, n_eq, parts);
+  prog.n_bins = static_cast<std::size_t>(std::max(parts, 1));
   prog.phase_begin.push_back(0);
-  for (auto& phase : phases) {
-    prog.n_tasks += phase.size();
-    if (options.reorder) similarity_order(phase, tasks);
-    // Split into warps of kWarp lanes; with padding a warp never mixes opcode sequences.
+  for (auto& all : phases) {
+    prog.n_tasks += all.size();
+    for (std::size_t t : all)
+      prog.serial.insert(prog.serial.end(), tasks[t].code.begin(), tasks[t].code.end());
+    // Split into warps of kWarp lanes, bin by bin; with padding a warp never mixes opcode
+    // sequences.
     std::vector<std::vector<std::size_t>> warps;
-    for (std::size_t t : phase) {
-      if (warps.empty() || warps.back().size() == static_cast<std::size_t>(kWarp) ||
-          (options.pad && tasks[warps.back().front()].key != tasks[t].key))
-        warps.emplace_back();
-      warps.back().push_back(t);
+    for (std::size_t b = 0; b < prog.n_bins; ++b) {
+      prog.bin_begin.push_back(static_cast<std::int32_t>(prog.n_groups() + warps.size()));
+      std::vector<std::size_t> phase;
+      for (std::size_t t : all)
+        if (bin[t] == b) phase.push_back(t);
+      if (options.reorder) similarity_order(phase, tasks);
+      const std::size_t first = warps.size();
+      for (std::size_t t : phase) {
+        if (warps.size() == first || warps.back().size() == static_cast<std::size_t>(kWarp) ||
+            (options.pad && tasks[warps.back().front()].key != tasks[t].key))
+          warps.emplace_back();
+        warps.back().push_back(t);
+      }
     }
     for (const auto& w : warps) {
       const std::size_t g = prog.n_groups();
@@ -638,6 +715,7 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
     }
     prog.phase_begin.push_back(static_cast<std::int32_t>(prog.n_groups()));
   }
+  prog.bin_begin.push_back(static_cast<std::int32_t>(prog.n_groups()));
   return prog;
 }
 

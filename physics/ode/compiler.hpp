@@ -19,6 +19,11 @@ struct CompilerOptions {
   bool reorder = false;       // sort each phase by length and opcode-sequence similarity
   bool pad = false;           // never mix opcode sequences in a warp: pad with idle lanes
   bool unify = false;         // one opcode stream per warp, differing operands in per-warp tables
+  // Parts that a step's phases may run without seeing each other: the equations are split along
+  // the connected components of their algebraic dependencies (whole cells of a network, since
+  // coupling goes through states) into this many contiguous, balanced bins; 0 = enough bins for
+  // a warp of copies of the most repeated equation in each.
+  int partitions = 1;
 };
 
 // Group kinds: lanes run their own streams, or share the group's unified stream.
@@ -39,6 +44,13 @@ struct Program {
   // Unified groups: operand slot k of lane l is itab/ctab[(base + k) * kWarp + l].
   std::vector<std::int32_t> itab;
   std::vector<double> ctab;
+  // Phase p, bin b holds groups [bin_begin[p * n_bins + b], bin_begin[p * n_bins + b + 1]);
+  // bin_begin[p * n_bins] = phase_begin[p]. No group of a bin reads a variable another bin writes.
+  std::size_t n_bins = 1;
+  std::vector<std::int32_t> bin_begin;
+  // Every scheduled equation in one stream, in dependency order, plain operands only: what one
+  // thread runs to evaluate the whole model for one ensemble member.
+  std::vector<std::uint32_t> serial;
   int max_stack = 0;
   // Algebraic variables that fold to constants: stored once, never scheduled.
   std::vector<std::pair<std::uint32_t, double>> constant_vars;

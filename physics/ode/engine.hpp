@@ -2,6 +2,11 @@
 // The device interpreter. Per-phase mode launches one kernel per phase (a warp-sized team of
 // vector lanes per group, sharing the group's unified stream); persistent mode runs many steps of
 // every phase inside one kernel, one team per ensemble member, with team barriers between phases.
+// Fused mode (ensembles) runs many steps in one kernel with one thread per member evaluating the
+// whole model in dependency order, its state in team scratch; teams mode (one large network) runs
+// many steps in one kernel with one team per bin of independent cells, team barriers between
+// phases and a grid-wide barrier between sweeps.
+#include "config/error.hpp"
 #include "ode/adaptive.hpp"
 #include "ode/interp.hpp"
 
@@ -12,12 +17,39 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace hayate::ode {
 
-enum class ExecMode { Phases, Persistent };
+enum class ExecMode { Phases, Persistent, Fused, Teams };
+
+// Tuning beyond the mode (for measurements; the defaults are the choices made).
+struct EngineOptions {
+  bool fused_scratch = true;  // fused: member state in team scratch memory when it fits
+  int fused_members = 0;      // fused: members per team (0 = the most that fit, up to 128)
+  bool teams_scratch = true;  // teams: each team's variables in team scratch memory when they fit
+};
+
+// Error of a teams-mode run whose teams were not all resident at once (grid barrier timed out).
+struct CoResidencyError : core::RuntimeFailure {
+  using core::RuntimeFailure::RuntimeFailure;
+};
+
+// Multiprocessors of the device behind Space (host spaces: 1, teams then run one at a time).
+template <class Space>
+int multiprocessors() {
+#ifdef KOKKOS_ENABLE_CUDA
+  if constexpr (std::is_same_v<Space, Kokkos::Cuda>) {
+    int device = 0, count = 0;
+    cudaGetDevice(&device);
+    cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device);
+    return count > 0 ? count : 1;
+  }
+#endif
+  return 1;
+}
 
 template <class View>
 View upload(const std::string& label, const std::vector<typename View::value_type>& host) {
@@ -131,6 +163,188 @@ struct PersistentKernel {
   }
 };
 
+// Every equation of the model for one member, by one thread, in dependency order. State arrays
+// are [index * stride + col].
+struct SerialSweep {
+  const std::uint32_t* code;
+  int len;
+  const double* consts;
+  double* v;
+  std::size_t stride, col;
+
+  template <class Assign>
+  KOKKOS_INLINE_FUNCTION void operator()(const double* in, double t, const Assign& assign) const {
+    run_stream(code, len, nullptr, nullptr, 0, consts, StateRef{in, v, t, stride}, col, assign);
+  }
+};
+
+// Fused ensemble kernel: thread r of team l steps member l * per_team + r. Members never read
+// each other, so there is no barrier at all; with `scratch` the member's buffers and variables
+// live in team scratch memory (one column per thread) for all the kernel's steps.
+template <class Space>
+struct FusedKernel {
+  using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
+  using Scratch = Kokkos::View<double*, typename Space::scratch_memory_space,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  const std::uint32_t* code;
+  int len;
+  const double* consts;
+  Method method;
+  double* bufs[4];  // x, y1, y2, acc in global memory, [i * M + m]
+  double* v;        // [j * M + m]
+  std::size_t M, n_states, n_vars, n_bufs;
+  int per_team, scratch;
+  std::int64_t first_step, steps;
+  double dt;
+
+  KOKKOS_INLINE_FUNCTION static std::size_t words(std::size_t n_states, std::size_t n_vars,
+                                                  std::size_t n_bufs) {
+    return n_vars + n_bufs * n_states;
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    const std::size_t r = std::size_t(team.team_rank());
+    const std::size_t m = std::size_t(team.league_rank()) * std::size_t(per_team) + r;
+    double* b[4] = {bufs[0], bufs[1], bufs[2], bufs[3]};
+    double* vv = v;
+    std::size_t stride = M, col = m;
+    if (scratch) {
+      const std::size_t P = std::size_t(per_team);
+      Scratch local(team.team_scratch(0), P * words(n_states, n_vars, n_bufs));
+      if (m >= M) return;
+      for (std::size_t k = 0; k < n_bufs; ++k) b[k] = local.data() + k * n_states * P;
+      vv = local.data() + n_bufs * n_states * P;
+      stride = P;
+      col = r;
+      for (std::size_t i = 0; i < n_states; ++i) b[0][i * P + r] = bufs[0][i * M + m];
+      for (std::size_t j = 0; j < n_vars; ++j) vv[j * P + r] = v[j * M + m];
+    } else if (m >= M) {
+      return;
+    }
+    const SerialSweep sweep{code, len, consts, vv, stride, col};
+    for (std::int64_t n = 0; n < steps; ++n) {
+      const int k = step_schedule(method, double(first_step + n) * dt, dt, b, sweep);
+      double* tmp = b[0];
+      b[0] = b[k];
+      b[k] = tmp;
+    }
+    if (b[0] != bufs[0])
+      for (std::size_t i = 0; i < n_states; ++i) bufs[0][i * M + m] = b[0][i * stride + col];
+    if (scratch)
+      for (std::size_t j = 0; j < n_vars; ++j) v[j * M + m] = vv[j * stride + col];
+  }
+};
+
+// Grid-wide barrier of `league` teams: arrival counter plus spin. Sound only while every team is
+// resident at once (the engine launches at most one team per multiprocessor and nothing runs
+// beside it); if the others do not arrive within about ten seconds of spinning it gives up,
+// raises `failed` and every team leaves, so a run can fail but never hang. Returns false then.
+template <class Member>
+KOKKOS_INLINE_FUNCTION bool grid_barrier(const Member& team, unsigned long long* counter,
+                                         int* failed, unsigned long long target, int league) {
+  team.team_barrier();
+  if (league == 1) return true;
+  int ok = 1;
+  Kokkos::single(
+      Kokkos::PerTeam(team),
+      [&](int& result) {
+        // The fence publishes this team's writes before it is counted (and, after the spin,
+        // orders the reads of the next sweep after the other teams' writes).
+        Kokkos::memory_fence();
+        Kokkos::atomic_fetch_add(counter, 1ull);
+        const volatile unsigned long long* c = counter;
+        const volatile int* f = failed;
+        long long spins = 0;
+        while (*c < target && *f == 0)
+          if (++spins > (1ll << 26)) Kokkos::atomic_exchange(failed, 1);
+        Kokkos::memory_fence();
+        result = *f == 0;
+      },
+      ok);
+  team.team_barrier();
+  return ok != 0;
+}
+
+// Inside the teams kernel: a sweep runs every phase over this team's bins (team barrier after
+// each phase), then waits for all teams, because the next sweep reads neighbours' states.
+template <class Member>
+struct BinSweep {
+  const Member& team;
+  ProgramRef p;
+  const std::int32_t* bin_begin;
+  int n_phases, n_bins, league;
+  double* v;
+  unsigned long long* counter;
+  int* failed;
+  unsigned long long* arrivals;  // grid barriers this team has passed
+  int* ok;
+
+  template <class Assign>
+  KOKKOS_INLINE_FUNCTION void operator()(const double* in, double t, const Assign& assign) const {
+    if (!*ok) return;
+    const StateRef s{in, v, t, 1};
+    for (int ph = 0; ph < n_phases; ++ph) {
+      for (int b = team.league_rank(); b < n_bins; b += league) {
+        const int* range = bin_begin + std::size_t(ph) * n_bins + b;
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, range[0], range[1]), [&](const int g) {
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, kWarp),
+                               [&](const int l) { run_group_lane(p, g, l, s, 0, assign); });
+        });
+      }
+      team.team_barrier();
+    }
+    *arrivals += 1;
+    *ok = grid_barrier(team, counter, failed, *arrivals * (unsigned long long)(league), league);
+  }
+};
+
+// With `scratch`, a team keeps a private copy of every variable in team scratch memory: no bin
+// reads a variable of another bin, so the algebraic values a phase hands to the next never leave
+// the multiprocessor. The copy starts from the global values (folded constants, parameters) and
+// is not written back; the engine's variables are those of the last evaluate().
+template <class Space>
+struct TeamsKernel {
+  using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
+  using Scratch = Kokkos::View<double*, typename Space::scratch_memory_space,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  ProgramRef p;
+  const std::int32_t* bin_begin;
+  int n_phases, n_bins, league;
+  Method method;
+  double* bufs[4];
+  double* v;
+  std::size_t n_vars;
+  int scratch;
+  unsigned long long* counter;
+  int* failed;
+  std::int64_t first_step, steps;
+  double dt;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    double* b[4] = {bufs[0], bufs[1], bufs[2], bufs[3]};
+    double* vv = v;
+    if (scratch) {
+      Scratch local(team.team_scratch(0), n_vars);
+      vv = local.data();
+      const double* src = v;
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, n_vars), [&](const std::size_t j) {
+        Kokkos::single(Kokkos::PerThread(team), [&] { vv[j] = src[j]; });
+      });
+      team.team_barrier();
+    }
+    unsigned long long arrivals = 0;
+    int ok = 1;
+    const BinSweep<member_type> sweep{team, p,       bin_begin, n_phases,  n_bins, league,
+                                      vv,   counter, failed,    &arrivals, &ok};
+    for (std::int64_t n = 0; n < steps && ok; ++n) {
+      const int r = step_schedule(method, double(first_step + n) * dt, dt, b, sweep);
+      double* tmp = b[0];
+      b[0] = b[r];
+      b[r] = tmp;
+    }
+  }
+};
+
 template <class Space>
 class Engine {
  public:
@@ -139,11 +353,13 @@ class Engine {
   static constexpr bool on_host =
       Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible;
 
-  Engine(const Program& prog, std::size_t members, Method method, ExecMode mode)
+  Engine(const Program& prog, std::size_t members, Method method, ExecMode mode,
+         const EngineOptions& options = {})
       : prog_(prog),
         M_(members),
         method_(method),
         mode_(mode),
+        options_(options),
         dev_(prog),
         v_("hayate::ode::v", std::max<std::size_t>(prog.n_vars * members, 1)),
         f_("hayate::ode::f", std::max<std::size_t>(prog.n_states * members, 1)) {
@@ -155,6 +371,12 @@ class Engine {
     if (method == Method::RK45) {
       for (auto& k : k_) k = View("hayate::ode::dp_k", n);
       for (auto& b : dp_) b = View("hayate::ode::dp_buffer", n);
+    }
+    if (mode == ExecMode::Teams) {
+      if (members != 1) throw std::logic_error("ode: teams mode runs one model instance");
+      bin_begin_ = upload<decltype(bin_begin_)>("hayate::ode::bin_begin", prog.bin_begin);
+      counter_ = decltype(counter_)("hayate::ode::grid_counter");
+      failed_ = decltype(failed_)("hayate::ode::grid_failed");
     }
     if (!prog.constant_vars.empty()) {
       auto v = Kokkos::create_mirror_view(v_);
@@ -190,6 +412,8 @@ class Engine {
     if (steps <= 0) return;
     if (method_ == Method::RK45) throw std::logic_error("ode: rk45 steps with advance_adaptive");
     if (mode_ == ExecMode::Persistent) return persistent(first_step, steps, dt);
+    if (mode_ == ExecMode::Fused) return fused(first_step, steps, dt);
+    if (mode_ == ExecMode::Teams) return teams(first_step, steps, dt);
     for (std::int64_t n = 0; n < steps; ++n) {
       double* ptr[4] = {bufs_[0].data(), bufs_[1].data(), bufs_[2].data(), bufs_[3].data()};
       const int r = step_schedule(method_, double(first_step + n) * dt, dt, ptr, HostLaunch{this});
@@ -280,6 +504,93 @@ class Engine {
       std::swap(bufs_[0], bufs_[method_ == Method::Euler ? 1 : 3]);
   }
 
+  void fused(std::int64_t first_step, std::int64_t steps, double dt) {
+    using Kernel = FusedKernel<Space>;
+    const std::size_t n_bufs = method_ == Method::Euler ? 2 : 4;
+    Kernel k{serial_.data(),
+             int(prog_.serial.size()),
+             dev_.consts.data(),
+             method_,
+             {bufs_[0].data(), bufs_[1].data(), bufs_[2].data(), bufs_[3].data()},
+             v_.data(),
+             M_,
+             prog_.n_states,
+             prog_.n_vars,
+             n_bufs,
+             1,
+             0,
+             first_step,
+             steps,
+             dt};
+    const std::size_t words = Kernel::words(prog_.n_states, prog_.n_vars, n_bufs) * sizeof(double);
+    int per_team = 1;
+    if (!on_host) {
+      const int max_team =
+          Kokkos::TeamPolicy<Space>(1, 1, 1).team_size_max(k, Kokkos::ParallelForTag());
+      per_team = options_.fused_members > 0 ? options_.fused_members : 128;
+      per_team = std::max(1, std::min(per_team, max_team));
+    }
+    const std::size_t limit = Kokkos::TeamPolicy<Space>::scratch_size_max(0);
+    if (options_.fused_scratch && options_.fused_members == 0)
+      while (per_team > 32 && std::size_t(per_team) * words > limit) per_team /= 2;
+    k.scratch = options_.fused_scratch && std::size_t(per_team) * words <= limit;
+    k.per_team = per_team;
+    Kokkos::TeamPolicy<Space> policy(int((M_ + per_team - 1) / per_team), per_team, 1);
+    if (k.scratch) policy.set_scratch_size(0, Kokkos::PerTeam(std::size_t(per_team) * words));
+    Kokkos::parallel_for("hayate::ode::fused", policy, k);
+  }
+
+  void teams(std::int64_t first_step, std::int64_t steps, double dt) {
+    const int n_bins = int(prog_.n_bins);
+    // At most one team per multiprocessor: every team is resident at once, which the grid
+    // barrier needs. Host spaces run one team through all bins.
+    const int league = std::max(1, std::min(n_bins, multiprocessors<Space>()));
+    if (league > 1) Kokkos::deep_copy(counter_, 0ull);
+    TeamsKernel<Space> k{dev_.ref(),
+                         bin_begin_.data(),
+                         int(prog_.n_phases()),
+                         n_bins,
+                         league,
+                         method_,
+                         {bufs_[0].data(), bufs_[1].data(), bufs_[2].data(), bufs_[3].data()},
+                         v_.data(),
+                         prog_.n_vars,
+                         0,
+                         counter_.data(),
+                         failed_.data(),
+                         first_step,
+                         steps,
+                         dt};
+    int team = 1, vector = 1;
+    if (!on_host) {
+      vector = kWarp;
+      std::size_t widest = 1;
+      for (std::size_t ph = 0; ph < prog_.n_phases(); ++ph)
+        for (int b = 0; b < n_bins; ++b)
+          widest = std::max<std::size_t>(
+              widest, prog_.bin_begin[ph * n_bins + b + 1] - prog_.bin_begin[ph * n_bins + b]);
+      widest *= std::size_t((n_bins + league - 1) / league);
+      const int max_team =
+          Kokkos::TeamPolicy<Space>(league, 1, vector).team_size_max(k, Kokkos::ParallelForTag());
+      team = int(std::min<std::size_t>(widest, std::size_t(max_team)));
+    }
+    const std::size_t bytes = std::max<std::size_t>(prog_.n_vars, 1) * sizeof(double);
+    k.scratch = options_.teams_scratch && bytes <= Kokkos::TeamPolicy<Space>::scratch_size_max(0);
+    Kokkos::TeamPolicy<Space> policy(league, team, vector);
+    if (k.scratch) policy.set_scratch_size(0, Kokkos::PerTeam(bytes));
+    Kokkos::parallel_for("hayate::ode::teams", policy, k);
+    int failed = 0;
+    if (league > 1) Kokkos::deep_copy(failed, failed_);
+    if (failed) {
+      Kokkos::deep_copy(failed_, 0);
+      throw CoResidencyError(
+          "ode: teams mode: the grid barrier timed out, so not every team was resident at once "
+          "(is another program sharing the GPU?); use run.mode: persistent or phases");
+    }
+    for (std::int64_t n = 0; n < steps; ++n)
+      std::swap(bufs_[0], bufs_[method_ == Method::Euler ? 1 : 3]);
+  }
+
   static void copy_in(const View& v, const std::vector<double>& host) {
     auto mirror = Kokkos::create_mirror_view(v);
     std::copy(host.begin(), host.end(), mirror.data());
@@ -294,7 +605,13 @@ class Engine {
   std::size_t M_;
   Method method_;
   ExecMode mode_;
+  EngineOptions options_;
   DeviceProgram<MemSpace> dev_;
+  Kokkos::View<std::uint32_t*, MemSpace> serial_{
+      upload<Kokkos::View<std::uint32_t*, MemSpace>>("hayate::ode::serial", prog_.serial)};
+  Kokkos::View<std::int32_t*, MemSpace> bin_begin_;
+  Kokkos::View<unsigned long long, MemSpace> counter_;
+  Kokkos::View<int, MemSpace> failed_;
   View bufs_[4];
   View k_[7], dp_[4];  // rk45: stage derivatives; ya, yb, x_new, err
   View v_, f_;

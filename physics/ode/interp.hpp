@@ -145,77 +145,178 @@ KOKKOS_INLINE_FUNCTION void dp_attempt(double t, double dt, const double* x, dou
 }
 
 // Runs one instruction stream. itab/ctab are the lane's unified tables (unused by plain streams).
+// The top of the stack lives in a register (`top`); only the values below it go through the
+// array, so a binary operation costs one array read instead of two reads and a write. With d
+// values on the stack, st[1..d-1] hold values 1..d-1 and st[0] takes the undefined top of an
+// empty stack. The next instruction word is fetched while the current one runs.
 template <class Assign>
 KOKKOS_INLINE_FUNCTION void run_stream(const std::uint32_t* code, int len, const std::int32_t* itab,
                                        const double* ctab, int lane, const double* consts,
                                        const StateRef& s, std::size_t m, const Assign& assign) {
   double st[kMaxStack];
+  st[0] = 0.0;
+  double top = 0.0;
   int sp = 0;
   const std::size_t M = s.M;
+  std::uint32_t next = len > 0 ? code[0] : 0u;
   for (int pc = 0; pc < len; ++pc) {
-    const std::uint32_t w = code[pc];
+    const std::uint32_t w = next;
+    if (pc + 1 < len) next = code[pc + 1];
     const Op op = op_of(w);
     const std::uint32_t a = arg_of(w);
+    double value = 0.0;  // a leaf's value, pushed after the switch
     switch (op) {
       case PUSH_CONST:
-        st[sp++] = consts[a];
+        value = consts[a];
         break;
       case PUSH_STATE:
-        st[sp++] = s.x[a * M + m];
+        value = s.x[a * M + m];
         break;
       case PUSH_VAR:
-        st[sp++] = s.v[a * M + m];
+        value = s.v[a * M + m];
         break;
       case PUSH_TIME:
-        st[sp++] = s.t;
+        value = s.t;
         break;
       case CONST_IND:
-        st[sp++] = ctab[a * kWarp + lane];
+        value = ctab[a * kWarp + lane];
         break;
       case STATE_IND:
-        st[sp++] = s.x[std::size_t(itab[a * kWarp + lane]) * M + m];
+        value = s.x[std::size_t(itab[a * kWarp + lane]) * M + m];
         break;
       case VAR_IND:
-        st[sp++] = s.v[std::size_t(itab[a * kWarp + lane]) * M + m];
+        value = s.v[std::size_t(itab[a * kWarp + lane]) * M + m];
         break;
       case ADDN:
       case MULN: {
-        sp -= int(a);
-        double r = st[sp];
-        if (op == ADDN)
-          for (int k = 1; k < int(a); ++k) r += st[sp + k];
-        else
-          for (int k = 1; k < int(a); ++k) r *= st[sp + k];
-        st[sp++] = r;
-        break;
+        // Operands are st[sp-n+1 .. sp-1] then top, summed left to right.
+        const int n = int(a);
+        double r = st[sp - n + 1];
+        if (op == ADDN) {
+          for (int k = sp - n + 2; k < sp; ++k) r += st[k];
+          r += top;
+        } else {
+          for (int k = sp - n + 2; k < sp; ++k) r *= st[k];
+          r *= top;
+        }
+        sp -= n - 1;
+        top = r;
+        continue;
       }
       case POWI:
-        st[sp - 1] = ipow(st[sp - 1], int(a) - kPowiBias);
-        break;
+        top = ipow(top, int(a) - kPowiBias);
+        continue;
       case SELECT:
+        top = apply_select(st[sp - 2], st[sp - 1], top);
         sp -= 2;
-        st[sp - 1] = apply_select(st[sp - 1], st[sp], st[sp + 1]);
-        break;
+        continue;
       case ASSIGN_ALG:
-        s.v[a * M + m] = st[--sp];
-        break;
+        s.v[a * M + m] = top;
+        top = st[--sp];
+        continue;
       case ASSIGN_DERIV:
-        assign(a * M + m, st[--sp]);
-        break;
+        assign(a * M + m, top);
+        top = st[--sp];
+        continue;
       case ASSIGN_ALG_IND:
-        s.v[std::size_t(itab[a * kWarp + lane]) * M + m] = st[--sp];
-        break;
+        s.v[std::size_t(itab[a * kWarp + lane]) * M + m] = top;
+        top = st[--sp];
+        continue;
       case ASSIGN_DERIV_IND:
-        assign(std::size_t(itab[a * kWarp + lane]) * M + m, st[--sp]);
-        break;
+        assign(std::size_t(itab[a * kWarp + lane]) * M + m, top);
+        top = st[--sp];
+        continue;
+      // One case per operation with the opcode a constant, so the semantics inline to just that
+      // operation: one jump per instruction instead of two.
+      case NEG:
+        top = apply_unary(NEG, top);
+        continue;
+      case EXP:
+        top = apply_unary(EXP, top);
+        continue;
+      case LOG:
+        top = apply_unary(LOG, top);
+        continue;
+      case LOG10:
+        top = apply_unary(LOG10, top);
+        continue;
+      case SQRT:
+        top = apply_unary(SQRT, top);
+        continue;
+      case ABS:
+        top = apply_unary(ABS, top);
+        continue;
+      case SIN:
+        top = apply_unary(SIN, top);
+        continue;
+      case COS:
+        top = apply_unary(COS, top);
+        continue;
+      case TAN:
+        top = apply_unary(TAN, top);
+        continue;
+      case TANH:
+        top = apply_unary(TANH, top);
+        continue;
+      case FLOOR:
+        top = apply_unary(FLOOR, top);
+        continue;
+      case NOT:
+        top = apply_unary(NOT, top);
+        continue;
+      case ADD:
+        top = apply_binary(ADD, st[--sp], top);
+        continue;
+      case MUL:
+        top = apply_binary(MUL, st[--sp], top);
+        continue;
+      case SUB:
+        top = apply_binary(SUB, st[--sp], top);
+        continue;
+      case DIV:
+        top = apply_binary(DIV, st[--sp], top);
+        continue;
+      case POW:
+        top = apply_binary(POW, st[--sp], top);
+        continue;
+      case MIN:
+        top = apply_binary(MIN, st[--sp], top);
+        continue;
+      case MAX:
+        top = apply_binary(MAX, st[--sp], top);
+        continue;
+      case MOD:
+        top = apply_binary(MOD, st[--sp], top);
+        continue;
+      case LT:
+        top = apply_binary(LT, st[--sp], top);
+        continue;
+      case LE:
+        top = apply_binary(LE, st[--sp], top);
+        continue;
+      case GT:
+        top = apply_binary(GT, st[--sp], top);
+        continue;
+      case GE:
+        top = apply_binary(GE, st[--sp], top);
+        continue;
+      case EQ:
+        top = apply_binary(EQ, st[--sp], top);
+        continue;
+      case NE:
+        top = apply_binary(NE, st[--sp], top);
+        continue;
+      case AND:
+        top = apply_binary(AND, st[--sp], top);
+        continue;
+      case OR:
+        top = apply_binary(OR, st[--sp], top);
+        continue;
       default:
-        if (is_unary(op)) {
-          st[sp - 1] = apply_unary(op, st[sp - 1]);
-        } else {
-          --sp;
-          st[sp - 1] = apply_binary(op, st[sp - 1], st[sp]);
-        }
+        continue;
     }
+    st[sp++] = top;
+    top = value;
   }
 }
 

@@ -78,6 +78,10 @@ CompilerOptions compiler_options(const Config& config) {
   o.reorder = config.boolean("compiler.reorder");
   o.pad = config.boolean("compiler.pad");
   o.unify = config.boolean("compiler.unify");
+  // Bins only shape the teams mode; the other modes keep warps free to span cells.
+  o.partitions = config.string("run.mode") == "teams"
+                     ? static_cast<int>(config.integer("compiler.partitions"))
+                     : 1;
   return o;
 }
 
@@ -198,8 +202,11 @@ class OdeProblem final : public core::Problem {
     atol_ = config.real("run.atol");
     h_ = dt_;
     const std::string mode = config.string("run.mode");
-    if (method_ == Method::RK45 && mode == "persistent")
+    if (method_ == Method::RK45 && mode != "phases" && mode != "reference" && mode != "ast")
       config.fail("run.mode", "rk45 chooses its steps on the host: use phases, reference or ast");
+    if (M_ > 1 && mode == "teams")
+      config.fail("run.mode",
+                  "teams mode runs one model instance: use fused (or phases) for ensembles");
     if (M_ > 1 && mode == "ast")
       config.fail("run.mode", "the AST evaluator runs one ensemble member only");
     if (mode == "reference") {
@@ -209,7 +216,10 @@ class OdeProblem final : public core::Problem {
       runner_ = std::make_unique<HostRunner>(std::make_unique<AstIntegrator>(*model_, method_),
                                              program_.n_alg);
     } else {
-      const ExecMode em = mode == "persistent" ? ExecMode::Persistent : ExecMode::Phases;
+      const ExecMode em = mode == "persistent" ? ExecMode::Persistent
+                          : mode == "fused"    ? ExecMode::Fused
+                          : mode == "teams"    ? ExecMode::Teams
+                                               : ExecMode::Phases;
       runner_ = core::dispatch_backend(backend, [&](auto space) -> std::unique_ptr<Runner> {
         return std::make_unique<DeviceRunner<decltype(space)>>(program_, M_, method_, em);
       });
@@ -461,8 +471,10 @@ void declare(core::Schema& s) {
   s.real("run.atol", "rk45: absolute tolerance").defaults(1e-8).above(0);
   s.real("run.t_end", "End time; must be a whole number of steps").above(0);
   s.choice(
-       "run.mode", {"phases", "persistent", "reference", "ast"},
-       "phases: one kernel per phase; persistent: all steps of an output interval in one kernel; "
+       "run.mode", {"phases", "persistent", "fused", "teams", "reference", "ast"},
+       "phases: one kernel per phase; persistent: all steps of an output interval in one kernel, "
+       "one team per member; fused: all steps in one kernel, one thread per ensemble member; "
+       "teams: all steps in one kernel, one team per bin of independent cells (one instance); "
        "reference: serial host bytecode interpreter; ast: serial AST evaluator")
       .defaults("phases");
   s.section("compiler", "Compiler passes, each switchable to measure its effect");
@@ -480,6 +492,11 @@ void declare(core::Schema& s) {
       .defaults(true);
   s.boolean("compiler.unify", "One opcode stream per warp with per-lane operand tables")
       .defaults(true);
+  s.integer("compiler.partitions",
+            "teams mode: bins of independent cells, one team each (0 = a warp of copies of the "
+            "most repeated equation per bin)")
+      .defaults(0)
+      .range(0, 1 << 16);
   s.section("ensemble", "Many copies of the model with different parameters or initial values");
   s.integer("ensemble.members", "Number of ensemble members M").defaults(1).range(1, 1 << 26);
   const auto declare_sweep = [](core::Section& r) {

@@ -38,11 +38,16 @@ CompilerOptions all_passes() {
 // Devices may contract a*b + c into one FMA; 1e-12 relative per step covers that rounding.
 constexpr double kTolerance = 1e-12;
 
+constexpr ExecMode all_modes[] = {ExecMode::Phases, ExecMode::Persistent, ExecMode::Fused,
+                                  ExecMode::Teams};
+
 template <class Space>
-void compare_per_step(const FlatModel& model, const CompilerOptions& options, Method method,
-                      ExecMode mode, int steps, double dt, double t0 = 0.0) {
+void compare_per_step(const FlatModel& model, CompilerOptions options, Method method, ExecMode mode,
+                      int steps, double dt, double t0 = 0.0,
+                      const EngineOptions& engine_options = {}) {
+  if (mode == ExecMode::Teams && options.partitions == 1) options.partitions = 3;
   const Program prog = compile(model, options);
-  Engine<Space> dev(prog, 1, method, mode);
+  Engine<Space> dev(prog, 1, method, mode, engine_options);
   ReferenceInterpreter ref(prog, 1, method);
   AstIntegrator ast(model, method);
   dev.set_states(model.state_init);
@@ -83,7 +88,7 @@ void compare_per_step(const FlatModel& model, const CompilerOptions& options, Me
 TYPED_TEST(OdeEngine, LuoRudyMatchesReferenceAndAstPerStep) {
   const FlatModel model = load_model_file(test::source_path("inputs/ode/lr91.model.yaml"));
   for (Method method : {Method::Euler, Method::RK4})
-    for (ExecMode mode : {ExecMode::Phases, ExecMode::Persistent}) {
+    for (ExecMode mode : all_modes) {
       // Start just before the stimulus so the upstroke is inside the compared steps.
       compare_per_step<TypeParam>(model, all_passes(), method, mode, 30, 0.02, 9.8);
       compare_per_step<TypeParam>(model, CompilerOptions{}, method, mode, 5, 0.02);
@@ -95,7 +100,7 @@ TYPED_TEST(OdeEngine, RandomModelsMatchWithAndWithoutPasses) {
     test::RandomModel gen(seed);
     const FlatModel model = load_model_string(gen.yaml(10, 3, 45), "random.yaml");
     for (int bits : {0, 31, 29})
-      for (ExecMode mode : {ExecMode::Phases, ExecMode::Persistent}) {
+      for (ExecMode mode : all_modes) {
         CompilerOptions o;
         o.fold = bits & 1;
         o.merge = bits & 2;
@@ -119,8 +124,19 @@ TYPED_TEST(OdeEngine, EnsembleMembersMatchSeparateRuns) {
     for (std::size_t i = 0; i < prog.n_states; ++i)
       x[i * M + m] = model.state_init[i] + 0.1 * double(m % 5) * (i == 0);
   }
-  for (ExecMode mode : {ExecMode::Phases, ExecMode::Persistent}) {
-    Engine<TypeParam> dev(prog, M, Method::RK4, mode);
+  struct Variant {
+    ExecMode mode;
+    EngineOptions options;
+  };
+  // Fused: state in scratch (all members in one team, or 8 per team with a partial last team)
+  // and in global memory.
+  const Variant variants[] = {{ExecMode::Phases, {}},
+                              {ExecMode::Persistent, {}},
+                              {ExecMode::Fused, {}},
+                              {ExecMode::Fused, {true, 8}},
+                              {ExecMode::Fused, {false, 0}}};
+  for (const auto& [mode, options] : variants) {
+    Engine<TypeParam> dev(prog, M, Method::RK4, mode, options);
     dev.set_states(x);
     dev.set_params(p);
     ReferenceInterpreter ref(prog, M, Method::RK4);
@@ -141,6 +157,21 @@ TYPED_TEST(OdeEngine, EnsembleMembersMatchSeparateRuns) {
             << "member " << m;
     }
   }
+}
+
+// LR-Line in teams mode: 100 cells in 4 bins (one team each on a GPU), coupled through the
+// previous stage's voltages; Euler and RK4 against the reference interpreter step by step, with
+// the teams' variables in scratch and in global memory.
+TYPED_TEST(OdeEngine, LineOfCellsInTeamsMatchesReference) {
+  const FlatModel model = load_model_file(test::source_path("inputs/ode/lr_line.model.yaml"));
+  CompilerOptions o = all_passes();
+  o.partitions = 0;
+  EXPECT_EQ(compile(model, o).n_bins, 4u);
+  EngineOptions in_global;
+  in_global.teams_scratch = false;
+  for (Method method : {Method::Euler, Method::RK4})
+    for (const EngineOptions& eo : {EngineOptions{}, in_global})
+      compare_per_step<TypeParam>(model, o, method, ExecMode::Teams, 3, 0.01, 9.99, eo);
 }
 
 // A forced oscillator x'' = -x + t, x(0) = 1, x'(0) = 0, with a known solution.

@@ -1,5 +1,6 @@
 // Every compiler pass preserves results: random models compiled with each combination of passes,
 // run by the serial bytecode interpreter, agree with the AST evaluator; the stack bound holds.
+#include "cli_runner.hpp"
 #include "ode/compiler.hpp"
 #include "ode/reference.hpp"
 #include "random_model.hpp"
@@ -94,6 +95,81 @@ TEST(OdePasses, PassesChangeTheSchedule) {
   EXPECT_LT(p1.n_tasks, p0.n_tasks);  // merging moved expressions into earlier lanes
   EXPECT_EQ(p1.unified_groups(), p1.n_groups());
   EXPECT_FALSE(p1.itab.empty() && p1.ctab.empty());  // lanes differ in operands
+}
+
+// Calls fn(op, operand) for every word lane `lane` of group g runs, per-lane operands resolved.
+template <class Fn>
+void for_each_word(const Program& p, std::size_t g, int lane, Fn fn) {
+  const bool unified = p.group(g, G_KIND) == GROUP_UNIFIED;
+  const std::size_t begin = unified ? p.group(g, G_CODE) : p.lane_code[g * kWarp + lane];
+  const std::size_t len = unified ? p.group(g, G_LEN) : p.lane_len[g * kWarp + lane];
+  for (std::size_t i = begin; i < begin + len; ++i) {
+    const Op op = op_of(p.code[i]);
+    const std::uint32_t a = arg_of(p.code[i]);
+    const auto ind = [&] { return std::uint32_t(p.itab[(p.group(g, G_ITAB) + a) * kWarp + lane]); };
+    switch (op) {
+      case VAR_IND:
+        fn(PUSH_VAR, ind());
+        break;
+      case ASSIGN_ALG_IND:
+        fn(ASSIGN_ALG, ind());
+        break;
+      default:
+        fn(op, a);
+    }
+  }
+}
+
+// Bins of a network never read each other's algebraic variables within a sweep, and the serial
+// stream writes every variable before reading it.
+TEST(OdePasses, BinsAreIndependentAndTheSerialStreamIsOrdered) {
+  const FlatModel model = load_model_file(test::source_path("inputs/ode/lr_ring.model.yaml"));
+  for (int parts : {0, 1, 5}) {
+    CompilerOptions o;
+    o.merge = o.reorder = o.pad = o.unify = true;
+    o.partitions = parts;
+    const Program p = compile(model, o);
+    EXPECT_EQ(p.n_bins, parts == 0 ? 3u : std::size_t(parts));  // 80 cells: 3 warps of copies
+    ASSERT_EQ(p.bin_begin.size(), p.n_phases() * p.n_bins + 1);
+    std::vector<int> writer(p.n_alg, -1);
+    std::vector<std::size_t> groups_in(p.n_bins, 0);
+    for (std::size_t ph = 0; ph < p.n_phases(); ++ph) {
+      EXPECT_EQ(p.bin_begin[ph * p.n_bins], p.phase_begin[ph]);
+      for (std::size_t b = 0; b < p.n_bins; ++b)
+        for (int g = p.bin_begin[ph * p.n_bins + b]; g < p.bin_begin[ph * p.n_bins + b + 1]; ++g) {
+          ++groups_in[b];
+          for (int l = 0; l < p.group(g, G_COUNT); ++l)
+            for_each_word(p, g, l, [&](Op op, std::uint32_t a) {
+              if (op == ASSIGN_ALG) writer[a] = int(b);
+            });
+        }
+    }
+    for (std::size_t ph = 0; ph < p.n_phases(); ++ph)
+      for (std::size_t b = 0; b < p.n_bins; ++b)
+        for (int g = p.bin_begin[ph * p.n_bins + b]; g < p.bin_begin[ph * p.n_bins + b + 1]; ++g)
+          for (int l = 0; l < p.group(g, G_COUNT); ++l)
+            for_each_word(p, g, l, [&](Op op, std::uint32_t a) {
+              if (op == PUSH_VAR && a < p.n_alg && writer[a] >= 0)
+                EXPECT_EQ(writer[a], int(b)) << "variable " << a << " phase " << ph;
+            });
+    for (std::size_t b = 0; b < p.n_bins; ++b) EXPECT_GT(groups_in[b], 0u) << "bin " << b;
+    // Serial stream: dependency order and a balanced stack.
+    std::vector<bool> written(p.n_alg, false);
+    for (const auto& cv : p.constant_vars) written[cv.first] = true;
+    int depth = 0;
+    std::size_t stores = 0;
+    for (std::uint32_t w : p.serial) {
+      const Op op = op_of(w);
+      ASSERT_NE(op, VAR_IND);
+      if (op == PUSH_VAR && arg_of(w) < p.n_alg) EXPECT_TRUE(written[arg_of(w)]) << arg_of(w);
+      if (op == ASSIGN_ALG) written[arg_of(w)] = true;
+      stores += op_pushes(op) == 0;
+      depth += op_pushes(op) - op_pops(op, arg_of(w));
+      ASSERT_GE(depth, 0);
+    }
+    EXPECT_EQ(depth, 0);
+    EXPECT_EQ(stores, p.n_equations);
+  }
 }
 
 }  // namespace

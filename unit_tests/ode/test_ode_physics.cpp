@@ -5,6 +5,7 @@
 #include "ode/compiler.hpp"
 #include "ode/reference.hpp"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -89,6 +90,57 @@ TEST(OdePhysics, WangBuzsaki1996RestAndFiring) {
   EXPECT_GE(rate, 55.0);
   EXPECT_LE(rate, 65.0);
   EXPECT_GT(*std::max_element(fire.v.begin(), fire.v.end()), 0.0);  // overshooting spikes
+}
+
+// The Rybak-style CPG alternates: spikes of the flexor and extensor rhythm generators, counted in
+// 50 ms bins over the first second, are anticorrelated, and each side has active and silent bins.
+TEST(OdePhysics, RybakHalfCentresBurstInAntiphase) {
+  const FlatModel model = load_model_file(test::source_path("inputs/ode/rybak_cpg.model.yaml"));
+  CompilerOptions o;
+  o.merge = o.reorder = o.pad = o.unify = true;
+  const Program prog = compile(model, o);
+  ReferenceInterpreter ref(prog, 1, Method::RK4);
+  ref.x() = model.state_init;
+  std::vector<std::uint32_t> v[2];
+  for (int side = 0; side < 2; ++side)
+    for (int i = 0; i < 20; ++i) {
+      bool is_state = false;
+      std::uint32_t index = 0;
+      ASSERT_TRUE(model.find(fmt::format("{}[{}].V", side ? "rge" : "rgf", i), is_state, index));
+      v[side].push_back(index);
+    }
+  const double dt = 0.02;
+  const int per_bin = 2500, bins = 20;  // 50 ms bins, 1 s
+  std::vector<double> count[2] = {std::vector<double>(bins, 0), std::vector<double>(bins, 0)};
+  std::vector<double> previous(ref.x());
+  for (int b = 0; b < bins; ++b)
+    for (int k = 0; k < per_bin; ++k) {
+      ref.advance(std::int64_t(b) * per_bin + k, 1, dt);
+      for (int side = 0; side < 2; ++side)
+        for (std::uint32_t i : v[side])
+          if (previous[i] < -20.0 && ref.x()[i] >= -20.0) ++count[side][b];
+      previous = ref.x();
+    }
+  double mean[2] = {0, 0};
+  int active[2] = {0, 0}, silent[2] = {0, 0};
+  for (int side = 0; side < 2; ++side)
+    for (int b = 0; b < bins; ++b) {
+      mean[side] += count[side][b] / bins;
+      active[side] += count[side][b] >= 20;  // at least one spike per neuron in the bin
+      silent[side] += count[side][b] == 0;
+    }
+  double cov = 0, var0 = 0, var1 = 0;
+  for (int b = 0; b < bins; ++b) {
+    cov += (count[0][b] - mean[0]) * (count[1][b] - mean[1]);
+    var0 += (count[0][b] - mean[0]) * (count[0][b] - mean[0]);
+    var1 += (count[1][b] - mean[1]) * (count[1][b] - mean[1]);
+  }
+  ASSERT_GT(var0 * var1, 0.0);
+  EXPECT_LT(cov / std::sqrt(var0 * var1), -0.6);
+  for (int side = 0; side < 2; ++side) {
+    EXPECT_GE(active[side], 4) << "side " << side;
+    EXPECT_GE(silent[side], 4) << "side " << side;
+  }
 }
 
 }  // namespace

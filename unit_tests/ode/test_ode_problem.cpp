@@ -94,7 +94,7 @@ TYPED_TEST(OdeRestart, CheckpointRestartIsBitwise) {
   const auto& loader = core::Registry::instance().loader();
   const std::string input = read(test::source_path("inputs/ode/lr91.yaml"));
   const std::string file = test::source_path("inputs/ode/lr91.yaml");
-  for (const char* mode : {"phases", "persistent", "rk45"}) {
+  for (const char* mode : {"phases", "persistent", "fused", "teams", "rk45"}) {
     const std::string method = std::string(mode) == "rk45" ? "rk45" : "rk4";
     const std::string run_mode = std::string(mode) == "rk45" ? "phases" : mode;
     const std::vector<std::string> common{"run.mode=" + run_mode, "run.method=" + method,
