@@ -2,9 +2,12 @@
 // Runs the hayate binary as a user would and captures exit code and combined output.
 #include <sys/wait.h>
 
+#include <unistd.h>
+
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 namespace hayate::test {
@@ -36,6 +39,12 @@ inline CliResult run_cli(const std::string& args) {
 
 inline std::string source_path(const std::string& relative) {
   return env_or("HAYATE_TEST_SOURCE_DIR", HAYATE_SOURCE_DIR) + "/" + relative;
+}
+
+// A scratch folder of this test process: concurrent test runs on one machine never share one.
+inline std::filesystem::path scratch_path(const std::string& name) {
+  return std::filesystem::temp_directory_path() / ("hayate_tests_" + std::to_string(::getpid())) /
+         name;
 }
 
 }  // namespace hayate::test

@@ -14,7 +14,7 @@ using hayate::test::source_path;
 
 namespace {
 fs::path scratch(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / "hayate_cli_tests" / name;
+  const fs::path dir = hayate::test::scratch_path("cli") / name;
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;

@@ -1,3 +1,4 @@
+#include "cli_runner.hpp"
 #include "config/error.hpp"
 #include "io/atomic_file.hpp"
 #include "io/csv_writer.hpp"
@@ -21,7 +22,7 @@ std::string read_all(const fs::path& p) {
 }
 
 fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("hayate_io_" + name);
+  const fs::path dir = hayate::test::scratch_path("io_" + name);
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;

@@ -1,3 +1,4 @@
+#include "cli_runner.hpp"
 #include "config/error.hpp"
 #include "run/checkpoint.hpp"
 #include "run/timers.hpp"
@@ -13,7 +14,7 @@ using namespace hayate::core;
 
 namespace {
 std::string temp_file(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / "hayate_checkpoint_tests";
+  const fs::path dir = hayate::test::scratch_path("checkpoint");
   fs::create_directories(dir);
   return (dir / name).string();
 }

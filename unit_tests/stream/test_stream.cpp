@@ -1,5 +1,6 @@
 // The stream probe: kernels against the host recurrence, and the driver end to end (restart
 // bitwise, output files, failure handling) on every backend.
+#include "cli_runner.hpp"
 #include "io/csv_writer.hpp"
 #include "run/checkpoint.hpp"
 #include "run/driver.hpp"
@@ -61,7 +62,7 @@ std::vector<char> entry(const std::string& checkpoint, const std::string& name) 
 
 TYPED_TEST(Stream, RestartIsBitwiseIdentical) {
   const std::string backend = core::space_name<TypeParam>();
-  const fs::path root = fs::temp_directory_path() / ("hayate_stream_restart_" + backend);
+  const fs::path root = hayate::test::scratch_path("stream_restart_" + backend);
   fs::remove_all(root);
   const std::string full = (root / "full").string(), half = (root / "half").string(),
                     resumed = (root / "resumed").string();
@@ -90,7 +91,7 @@ TYPED_TEST(Stream, RestartIsBitwiseIdentical) {
 
 TYPED_TEST(Stream, RestartWithOtherSizeIsAnInputError) {
   const std::string backend = core::space_name<TypeParam>();
-  const fs::path root = fs::temp_directory_path() / ("hayate_stream_mismatch_" + backend);
+  const fs::path root = hayate::test::scratch_path("stream_mismatch_" + backend);
   fs::remove_all(root);
   const core::RunOptions quiet{"", "", true};
   core::run_problem(stream_config(backend, {"output.directory=" + (root / "a").string(),
