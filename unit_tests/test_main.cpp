@@ -1,4 +1,5 @@
 // One main for every unit test: Kokkos lives for the whole test program.
+#include "cli_runner.hpp"
 #include "compat/kokkos_compat.hpp"
 #include "run/registry.hpp"
 
@@ -35,6 +36,9 @@ int main(int argc, char** argv) {
   hayate::compat::initialize_kokkos(0, -1);
   hayate::core::register_builtin_problems(hayate::core::Registry::instance());
   const int rc = RUN_ALL_TESTS();
+  // Scratch files stay for inspection when a test failed.
+  std::error_code ignored;
+  if (rc == 0) std::filesystem::remove_all(hayate::test::scratch_path(""), ignored);
   Kokkos::finalize();
   return rc;
 }
