@@ -60,9 +60,15 @@ KOKKOS_INLINE_FUNCTION bool isfinite(T x) {
 }
 
 // 1/sqrt(x): the single-precision hardware instruction on CUDA, a plain division elsewhere.
+// rsqrtf() compiles to the instruction plus a compare and two predicated multiplies that keep
+// subnormal inputs exact; those three issue slots are a fifth of a softened gravity interaction.
+// The flush-to-zero form is the bare instruction: inputs below 1.2e-38 read as 0 (result +inf),
+// which no softened r^2 reaches.
 KOKKOS_INLINE_FUNCTION float rsqrt(float x) {
 #if defined(__CUDA_ARCH__)
-  return ::rsqrtf(x);
+  float r;
+  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
 #else
   return 1.0f / HAYATE_KOKKOS_MATH_NS::sqrt(x);
 #endif
