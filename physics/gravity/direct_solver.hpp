@@ -99,7 +99,7 @@ class DirectSolver {
   template <class Policy>
   struct Buffers {
     Kokkos::View<typename Policy::Source*, Mem> sources, targets;
-    Kokkos::View<typename Policy::Acc***, Mem> partial;
+    SplitBuffers<Space, typename Policy::Acc> split;
   };
 
   template <class Policy>
@@ -145,20 +145,20 @@ class DirectSolver {
     const T eps2 = T(eps_) * T(eps_);
     if constexpr (hermite) {
       launch<Policy, DirectDefaults<Space>::i_per_thread>(tgt, targets.count, sources, eps2, s,
-                                                          with_potential, out, buf.partial);
+                                                          with_potential, out, buf.split);
     } else {
       switch (s.i_per_thread) {
         case 1:
-          launch<Policy, 1>(tgt, targets.count, sources, eps2, s, with_potential, out, buf.partial);
+          launch<Policy, 1>(tgt, targets.count, sources, eps2, s, with_potential, out, buf.split);
           break;
         case 2:
-          launch<Policy, 2>(tgt, targets.count, sources, eps2, s, with_potential, out, buf.partial);
+          launch<Policy, 2>(tgt, targets.count, sources, eps2, s, with_potential, out, buf.split);
           break;
         case 4:
-          launch<Policy, 4>(tgt, targets.count, sources, eps2, s, with_potential, out, buf.partial);
+          launch<Policy, 4>(tgt, targets.count, sources, eps2, s, with_potential, out, buf.split);
           break;
         default:
-          launch<Policy, 8>(tgt, targets.count, sources, eps2, s, with_potential, out, buf.partial);
+          launch<Policy, 8>(tgt, targets.count, sources, eps2, s, with_potential, out, buf.split);
           break;
       }
     }
@@ -168,14 +168,12 @@ class DirectSolver {
   void launch(const Kokkos::View<const typename Policy::Source*, Mem>& tgt, int count,
               const Kokkos::View<const typename Policy::Source*, Mem>& sources,
               typename Policy::Real eps2, const DirectShape& s, bool with_potential,
-              const ForceOutput<Space>& out, Kokkos::View<typename Policy::Acc***, Mem>& partial) {
+              const ForceOutput<Space>& out, SplitBuffers<Space, typename Policy::Acc>& split) {
     const Space space;
     if (with_potential)
-      launch_direct<Space, Policy, true, IPT>(space, tgt, count, sources, eps2, G_, s, out,
-                                              partial);
+      launch_direct<Space, Policy, true, IPT>(space, tgt, count, sources, eps2, G_, s, out, split);
     else
-      launch_direct<Space, Policy, false, IPT>(space, tgt, count, sources, eps2, G_, s, out,
-                                               partial);
+      launch_direct<Space, Policy, false, IPT>(space, tgt, count, sources, eps2, G_, s, out, split);
   }
 
   Precision precision_;

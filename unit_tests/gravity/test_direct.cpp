@@ -5,6 +5,7 @@
 #include "util/random.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 namespace {
@@ -145,6 +146,36 @@ TYPED_TEST(GravityDirect, MatchesSerialReferenceForEveryPrecisionAndShape) {
       for (int i = 0; i < n; ++i)
         ASSERT_NEAR(pot(i), ref.pot[i], bound(prec) * std::fabs(ref.pot[i]))
             << precision_name(prec) << " particle " << i;
+    }
+  }
+}
+
+// The last team of each block adds the split partial sums in split order: every call writes
+// every target (the arrival counters are back at zero after a call) with the same bits, whichever
+// team finished last.
+TYPED_TEST(GravityDirect, SplitSumsAreWrittenAndIdenticalOnEveryCall) {
+  using Space = TypeParam;
+  using V = Kokkos::View<double* [3], typename Space::memory_space>;
+  const int n = 1000;
+  const HostSet hs = random_set(n, 5);
+  DeviceSet<Space> ds(hs);
+  for (const Precision prec : {Precision::Float, Precision::Double}) {
+    DirectSolver<Space> solver(prec, {0, 32, 7, 1}, 1.0, 0.05);
+    V first("first", n);
+    for (int call = 0; call < 4; ++call) {
+      ForceOutput<Space> out{V("a", n), {}, {}};
+      Kokkos::deep_copy(out.acc, std::nan(""));
+      solver.compute(ds.p.x, ds.p.m, n, {{}, n}, false, out);
+      if (call == 0) {
+        Kokkos::deep_copy(first, out.acc);
+        continue;
+      }
+      auto a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out.acc);
+      auto b = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), first);
+      for (int i = 0; i < n; ++i)
+        for (int d = 0; d < 3; ++d)
+          ASSERT_EQ(std::memcmp(&a(i, d), &b(i, d), sizeof(double)), 0)
+              << precision_name(prec) << " call " << call << " particle " << i;
     }
   }
 }
