@@ -32,8 +32,9 @@ Kernel choose_kernel(const Config& config) {
   if (k == "bytes_wide") return Kernel::bytes_wide;
   if (k == "bytes_sliced") return Kernel::bytes_sliced;
   if (k == "bits") return Kernel::bits;
-  // auto: the bit-parallel kernel whenever the row length allows it.
-  return config.integer("system.nx") % 64 == 0 ? Kernel::bits : Kernel::bytes;
+  // auto: the bit-parallel kernel whenever the row length allows it, else the 64-site byte
+  // kernel with table lookups (faster than `bytes` from 1024^2 up on the H100 and on CPUs).
+  return config.integer("system.nx") % 64 == 0 ? Kernel::bits : Kernel::bytes_wide;
 }
 
 // Cross-key checks that the schema's ranges cannot express.
@@ -270,7 +271,8 @@ void declare(core::Schema& s) {
            "bytes: one byte per site, 8 sites per thread, table lookup; bytes_wide: one byte per "
            "site, 64 sites per thread, table lookup; bytes_sliced: one byte per site, 64 sites "
            "per thread bit-sliced in registers, boolean logic; bits: 64 sites per word, boolean "
-           "logic; auto: bits when nx is a multiple of 64. All give identical results")
+           "logic; auto: bits when nx is a multiple of 64, else bytes_wide. All give identical "
+           "results")
       .defaults("auto");
   s.section("init", "Initial state: random occupation around a local equilibrium");
   s.reals("init.velocity", "Mean velocity [ux, uy] in lattice units")
