@@ -12,8 +12,9 @@
 //   walk:    a group of consecutive (so nearby) sorted particles shares one walk: the opening
 //            decision uses the distance from the node's centre of mass to the group's bounding
 //            box, so it is the same for every member (tree_walk.hpp).
-// MACs: acceleration (G m_J / d^2 (b_J / d)^2 <= dacc |a_old|, GADGET/GOTHIC) or the classic
-// theta (cell side / d < theta); both also require d > b_J.
+// MACs: acceleration (G m_J / d^2 (b_J / d)^2 <= dacc |a_old|, GADGET/GOTHIC; stricter for nodes
+// grown past their cell, see group_accepts) or the classic theta (cell side / d < theta); both
+// also require d > b_J.
 #include "gravity/direct.hpp"
 #include "gravity/radix_sort.hpp"
 #include "gravity/state.hpp"

@@ -60,8 +60,12 @@ struct TreeDefaults<Kokkos::Cuda> {
 
 // The opening criterion, seen from a group: d = distance from the node's centre of mass to the
 // group's box. Accepted when d > b_J and, for the acceleration MAC,
-// G m_J b_J^2 <= dacc a_min d^4 (parameter = dacc), or for theta, side^2 < theta^2 d^2
+// G m_J b_J^2 g^2 <= dacc a_min d^4 (parameter = dacc), or for theta, side^2 < theta^2 d^2
 // (parameter = theta^2).
+// g = max(1, b_J / (sqrt(3)/2 side)) penalises nodes whose particles have spread past their
+// build-time cell (a stale tree): their children overlap and are nearly as large as they are,
+// so opening one yields many nodes accepted close to the bound, whose errors add up to several
+// times dacc. In a fresh tree g is 1 for nearly every node (docs/gravity.md).
 template <Mac M, class T>
 KOKKOS_INLINE_FUNCTION bool group_accepts(const Body<T>& c, const NodeGeom<T>& ng,
                                           const GroupBox<T>& box, const T G, const T parameter) {
@@ -71,8 +75,11 @@ KOKKOS_INLINE_FUNCTION bool group_accepts(const Body<T>& c, const NodeGeom<T>& n
   const T dx = ax > T(0) ? ax : T(0), dy = ay > T(0) ? ay : T(0), dz = az > T(0) ? az : T(0);
   const T d2 = dx * dx + dy * dy + dz * dz;
   const bool far = d2 > ng.b * ng.b;
-  if (M == Mac::Acceleration)
-    return far && G * c.m * ng.b * ng.b <= parameter * box.a_min * d2 * d2;
+  if (M == Mac::Acceleration) {
+    const T cell = T(0.8660254037844386) * ng.side;
+    const T b_eff = ng.b > cell ? ng.b * ng.b / cell : ng.b;
+    return far && G * c.m * b_eff * b_eff <= parameter * box.a_min * d2 * d2;
+  }
   return far && ng.side * ng.side < parameter * d2;
 }
 
