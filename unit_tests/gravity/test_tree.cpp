@@ -16,6 +16,16 @@ namespace {
 
 using namespace hayate::gravity;
 
+// Particle indices as a device view (targets of a subset evaluation).
+template <class Space>
+Kokkos::View<int*, typename Space::memory_space> device_indices(const std::vector<int>& idx) {
+  Kokkos::View<int*, typename Space::memory_space> index("index", idx.size());
+  auto h = Kokkos::create_mirror_view(index);
+  for (std::size_t k = 0; k < idx.size(); ++k) h(k) = idx[k];
+  Kokkos::deep_copy(index, h);
+  return index;
+}
+
 template <class Space>
 Particles<Space> to_device(const HostParticles& hp) {
   Particles<Space> p(hp.size());
@@ -164,10 +174,7 @@ TYPED_TEST(GravityTree, AccelerationMacHoldsWithStaleTree) {
   // Every 8th particle against double direct summation.
   std::vector<int> idx;
   for (int i = 0; i < p.n; i += 8) idx.push_back(i);
-  Kokkos::View<int*, typename Space::memory_space> index("index", idx.size());
-  auto h = Kokkos::create_mirror_view(index);
-  for (std::size_t k = 0; k < idx.size(); ++k) h(k) = idx[k];
-  Kokkos::deep_copy(index, h);
+  const auto index = device_indices<Space>(idx);
   const Targets<Space> targets{index, int(idx.size())};
   V ref("ref", idx.size()), acc("acc", idx.size());
   direct.compute(p.x, p.m, p.n, targets, false, {ref, {}, {}});
@@ -205,10 +212,7 @@ TYPED_TEST(GravityTree, SubsetOfTargetsMatchesTheFullWalk) {
   tree.accelerations(p, {{}, p.n}, false, {all, {}, {}}, timers, true);
   std::vector<int> idx;
   for (int i = 5; i < p.n; i += 7) idx.push_back(i);
-  Kokkos::View<int*, typename Space::memory_space> index("index", idx.size());
-  auto h = Kokkos::create_mirror_view(index);
-  for (std::size_t k = 0; k < idx.size(); ++k) h(k) = idx[k];
-  Kokkos::deep_copy(index, h);
+  const auto index = device_indices<Space>(idx);
   V sub("sub", idx.size());
   tree.accelerations(p, {index, int(idx.size())}, false, {sub, {}, {}}, timers, true);
   auto a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), all);
@@ -297,10 +301,7 @@ TYPED_TEST(GravityTree, GroupWalkMatchesParticleWalk) {
   auto p = to_device<Space>(hernquist(800, 1.0, 0.2, 50.0, 1.0, 24));
   std::vector<int> idx;
   for (int i = 3; i < p.n; i += 5) idx.push_back(i);
-  Kokkos::View<int*, typename Space::memory_space> index("index", idx.size());
-  auto hi = Kokkos::create_mirror_view(index);
-  for (std::size_t k = 0; k < idx.size(); ++k) hi(k) = idx[k];
-  Kokkos::deep_copy(index, hi);
+  const auto index = device_indices<Space>(idx);
   for (const Mac mac : {Mac::Acceleration, Mac::Theta}) {
     for (const bool quadrupole : {true, false}) {
       for (const bool subset : {false, true}) {
