@@ -65,12 +65,12 @@ void run_direct(const Space& space, benchmark::State& state, const int n, Direct
   shape.splits =
       gravity::choose_splits(n, padded, shape.tile, IPT, space.concurrency(), shape.splits);
   gravity::ForceOutput<Space> out{Kokkos::View<double* [3], Mem>("hayate::bench::acc", n), {}, {}};
-  gravity::SplitBuffers<Space, Acc> split;
+  Kokkos::View<Acc***, Mem> partial;
   const Kokkos::View<const Body<T>*, Mem> src = bodies;
   const T eps2 = T(1e-4);
   auto launch = [&] {
     gravity::launch_direct<Space, Policy, false, IPT>(space, src, n, src, eps2, 1.0, shape, out,
-                                                      split);
+                                                      partial);
   };
   try {
     launch();                          // warm-up: allocations, clocks

@@ -20,7 +20,6 @@
 
 #include <Kokkos_Core.hpp>
 
-#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <stdexcept>
@@ -149,73 +148,15 @@ KOKKOS_INLINE_FUNCTION std::uint64_t collide_word(const Table& table, std::uint6
   return out;
 }
 
-// Where the collision table is read from. From global memory (through the read-only cache) a
-// warp's 32 lookups of a 512-byte table touch up to four cache lines per instruction, and the
-// lookups, one per site, are the kernels' largest share of L1 traffic. On GPUs each team therefore
-// keeps one copy of the table per warp lane in scratch, word w of lane l's copy at word
-// w * lanes + l: lane l only ever reads bank l, so a lookup is one conflict-free shared access.
-// On CPUs the table stays in global memory (it lives in L1 anyway).
-template <class Space>
-struct TableCopies {
-  static constexpr int lanes = 0;  // no scratch copy
-};
-#ifdef KOKKOS_ENABLE_CUDA
-template <>
-struct TableCopies<Kokkos::Cuda> {
-  static constexpr int lanes = 32;
-};
-#endif
-
-inline constexpr int table_entries = 512;  // 256 site bytes x 2 chiralities
-inline constexpr int table_words = table_entries / 4;
-
-template <int Lanes>
-struct LaneTable {
-  const std::uint8_t* bytes;  // table_words x Lanes words in scratch
-  unsigned lane;
-  KOKKOS_INLINE_FUNCTION std::uint8_t operator()(const unsigned e) const {
-    return bytes[(((e >> 2) * Lanes + lane) << 2) | (e & 3u)];
-  }
-};
-
-// Runs a byte step with a team per block of items: the team copies the table into scratch,
-// then each thread updates one item through its lane's copy.
-template <class Space, class Step>
-struct ScratchTableStep {
-  static constexpr int lanes = TableCopies<Space>::lanes;
-  using Member = typename Kokkos::TeamPolicy<Space>::member_type;
-  static constexpr std::size_t scratch_bytes = std::size_t(table_words) * lanes * 4;
-
-  Step step;
-  Kokkos::View<const std::uint32_t*, typename Space::memory_space, ReadOnly> table_words_src;
-  std::int64_t items;
-
-  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
-    auto* words =
-        static_cast<std::uint32_t*>(team.team_shmem().get_shmem(std::ptrdiff_t(scratch_bytes)));
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, table_words * lanes),
-                         [&](const int i) { words[i] = table_words_src(i / lanes); });
-    team.team_barrier();
-    const std::int64_t t = std::int64_t(team.league_rank()) * team.team_size() + team.team_rank();
-    if (t < items)
-      step.update(t, LaneTable<lanes>{reinterpret_cast<const std::uint8_t*>(words),
-                                      unsigned(team.team_rank()) % unsigned(lanes)});
-  }
-};
-
 // One thread per word (8 sites), one table lookup per site.
 template <class Space>
 struct ByteStep {
   ByteArgs<Space> a;
 
   static constexpr const char* label = "hayate::fhp::step_bytes";
-  static constexpr bool uses_table = true;
   static std::int64_t items(const LatticeShape& s) { return s.sites() / 8; }
 
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t t) const { update(t, a.table); }
-
-  template <class Table>
-  KOKKOS_INLINE_FUNCTION void update(const std::int64_t t, const Table& table) const {
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t t) const {
     const int nw = a.nw, ny = a.ny;
     const int y = int(t / nw), k = int(t % nw);
     const int odd = y & 1;
@@ -239,7 +180,7 @@ struct ByteStep {
     const unsigned chir = unsigned(chirality_bits(a.seed, a.step, rword) >> shift) & 0xffu;
     const unsigned force =
         unsigned(forcing_bits(a.seed, a.step, rword, a.force_q) >> shift) & 0xffu;
-    a.dst(t) = collide_word(table, g, chir, force);
+    a.dst(t) = collide_word(a.table, g, chir, force);
   }
 };
 
@@ -296,7 +237,6 @@ KOKKOS_INLINE_FUNCTION void gather_row(const std::uint64_t (&c)[10], std::uint64
 template <Model M>
 struct SlicedCollision {
   static constexpr const char* label = "hayate::fhp::step_bytes_sliced";
-  static constexpr bool uses_table = false;
   template <class Table>
   KOKKOS_INLINE_FUNCTION static void apply(const Table&, std::uint64_t (&w)[8], std::uint64_t chir,
                                            std::uint64_t force) {
@@ -313,7 +253,6 @@ struct SlicedCollision {
 // Table lookup per site, as the bytes kernel.
 struct TableCollision {
   static constexpr const char* label = "hayate::fhp::step_bytes_wide";
-  static constexpr bool uses_table = true;
   template <bool Forced, class Table>
   KOKKOS_INLINE_FUNCTION static void words(const Table& table, std::uint64_t (&w)[8],
                                            std::uint64_t chir, std::uint64_t force) {
@@ -339,15 +278,11 @@ struct GroupStep {
   ByteArgs<Space> a;
 
   static constexpr const char* label = Collision::label;
-  static constexpr bool uses_table = Collision::uses_table;
   static std::int64_t items(const LatticeShape& s) {
     return std::int64_t(s.ny) * s.random_words_per_row();
   }
 
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t t) const { update(t, a.table); }
-
-  template <class Table>
-  KOKKOS_INLINE_FUNCTION void update(const std::int64_t t, const Table& table) const {
+  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t t) const {
     const int nw = a.nw, ny = a.ny, ng = a.rwords;
     int y, grp;
     // 32-bit division where the index allows: 64-bit division is a long software sequence.
@@ -402,7 +337,7 @@ struct GroupStep {
     const std::int64_t rword = std::int64_t(y) * ng + grp;
     const std::uint64_t chir = chirality_bits(a.seed, a.step, rword);
     const std::uint64_t force = forcing_bits(a.seed, a.step, rword, a.force_q);
-    Collision::apply(table, w, chir, force);
+    Collision::apply(a.table, w, chir, force);
     if (pairs) {
       for (int q = 0; q < 4; ++q)
         a.dst_pairs((rows[1] + k0) / 2 + q) = WordPair{w[2 * q], w[2 * q + 1]};
@@ -426,11 +361,11 @@ class ByteEngine final : public Engine<Space> {
            shape.sites() / 8),
         b_(Kokkos::view_alloc(std::string("hayate::fhp::bytes_b"), Kokkos::WithoutInitializing),
            shape.sites() / 8),
-        table_("hayate::fhp::table", table_entries) {
+        table_("hayate::fhp::table", 512) {
     if (shape.nx % 8 != 0) throw std::logic_error("fhp bytes kernel: nx must be a multiple of 8");
     auto host = Kokkos::create_mirror_view(table_);
     const CollisionTable& t = table_of(model);
-    for (int i = 0; i < table_entries; ++i) host(i) = t.out[i];
+    for (int i = 0; i < 512; ++i) host(i) = t.out[i];
     Kokkos::deep_copy(table_, host);
   }
 
@@ -442,19 +377,7 @@ class ByteEngine final : public Engine<Space> {
     const decltype(Args::dst_pairs) dst_pairs(reinterpret_cast<WordPair*>(b_.data()), npairs);
     const Step f{Args{a_, b_, src_pairs, dst_pairs, table_, nw_, shape_.ny,
                       shape_.random_words_per_row(), params_.seed, step, params_.force_q}};
-    const std::int64_t items = Step::items(shape_);
-    if constexpr (Step::uses_table && TableCopies<Space>::lanes > 0) {
-      using Team = ScratchTableStep<Space, Step>;
-      const Kokkos::View<const std::uint32_t*, typename Space::memory_space,
-                         Kokkos::MemoryUnmanaged>
-          words(reinterpret_cast<const std::uint32_t*>(table_.data()), table_words);
-      constexpr int team_size = 256;
-      Kokkos::TeamPolicy<Space> policy(int((items + team_size - 1) / team_size), team_size);
-      policy.set_scratch_size(0, Kokkos::PerTeam(std::size_t(Team::scratch_bytes)));
-      Kokkos::parallel_for(Step::label, policy, Team{f, words, items});
-    } else {
-      Kokkos::parallel_for(Step::label, Kokkos::RangePolicy<Space>(0, items), f);
-    }
+    Kokkos::parallel_for(Step::label, Kokkos::RangePolicy<Space>(0, Step::items(shape_)), f);
     std::swap(a_, b_);
   }
 

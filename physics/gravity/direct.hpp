@@ -2,10 +2,8 @@
 // Direct O(N^2) summation. One team kernel (GPU Gems 3 ch. 31): each thread owns IPT target
 // particles in registers, the team stages tiles of source particles through scratch memory, and
 // the inner loop over the tile calls the pair function. For small N the source range is split
-// across teams (j-split) so the device has enough threads; each team stores its partial sums,
-// and the last team of a block of targets to finish adds all of them in split order, so the
-// result does not depend on which team finished last (bitwise restarts) and no second kernel
-// is launched: at small N a launch costs as much as the arithmetic.
+// across teams (j-split) so the device has enough threads; the partial sums are then added in a
+// fixed order by a second kernel, which keeps results deterministic (bitwise restarts).
 // Variants (what is accumulated, the precision, the potential) are template policies that all
 // call gravity_pair(); there is one loop.
 #include "gravity/pair.hpp"
@@ -140,15 +138,6 @@ KOKKOS_INLINE_FUNCTION void store_sums(const ForceOutput<Space>& out, const int 
   }
 }
 
-// What the j-split keeps between calls: partial sums (splits, components, targets) and, per
-// block of targets, how many of its teams have stored theirs (zero between calls: the last
-// team resets it).
-template <class Space, class Acc>
-struct SplitBuffers {
-  Kokkos::View<Acc***, typename Space::memory_space> partial;
-  Kokkos::View<int*, typename Space::memory_space> arrivals;
-};
-
 // Resolved launch shape of the tile kernel.
 struct DirectShape {
   int team_size = 1;     // threads per team
@@ -208,7 +197,6 @@ struct DirectTileKernel {
   Kokkos::View<const Source*, Mem> targets;  // n_targets used
   Kokkos::View<const Source*, Mem> sources;  // padded to a multiple of tile with zero masses
   Kokkos::View<Acc***, Mem> partial;         // (splits, C, n_targets) when splits > 1
-  Kokkos::View<int*, Mem> arrivals;          // per block of targets, when splits > 1
   ForceOutput<Space> out;
   int n_targets = 0;
   int tile = 0;
@@ -251,46 +239,39 @@ struct DirectTileKernel {
       }
     }
 
-    if (splits == 1) {
-      for (int k = 0; k < IPT; ++k) {
-        const int i = base + k * ts + rank;
-        if (i < n_targets) store_sums<Space, C, WithPotential>(out, i, v[k], G);
-      }
-      return;
-    }
-    for (int k = 0; k < IPT; ++k) {
-      const int i = base + k * ts + rank;
-      if (i < n_targets)
-        for (int c = 0; c < C; ++c) partial(split, c, i) = v[k][c];
-    }
-    // Every thread's partials are visible device-wide before the team counts itself in.
-    Kokkos::memory_fence();
-    team.team_barrier();
-    int last = 0;
-    Kokkos::single(
-        Kokkos::PerTeam(team),
-        [&](int& is_last) {
-          is_last = Kokkos::atomic_fetch_add(&arrivals(block), 1) == splits - 1;
-          if (is_last) arrivals(block) = 0;
-        },
-        last);
-    if (!last) return;
-    Kokkos::memory_fence();
     for (int k = 0; k < IPT; ++k) {
       const int i = base + k * ts + rank;
       if (i >= n_targets) continue;
-      // Other teams wrote these: read past the (non-coherent) L1 cache.
-      Acc sum[C];
-      for (int c = 0; c < C; ++c) sum[c] = Kokkos::volatile_load(&partial(0, c, i));
-      for (int s = 1; s < splits; ++s)
-        for (int c = 0; c < C; ++c) sum[c] += Kokkos::volatile_load(&partial(s, c, i));
-      store_sums<Space, C, WithPotential>(out, i, sum, G);
+      if (splits == 1) {
+        store_sums<Space, C, WithPotential>(out, i, v[k], G);
+      } else {
+        for (int c = 0; c < C; ++c) partial(split, c, i) = v[k][c];
+      }
     }
   }
 };
 
-// Launches the tile kernel. `sources.extent(0)` must be a multiple of shape.tile; the split
-// buffers grow when the split needs it.
+// Adds the j-split partial sums in split order and stores them.
+template <class Space, class Policy, bool WithPotential>
+struct DirectSplitReduce {
+  using Acc = typename Policy::Acc;
+  static constexpr int C = Policy::components;
+  Kokkos::View<Acc***, typename Space::memory_space> partial;
+  ForceOutput<Space> out;
+  int splits = 1;
+  double G = 1;
+
+  KOKKOS_INLINE_FUNCTION void operator()(const int i) const {
+    Acc v[C];
+    for (int c = 0; c < C; ++c) v[c] = partial(0, c, i);
+    for (int s = 1; s < splits; ++s)
+      for (int c = 0; c < C; ++c) v[c] += partial(s, c, i);
+    store_sums<Space, C, WithPotential>(out, i, v, G);
+  }
+};
+
+// Launches the tile kernel (and the split reduction). `sources.extent(0)` must be a multiple of
+// shape.tile; `partial` is resized when the split needs it.
 template <class Space, class Policy, bool WithPotential, int IPT>
 void launch_direct(
     const Space& space,
@@ -298,7 +279,8 @@ void launch_direct(
     const int n_targets,
     const Kokkos::View<const typename Policy::Source*, typename Space::memory_space>& sources,
     const typename Policy::Real eps2, const double G, const DirectShape& shape,
-    const ForceOutput<Space>& out, SplitBuffers<Space, typename Policy::Acc>& split) {
+    const ForceOutput<Space>& out,
+    Kokkos::View<typename Policy::Acc***, typename Space::memory_space>& partial) {
   if (n_targets == 0) return;
   using Kernel = DirectTileKernel<Space, Policy, WithPotential, IPT>;
   const int n_src = int(sources.extent(0));
@@ -315,25 +297,26 @@ void launch_direct(
   k.split_len = ((tiles + k.splits - 1) / k.splits) * shape.tile;
   k.eps2 = eps2;
   k.G = G;
-  const int per_team = shape.team_size * IPT;
-  const int blocks = (n_targets + per_team - 1) / per_team;
   if (k.splits > 1) {
-    if (int(split.partial.extent(0)) < k.splits || int(split.partial.extent(2)) < n_targets)
-      split.partial = Kokkos::View<typename Policy::Acc***, typename Space::memory_space>(
+    if (int(partial.extent(0)) < k.splits || int(partial.extent(2)) < n_targets)
+      partial = Kokkos::View<typename Policy::Acc***, typename Space::memory_space>(
           Kokkos::view_alloc(std::string("hayate::gravity::direct_partial"),
                              Kokkos::WithoutInitializing),
           k.splits, Policy::components, n_targets);
-    if (int(split.arrivals.extent(0)) < blocks)  // zero-filled, as the kernel leaves it
-      split.arrivals =
-          Kokkos::View<int*, typename Space::memory_space>("hayate::gravity::arrivals", blocks);
-    k.partial = split.partial;
-    k.arrivals = split.arrivals;
+    k.partial = partial;
   }
+  const int per_team = shape.team_size * IPT;
+  const int blocks = (n_targets + per_team - 1) / per_team;
   Kokkos::TeamPolicy<Space> policy(space, blocks * k.splits, shape.team_size);
   policy.set_scratch_size(0, Kokkos::PerTeam(Kernel::Scratch::shmem_size(shape.tile)));
   Kokkos::parallel_for(
       WithPotential ? "hayate::gravity::direct_tiles_potential" : "hayate::gravity::direct_tiles",
       policy, k);
+  if (k.splits > 1) {
+    DirectSplitReduce<Space, Policy, WithPotential> r{partial, out, k.splits, G};
+    Kokkos::parallel_for("hayate::gravity::direct_split_reduce",
+                         Kokkos::RangePolicy<Space>(space, 0, n_targets), r);
+  }
 }
 
 }  // namespace hayate::gravity

@@ -99,7 +99,7 @@ class DirectSolver {
   template <class Policy>
   struct Buffers {
     Kokkos::View<typename Policy::Source*, Mem> sources, targets;
-    SplitBuffers<Space, typename Policy::Acc> split;
+    Kokkos::View<typename Policy::Acc***, Mem> partial;
   };
 
   template <class Policy>
@@ -145,20 +145,20 @@ class DirectSolver {
     const T eps2 = T(eps_) * T(eps_);
     if constexpr (hermite) {
       launch<Policy, DirectDefaults<Space>::i_per_thread>(tgt, targets.count, sources, eps2, s,
-                                                          with_potential, out, buf.split);
+                                                          with_potential, out, buf.partial);
     } else {
       switch (s.i_per_thread) {
         case 1:
-          launch<Policy, 1>(tgt, targets.count, sources, eps2, s, with_potential, out, buf.split);
+          launch<Policy, 1>(tgt, targets.count, sources, eps2, s, with_potential, out, buf.partial);
           break;
         case 2:
-          launch<Policy, 2>(tgt, targets.count, sources, eps2, s, with_potential, out, buf.split);
+          launch<Policy, 2>(tgt, targets.count, sources, eps2, s, with_potential, out, buf.partial);
           break;
         case 4:
-          launch<Policy, 4>(tgt, targets.count, sources, eps2, s, with_potential, out, buf.split);
+          launch<Policy, 4>(tgt, targets.count, sources, eps2, s, with_potential, out, buf.partial);
           break;
         default:
-          launch<Policy, 8>(tgt, targets.count, sources, eps2, s, with_potential, out, buf.split);
+          launch<Policy, 8>(tgt, targets.count, sources, eps2, s, with_potential, out, buf.partial);
           break;
       }
     }
@@ -168,12 +168,14 @@ class DirectSolver {
   void launch(const Kokkos::View<const typename Policy::Source*, Mem>& tgt, int count,
               const Kokkos::View<const typename Policy::Source*, Mem>& sources,
               typename Policy::Real eps2, const DirectShape& s, bool with_potential,
-              const ForceOutput<Space>& out, SplitBuffers<Space, typename Policy::Acc>& split) {
+              const ForceOutput<Space>& out, Kokkos::View<typename Policy::Acc***, Mem>& partial) {
     const Space space;
     if (with_potential)
-      launch_direct<Space, Policy, true, IPT>(space, tgt, count, sources, eps2, G_, s, out, split);
+      launch_direct<Space, Policy, true, IPT>(space, tgt, count, sources, eps2, G_, s, out,
+                                              partial);
     else
-      launch_direct<Space, Policy, false, IPT>(space, tgt, count, sources, eps2, G_, s, out, split);
+      launch_direct<Space, Policy, false, IPT>(space, tgt, count, sources, eps2, G_, s, out,
+                                               partial);
   }
 
   Precision precision_;

@@ -150,9 +150,8 @@ TYPED_TEST(GravityDirect, MatchesSerialReferenceForEveryPrecisionAndShape) {
   }
 }
 
-// The last team of each block adds the split partial sums in split order: every call writes
-// every target (the arrival counters are back at zero after a call) with the same bits, whichever
-// team finished last.
+// The j-split partial sums are added in split order: every call writes every target, with the
+// same bits whatever order the teams ran in.
 TYPED_TEST(GravityDirect, SplitSumsAreWrittenAndIdenticalOnEveryCall) {
   using Space = TypeParam;
   using V = Kokkos::View<double* [3], typename Space::memory_space>;
