@@ -172,9 +172,11 @@ TYPED_TEST(GravityDirect, SplitSumsAreWrittenAndIdenticalOnEveryCall) {
       auto a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out.acc);
       auto b = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), first);
       for (int i = 0; i < n; ++i)
-        for (int d = 0; d < 3; ++d)
+        for (int d = 0; d < 3; ++d) {
+          ASSERT_TRUE(std::isfinite(a(i, d))) << "particle " << i << " not written";
           ASSERT_EQ(std::memcmp(&a(i, d), &b(i, d), sizeof(double)), 0)
               << precision_name(prec) << " call " << call << " particle " << i;
+        }
     }
   }
 }
