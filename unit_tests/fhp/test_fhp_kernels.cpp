@@ -145,12 +145,14 @@ TYPED_TEST(FhpKernels, AllKernelsMatchSerialReference) {
 // Rows that are not a whole number of 64-site groups: the 64-site kernels' last group per row
 // is short (72, 136 and 80 columns; 80 also mixes full groups loaded as word pairs with a
 // short one), a row is one short group (40), or the only word is its own left and right
-// neighbour (8).
+// neighbour (8). Two rows: the grouped kernels' row pair reads each row twice, as the rows
+// above and below.
 TYPED_TEST(FhpKernels, ByteKernelsMatchReferenceOnNarrowRows) {
   using Space = TypeParam;
+  for (const int ny : {6, 2})
   for (const int nx : {72, 40, 8, 136, 80})
     for (const Model model : {Model::fhp2, Model::fhp3}) {
-      const LatticeShape shape{nx, 6};
+      const LatticeShape shape{nx, ny};
       const StepParams params{4, 20000};
       auto host = random_sites(shape, model, 0.05, 9);
       std::vector<std::unique_ptr<Engine<Space>>> engines;
@@ -163,7 +165,7 @@ TYPED_TEST(FhpKernels, ByteKernelsMatchReferenceOnNarrowRows) {
         for (std::size_t e = 0; e < engines.size(); ++e) {
           engines[e]->advance(step);
           ASSERT_EQ(to_host(*engines[e], host.size()), host)
-              << nx << " columns, kernel " << e << ", step " << step;
+              << nx << " columns, " << ny << " rows, kernel " << e << ", step " << step;
         }
       }
     }
