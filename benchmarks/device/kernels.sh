@@ -7,17 +7,23 @@
 #   ncu-<tag>.txt      Nsight Compute: duration, speed of light, memory, warp stalls and occupancy
 #                      of the first COUNT launches of kernels matching the tag's regex, run by
 #                      the benchmark filter given (clocks left as the card runs them)
+#   times-<tag>.txt    the GPU duration of each of the first COUNT launches matching the regex
+#                      (Nsight Compute, one metric), summed per kernel: where a multi-kernel
+#                      step spends its device time, launch gaps excluded
 # usage: benchmarks/device/kernels.sh OUTDIR sass TAG KERNEL_REGEX
 #        benchmarks/device/kernels.sh OUTDIR ncu TAG KERNEL_REGEX BENCH_FILTER [COUNT]
+#        benchmarks/device/kernels.sh OUTDIR times TAG KERNEL_REGEX BENCH_FILTER [COUNT]
 set -euo pipefail
 out=${1:?usage: see the header}
-mode=${2:?mode: sass or ncu}
+mode=${2:?mode: sass, ncu or times}
 tag=${3:?tag}
 regex=${4:?kernel regex}
 build=${BUILD:-build/cuda}
 mkdir -p "$out"
 [ -d "$build/devlibs" ] && export LD_LIBRARY_PATH="$build/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 bench=$build/benchmarks/hayate_bench
+# The largest FHP lattices are past the benchmark's default size cap.
+export HAYATE_FHP_BENCH_MAX_SITES=${HAYATE_FHP_BENCH_MAX_SITES:-$((1 << 30))}
 case "$mode" in
   sass)
     # cuobjdump prints "Function : <mangled name>" before each kernel's code.
@@ -40,8 +46,32 @@ case "$mode" in
     grep -E 'Duration|Memory Throughput|Compute \(SM\) Throughput|DRAM Throughput|Achieved Occupancy|Registers Per|Issue Slots Busy|L1/TEX Hit|Executed Ipc A' \
       "$out/ncu-$tag.txt" | head -n 40 || true
     ;;
+  times)
+    filter=${5:?benchmark filter}
+    count=${6:-200}
+    ncu --clock-control none --kernel-name-base demangled -k "regex:$regex" -c "$count" \
+      --metrics gpu__time_duration.sum --csv "$bench" --benchmark_filter="$filter" \
+      --benchmark_min_time=0.01 >"$out/ncu-times-$tag.csv" 2>&1 || echo "ncu FAILED" >&2
+    python3 - "$out/ncu-times-$tag.csv" >"$out/times-$tag.txt" <<'PY'
+import csv, collections, sys
+rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
+head, body = rows[0], rows[1:]
+k, u, v = head.index("Kernel Name"), head.index("Metric Unit"), head.index("Metric Value")
+scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6}
+total, calls = collections.Counter(), collections.Counter()
+for r in body:
+    name = r[k][:160]
+    total[name] += float(r[v].replace(",", "")) * scale.get(r[u], 1.0)
+    calls[name] += 1
+grand = sum(total.values())
+print(f"{len(body)} launches, {grand:.1f} us of kernel time")
+for name, t in total.most_common():
+    print(f"{t:12.1f} us {100 * t / grand:5.1f}% {calls[name]:5d} calls  {name}")
+PY
+    head -n 25 "$out/times-$tag.txt"
+    ;;
   *)
-    echo "unknown mode $mode (sass or ncu)" >&2
+    echo "unknown mode $mode (sass, ncu or times)" >&2
     exit 2
     ;;
 esac
