@@ -57,7 +57,8 @@ import csv, collections, sys
 rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith('"'))]
 head, body = rows[0], rows[1:]
 k, u, v = head.index("Kernel Name"), head.index("Metric Unit"), head.index("Metric Value")
-scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6}
+scale = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3, "msecond": 1e3,
+         "s": 1e6, "second": 1e6}
 total, calls = collections.Counter(), collections.Counter()
 for r in body:
     name = r[k][:160]

@@ -144,22 +144,7 @@ struct DirectShape {
   int tile = 256;        // sources per scratch tile
   int splits = 1;        // teams sharing one block of targets (j-split)
   int i_per_thread = 0;  // targets per thread (1, 2, 4, 8); 0 = the space's choice
-  int inner = 0;         // j-split inside a team (summed in scratch); 0 = automatic, 1 = none
 };
-
-// The in-team j-split for a launch whose (outer) j-split is `splits`: on spaces with wide
-// teams and one target per thread, up to 16 thread groups of a team take one source range
-// each and add their partial sums in scratch, so a small N needs one launch instead of the
-// tile kernel plus a split reduction (a launch costs ~10 us on the H100, as much as N = 4096's
-// arithmetic). It replaces the outer split; it must divide the team size and the tile.
-inline int auto_inner_splits(int splits, int team_size, int tile, int i_per_thread) {
-  if (splits <= 1 || i_per_thread != 1 || team_size < 32) return 1;
-  int inner = 1;
-  while (2 * inner <= splits && 2 * inner <= 16 && team_size % (2 * inner) == 0 &&
-         tile % (2 * inner) == 0)
-    inner *= 2;
-  return inner;
-}
 
 // Per-space defaults: on GPUs one target per thread and many threads per team; on CPUs a team is
 // one thread holding 8 targets, which vectorises over the targets and reuses each tile 8 times.
@@ -217,12 +202,6 @@ struct DirectTileKernel {
   int tile = 0;
   int splits = 1;
   int split_len = 0;  // sources per split, a multiple of tile
-  // In-team split: `inner` groups of team_size / inner threads; group g takes the sources
-  // [g * sub_len, (g + 1) * sub_len) of the team's range, staged sub_tile at a time (inner = 1:
-  // sub_len = split_len, sub_tile = tile).
-  int inner = 1;
-  int sub_len = 0;
-  int sub_tile = 0;
   T eps2 = 0;
   double G = 1;
 
@@ -231,14 +210,12 @@ struct DirectTileKernel {
     const int block = team.league_rank() / splits;
     const int ts = team.team_size();
     const int rank = team.team_rank();
-    const int lanes = ts / inner;  // threads per in-team split
-    const int sub = rank / lanes, lane = rank - sub * lanes;
-    const int base = block * lanes * IPT;
+    const int base = block * ts * IPT;
 
     Source ti[IPT];
     Acc v[IPT][C];
     for (int k = 0; k < IPT; ++k) {
-      const int i = base + k * lanes + lane;  // strided so loads of a team are contiguous
+      const int i = base + k * ts + rank;  // strided so loads of a team are contiguous
       ti[k] = targets(i < n_targets ? i : n_targets - 1);
       for (int c = 0; c < C; ++c) v[k][c] = Acc(0);
     }
@@ -246,41 +223,24 @@ struct DirectTileKernel {
     const int j_begin = split * split_len;
     const int j_end =
         j_begin + split_len < int(sources.extent(0)) ? j_begin + split_len : int(sources.extent(0));
-    const int stage = inner * sub_tile;
-    Scratch staged(team.team_scratch(0), stage);
+    Scratch staged(team.team_scratch(0), tile);
     const T e2 = eps2;
-    for (int j0 = 0; j0 < sub_len && j_begin + j0 < j_end; j0 += sub_tile) {
+    for (int j0 = j_begin; j0 < j_end; j0 += tile) {
       team.team_barrier();
-      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, stage), [&](const int t) {
-        const int g = t / sub_tile;
-        staged(t) = sources(j_begin + g * sub_len + j0 + (t - g * sub_tile));
-      });
+      Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile),
+                           [&](const int t) { staged(t) = sources(j0 + t); });
       team.team_barrier();
-      const int t0 = sub * sub_tile;
 #if defined(__CUDA_ARCH__)
 #pragma unroll 8
 #endif
-      for (int t = 0; t < sub_tile; ++t) {
-        const Source sj = staged(t0 + t);
+      for (int t = 0; t < tile; ++t) {
+        const Source sj = staged(t);
         for (int k = 0; k < IPT; ++k) Policy::template interact<WithPotential>(ti[k], sj, e2, v[k]);
       }
     }
 
-    if (inner > 1) {
-      // The groups' sums meet in scratch (the staging area, no longer needed) and are added
-      // in group order, as the split reduction adds splits: the bits do not depend on timing.
-      Acc* red = reinterpret_cast<Acc*>(staged.data());
-      team.team_barrier();
-      for (int k = 0; k < IPT; ++k)
-        for (int c = 0; c < C; ++c) red[(k * C + c) * ts + rank] = v[k][c];
-      team.team_barrier();
-      if (sub != 0) return;
-      for (int k = 0; k < IPT; ++k)
-        for (int c = 0; c < C; ++c)
-          for (int g = 1; g < inner; ++g) v[k][c] += red[(k * C + c) * ts + g * lanes + lane];
-    }
     for (int k = 0; k < IPT; ++k) {
-      const int i = base + k * lanes + lane;
+      const int i = base + k * ts + rank;
       if (i >= n_targets) continue;
       if (splits == 1) {
         store_sums<Space, C, WithPotential>(out, i, v[k], G);
@@ -333,20 +293,8 @@ void launch_direct(
   k.n_targets = n_targets;
   k.tile = shape.tile;
   k.splits = std::max(1, shape.splits);
-  k.inner = shape.inner > 0 ? shape.inner
-                            : auto_inner_splits(k.splits, shape.team_size, shape.tile, IPT);
-  if (shape.team_size % k.inner != 0 || shape.tile % k.inner != 0)
-    throw std::invalid_argument("direct: the in-team split must divide the team size and tile");
-  if (k.inner > 1) k.splits = 1;
   const int tiles = n_src / shape.tile;
   k.split_len = ((tiles + k.splits - 1) / k.splits) * shape.tile;
-  k.sub_len = k.split_len / k.inner;
-  // In-team splits stage up to 16 KB of sources per barrier pair when the range allows it.
-  int group = 1;
-  while (k.inner > 1 && group < 4 && k.sub_len % (2 * group * (shape.tile / k.inner)) == 0 &&
-         2 * group * shape.tile * int(sizeof(typename Policy::Source)) <= 16384)
-    group *= 2;
-  k.sub_tile = group * (shape.tile / k.inner);
   k.eps2 = eps2;
   k.G = G;
   if (k.splits > 1) {
@@ -357,16 +305,10 @@ void launch_direct(
           k.splits, Policy::components, n_targets);
     k.partial = partial;
   }
-  const int per_team = shape.team_size / k.inner * IPT;
+  const int per_team = shape.team_size * IPT;
   const int blocks = (n_targets + per_team - 1) / per_team;
-  // Staging area, reused for the in-team sums.
-  const int sums = k.inner > 1 ? shape.team_size * IPT * Kernel::C : 0;
-  constexpr int source_bytes = int(sizeof(typename Policy::Source));
-  const int sum_entries =
-      (sums * int(sizeof(typename Policy::Acc)) + source_bytes - 1) / source_bytes;
-  const int entries = std::max(k.inner * k.sub_tile, sum_entries);
   Kokkos::TeamPolicy<Space> policy(space, blocks * k.splits, shape.team_size);
-  policy.set_scratch_size(0, Kokkos::PerTeam(Kernel::Scratch::shmem_size(entries)));
+  policy.set_scratch_size(0, Kokkos::PerTeam(Kernel::Scratch::shmem_size(shape.tile)));
   Kokkos::parallel_for(
       WithPotential ? "hayate::gravity::direct_tiles_potential" : "hayate::gravity::direct_tiles",
       policy, k);

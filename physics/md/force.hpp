@@ -289,6 +289,16 @@ struct LJForce {
   KOKKOS_INLINE_FUNCTION void operator()(TeamTag, const Team& team) const { team_atom(team); }
 };
 
+// Adds the per-atom energy and virial shares.
+template <class View>
+struct SumEnergyVirial {
+  View e;
+  KOKKOS_INLINE_FUNCTION void operator()(const int i, EnergyVirial& v) const {
+    v.energy += e(i, 0);
+    v.virial += e(i, 1);
+  }
+};
+
 // Owns the scatter buffers and launches the variant the options name.
 template <class Space, class Real>
 class ForceCompute {
@@ -359,15 +369,10 @@ class ForceCompute {
           Kokkos::view_alloc(std::string("hayate::md::ev_atom"), Kokkos::WithoutInitializing), n);
     run(o, LJForce<Space, Real, Rows, Sink, true, Pos>{pos, rows, sink, table, n, ev_atom_}, n);
     // Summed in atom order by the backend's reduction: the same bits on every run.
-    const auto e = ev_atom_;
     EnergyVirial result;
-    Kokkos::parallel_reduce(
-        "hayate::md::energy_virial", Kokkos::RangePolicy<Space>(0, n),
-        KOKKOS_LAMBDA(const int i, EnergyVirial& v) {
-          v.energy += e(i, 0);
-          v.virial += e(i, 1);
-        },
-        Kokkos::Sum<EnergyVirial>(result));
+    Kokkos::parallel_reduce("hayate::md::energy_virial", Kokkos::RangePolicy<Space>(0, n),
+                            SumEnergyVirial<decltype(ev_atom_)>{ev_atom_},
+                            Kokkos::Sum<EnergyVirial>(result));
     return result;
   }
 

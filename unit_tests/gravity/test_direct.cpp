@@ -181,38 +181,6 @@ TYPED_TEST(GravityDirect, SplitSumsAreWrittenAndIdenticalOnEveryCall) {
   }
 }
 
-// The in-team j-split (groups of a team's threads sum in scratch, one launch) adds the same
-// source ranges in the same order as the outer split (teams, then a split reduction): the
-// same bits, and both match the reference. Needs teams of at least two threads.
-TYPED_TEST(GravityDirect, InTeamSplitEqualsOuterSplitBitwise) {
-  using Space = TypeParam;
-  using V = Kokkos::View<double* [3], typename Space::memory_space>;
-  const int team = hayate::core::space_name<Space>() == "cuda" ? 128 : 2;
-  if (Space().concurrency() < team) GTEST_SKIP() << "teams of " << team << " threads unavailable";
-  const int n = 1000;  // 1024 padded sources: 16 tiles of 64
-  const HostSet hs = random_set(n, 31);
-  const Reference ref = reference(hs, 1.0, 0.05);
-  DeviceSet<Space> ds(hs);
-  std::vector<int> all(n);
-  for (int i = 0; i < n; ++i) all[i] = i;
-  for (const Precision prec : {Precision::Float, Precision::Double, Precision::Mixed})
-    for (const int s : {2}) {
-      V outer("outer", n), inner("inner", n);
-      DirectSolver<Space> a(prec, {team, 64, s, 1, 1}, 1.0, 0.05);
-      DirectSolver<Space> b(prec, {team, 64, s, 1, s}, 1.0, 0.05);
-      a.compute(ds.p.x, ds.p.m, n, {{}, n}, false, ForceOutput<Space>{outer, {}, {}});
-      Kokkos::deep_copy(inner, std::nan(""));
-      b.compute(ds.p.x, ds.p.m, n, {{}, n}, false, ForceOutput<Space>{inner, {}, {}});
-      EXPECT_LT(max_rel_error(inner, ref.acc, all), bound(prec)) << precision_name(prec);
-      auto x = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), outer);
-      auto y = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), inner);
-      for (int i = 0; i < n; ++i)
-        for (int d = 0; d < 3; ++d)
-          ASSERT_EQ(std::memcmp(&x(i, d), &y(i, d), sizeof(double)), 0)
-              << precision_name(prec) << " particle " << i << " component " << d;
-    }
-}
-
 TYPED_TEST(GravityDirect, SubsetOfTargetsIsCompactAndExact) {
   using Space = TypeParam;
   const int n = 200;
@@ -283,15 +251,6 @@ TEST(GravityDirectShape, SplitFillsTheDeviceForSmallN) {
   EXPECT_EQ(choose_splits(1 << 20, 1 << 20, 256, 1, 270336, 0), 1);
   EXPECT_EQ(choose_splits(1000, 1024, 256, 8, 2, 0), 1);
   EXPECT_EQ(choose_splits(1000, 1024, 256, 8, 2, 9), 4);  // capped at one tile per split
-  // In-team split: a power of two up to 16 dividing team and tile; none for one-thread teams
-  // or several targets per thread.
-  EXPECT_EQ(auto_inner_splits(16, 256, 256, 1), 16);
-  EXPECT_EQ(auto_inner_splits(7, 256, 32, 1), 4);
-  EXPECT_EQ(auto_inner_splits(33, 256, 256, 1), 16);
-  EXPECT_EQ(auto_inner_splits(16, 256, 8, 1), 8);
-  EXPECT_EQ(auto_inner_splits(1, 256, 256, 1), 1);
-  EXPECT_EQ(auto_inner_splits(16, 1, 256, 8), 1);
-  EXPECT_EQ(auto_inner_splits(16, 256, 256, 4), 1);
 }
 
 }  // namespace
