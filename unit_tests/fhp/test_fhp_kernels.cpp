@@ -150,25 +150,25 @@ TYPED_TEST(FhpKernels, AllKernelsMatchSerialReference) {
 TYPED_TEST(FhpKernels, ByteKernelsMatchReferenceOnNarrowRows) {
   using Space = TypeParam;
   for (const int ny : {6, 2})
-  for (const int nx : {72, 40, 8, 136, 80})
-    for (const Model model : {Model::fhp2, Model::fhp3}) {
-      const LatticeShape shape{nx, ny};
-      const StepParams params{4, 20000};
-      auto host = random_sites(shape, model, 0.05, 9);
-      std::vector<std::unique_ptr<Engine<Space>>> engines;
-      for (const Kernel kernel : {Kernel::bytes, Kernel::bytes_wide, Kernel::bytes_sliced}) {
-        engines.push_back(make_engine<Space>(kernel, model, shape, params));
-        engines.back()->load(to_device<Space>(host));
-      }
-      for (std::int64_t step = 0; step < 6; ++step) {
-        host = reference_step(host, shape, model, params, step);
-        for (std::size_t e = 0; e < engines.size(); ++e) {
-          engines[e]->advance(step);
-          ASSERT_EQ(to_host(*engines[e], host.size()), host)
-              << nx << " columns, " << ny << " rows, kernel " << e << ", step " << step;
+    for (const int nx : {72, 40, 8, 136, 80})
+      for (const Model model : {Model::fhp2, Model::fhp3}) {
+        const LatticeShape shape{nx, ny};
+        const StepParams params{4, 20000};
+        auto host = random_sites(shape, model, 0.05, 9);
+        std::vector<std::unique_ptr<Engine<Space>>> engines;
+        for (const Kernel kernel : {Kernel::bytes, Kernel::bytes_wide, Kernel::bytes_sliced}) {
+          engines.push_back(make_engine<Space>(kernel, model, shape, params));
+          engines.back()->load(to_device<Space>(host));
+        }
+        for (std::int64_t step = 0; step < 6; ++step) {
+          host = reference_step(host, shape, model, params, step);
+          for (std::size_t e = 0; e < engines.size(); ++e) {
+            engines[e]->advance(step);
+            ASSERT_EQ(to_host(*engines[e], host.size()), host)
+                << nx << " columns, " << ny << " rows, kernel " << e << ", step " << step;
+          }
         }
       }
-    }
 }
 
 TEST(FhpSlicing, SliceBytesGathersStateBitsIntoPlanes) {
