@@ -226,15 +226,38 @@ struct LJForce {
   // (4.5x the plain kernel's time at 2M atoms).
   Kokkos::View<double* [2], Kokkos::LayoutRight, Mem> ev_atom;
 
+  // Pair coefficients by type: a copy in registers when there is one type (no type loads, and
+  // no reloads after each scatter store, which the compiler must assume may alias the table),
+  // else the table.
+  struct OneType {
+    PairCoeff<Real> c;
+    KOKKOS_INLINE_FUNCTION const PairCoeff<Real>& operator()(int, int) const { return c; }
+  };
+  struct ByType {
+    const PairTable<Real>* t;
+    KOKKOS_INLINE_FUNCTION const PairCoeff<Real>& operator()(int a, int b) const {
+      return t->coeff[a][b];
+    }
+  };
+  // Calls f(coefficients) with the accessor for this table.
+  template <class F>
+  KOKKOS_INLINE_FUNCTION void with_coeff(F&& f) const {
+    if (table.ntypes == 1)
+      f(OneType{table.coeff[0][0]});
+    else
+      f(ByType{&table});
+  }
+
   // The per-neighbor work, shared by every variant.
-  template <class Access>
+  template <class Access, class Coeff>
   KOKKOS_INLINE_FUNCTION void pair_term(const int j, const Real xi, const Real yi, const Real zi,
-                                        const int ti, Accum<Real>& a, const Access& acc) const {
+                                        const int ti, Accum<Real>& a, const Access& acc,
+                                        const Coeff& coeff) const {
     Real dx, dy, dz;
     int tj;
     pos.delta(j, xi, yi, zi, dx, dy, dz, tj);
     const Real r2 = dx * dx + dy * dy + dz * dz;
-    const PairForce<Real> p = lj_pair(r2, table.coeff[ti][tj]);
+    const PairForce<Real> p = lj_pair(r2, coeff(ti, tj));
     const Real fx = dx * p.fpair, fy = dy * p.fpair, fz = dz * p.fpair;
     a.fx += fx;
     a.fy += fy;
@@ -256,7 +279,9 @@ struct LJForce {
     pos.atom(i, xi, yi, zi, ti);
     Accum<Real> a;
     const int n = row.size();
-    for (int k = 0; k < n; ++k) pair_term(row(k), xi, yi, zi, ti, a, acc);
+    with_coeff([&](const auto& coeff) {
+      for (int k = 0; k < n; ++k) pair_term(row(k), xi, yi, zi, ti, a, acc, coeff);
+    });
     acc.add_i(i, a.fx, a.fy, a.fz);
     if (EV) {
       ev_atom(i, 0) = double(a.e);
@@ -273,9 +298,12 @@ struct LJForce {
     int ti;
     pos.atom(i, xi, yi, zi, ti);
     Accum<Real> a;
-    Kokkos::parallel_reduce(
-        Kokkos::ThreadVectorRange(team, row.size()),
-        [&](const int k, Accum<Real>& t) { pair_term(row(k), xi, yi, zi, ti, t, acc); }, a);
+    with_coeff([&](const auto& coeff) {
+      Kokkos::parallel_reduce(
+          Kokkos::ThreadVectorRange(team, row.size()),
+          [&](const int k, Accum<Real>& t) { pair_term(row(k), xi, yi, zi, ti, t, acc, coeff); },
+          a);
+    });
     Kokkos::single(Kokkos::PerThread(team), [&]() {
       acc.add_i(i, a.fx, a.fy, a.fz);
       if (EV) {

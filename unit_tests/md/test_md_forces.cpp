@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
 
 namespace hayate::md::test {
 namespace {
@@ -38,72 +39,96 @@ TYPED_TEST(MdForces, NeighborListEqualsBruteForce) {
   using Space = TypeParam;
   using Mem = typename Space::memory_space;
   const double skin = 0.3;
-  for (const int cells : {4, 5}) {  // 4 cells: a box of 2 neighbor cells per side
-    InitialState init = rattled_lattice(cells, 0.8442, 0.25, true);
-    MdParams params;
-    params.skin = skin;
-    MdSystem<Space, double> sys(init, params);
-    sys.rebuild();  // wraps and cell-sorts
-    std::vector<double> x;
-    std::vector<int> type;
-    download(sys, x, type);
-    const double box[3] = {sys.box().length[0], sys.box().length[1], sys.box().length[2]};
-    const PairTable<double> table = init.types.table<double>(skin);
-    CellBins<Space> bins;
-    bins.bin(ConstVecView<double, Mem>(sys.positions()), sys.box(), init.types.max_cutoff() + skin);
-    for (const auto kind : {ListKind::Full, ListKind::Half}) {
-      const auto expected =
-          brute_force_list(x, type, init.types, box, skin, kind == ListKind::Half);
-      for (const auto layout : {Layout::Csr, Layout::Padded, Layout::Transposed})
-        for (const bool ghosts : {false, true}) {
-          NeighborList<Space> list;
-          list.kind = kind;
-          list.layout = layout;
-          list.use_ghosts = ghosts;
-          list.capacity = 3;  // far too small: the build must grow and retry, never truncate
-          list.build(ConstVecView<double, Mem>(sys.positions()),
-                     Kokkos::View<const int*, Mem>(sys.types()), bins, sys.box(), table,
-                     init.types.max_cutoff() + skin);
-          if (layout != Layout::Csr) EXPECT_GE(list.retries, 1);
-          const auto got = list.to_host();
-          std::size_t total = 0;
-          for (int i = 0; i < sys.size(); ++i) {
-            const std::set<int> s(got[i].begin(), got[i].end());
-            ASSERT_EQ(s.size(), got[i].size()) << "duplicate neighbor of atom " << i;
-            ASSERT_EQ(s, expected[i]) << "atom " << i << " layout " << layout_name(layout);
-            total += s.size();
-          }
-          EXPECT_EQ(std::int64_t(total), list.total);
-          EXPECT_GT(total, std::size_t(0));
-          if (!ghosts) continue;
-          // Every image entry is the copy of its atom within the cutoff of i.
-          auto owner = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), list.ghosts.owner);
-          auto code = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), list.ghosts.code);
-          const auto entries = list.entries_to_host();
-          int images = 0;
-          for (int i = 0; i < sys.size(); ++i)
-            for (const int e : entries[i]) {
-              if (e < sys.size()) continue;
-              const int g = e - sys.size();
-              ++images;
-              double r2 = 0;
-              for (int d = 0; d < 3; ++d) {
-                const double dx =
-                    x[3 * i + d] - x[3 * owner(g) + d] - image_shift(code(g), d) * box[d];
-                r2 += dx * dx;
-              }
-              const double c = init.types.max_cutoff() + skin;
-              ASSERT_LT(r2, c * c) << "atom " << i << " image entry " << e;
-            }
-          EXPECT_GT(images, 0);
+  // 4 cells: a box of 2 neighbor cells per side (each cell visited once, minimum image per
+  // pair); 5: the full stencil fits. One type or two; atoms in cell order (the search merges
+  // the cells of a stencil row) or reversed (it must not).
+  for (const int cells : {4, 5})
+    for (const bool two : {true, false})
+      for (const bool reversed : {false, true}) {
+        SCOPED_TRACE(std::to_string(cells) + " cells, " + (two ? "two types" : "one type") +
+                     (reversed ? ", reversed order" : ", cell order"));
+        InitialState init = rattled_lattice(cells, 0.8442, 0.25, two);
+        MdParams params;
+        params.skin = skin;
+        MdSystem<Space, double> sys(init, params);
+        sys.rebuild();  // wraps and cell-sorts
+        const int n = sys.size();
+        // Reordered on the host (nvcc rejects device lambdas in gtest's private TestBody).
+        std::vector<double> x0;
+        std::vector<int> t0;
+        download(sys, x0, t0);
+        VecView<double, Mem> pos("pos", n);
+        Kokkos::View<int*, Mem> types("types", n);
+        auto hx = Kokkos::create_mirror_view(pos);
+        auto ht = Kokkos::create_mirror_view(types);
+        std::vector<double> x(3 * n);
+        std::vector<int> type(n);
+        for (int i = 0; i < n; ++i) {
+          const int from = reversed ? n - 1 - i : i;
+          for (int d = 0; d < 3; ++d) x[3 * i + d] = hx(i, d) = x0[3 * from + d];
+          type[i] = ht(i) = t0[from];
         }
-    }
-  }
+        Kokkos::deep_copy(pos, hx);
+        Kokkos::deep_copy(types, ht);
+        const double box[3] = {sys.box().length[0], sys.box().length[1], sys.box().length[2]};
+        const PairTable<double> table = init.types.table<double>(skin);
+        CellBins<Space> bins;
+        bins.bin(ConstVecView<double, Mem>(pos), sys.box(), init.types.max_cutoff() + skin);
+        EXPECT_EQ(bins.ascending, !reversed);
+        for (const auto kind : {ListKind::Full, ListKind::Half}) {
+          const auto expected =
+              brute_force_list(x, type, init.types, box, skin, kind == ListKind::Half);
+          for (const auto layout : {Layout::Csr, Layout::Padded, Layout::Transposed})
+            for (const bool ghosts : {false, true}) {
+              NeighborList<Space> list;
+              list.kind = kind;
+              list.layout = layout;
+              list.use_ghosts = ghosts;
+              list.capacity = 3;  // far too small: the build must grow and retry, never truncate
+              list.build(ConstVecView<double, Mem>(pos), Kokkos::View<const int*, Mem>(types), bins,
+                         sys.box(), table, init.types.max_cutoff() + skin);
+              if (layout != Layout::Csr) EXPECT_GE(list.retries, 1);
+              const auto got = list.to_host();
+              std::size_t total = 0;
+              for (int i = 0; i < n; ++i) {
+                const std::set<int> s(got[i].begin(), got[i].end());
+                ASSERT_EQ(s.size(), got[i].size()) << "duplicate neighbor of atom " << i;
+                ASSERT_EQ(s, expected[i]) << "atom " << i << " layout " << layout_name(layout);
+                total += s.size();
+              }
+              EXPECT_EQ(std::int64_t(total), list.total);
+              EXPECT_GT(total, std::size_t(0));
+              if (!ghosts) continue;
+              // Every image entry is the copy of its atom within the cutoff of i.
+              auto owner =
+                  Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), list.ghosts.owner);
+              auto code =
+                  Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), list.ghosts.code);
+              const auto entries = list.entries_to_host();
+              int images = 0;
+              for (int i = 0; i < n; ++i)
+                for (const int e : entries[i]) {
+                  if (e < n) continue;
+                  const int g = e - n;
+                  ++images;
+                  double r2 = 0;
+                  for (int d = 0; d < 3; ++d) {
+                    const double dx =
+                        x[3 * i + d] - x[3 * owner(g) + d] - image_shift(code(g), d) * box[d];
+                    r2 += dx * dx;
+                  }
+                  const double c = init.types.max_cutoff() + skin;
+                  ASSERT_LT(r2, c * c) << "atom " << i << " image entry " << e;
+                }
+              EXPECT_GT(images, 0);
+            }
+        }
+      }
 }
 
 template <class Space, class Real>
-void check_variants(double force_tolerance, double energy_tolerance, bool shift) {
-  InitialState init = rattled_lattice(5, 0.8442, 0.2, true);
+void check_variants(double force_tolerance, double energy_tolerance, bool shift, bool two = true) {
+  InitialState init = rattled_lattice(5, 0.8442, 0.2, two);
   init.types.shift = shift;
   MdParams params;
   MdSystem<Space, Real> sys(init, params);
@@ -143,6 +168,11 @@ TYPED_TEST(MdForces, EveryVariantMatchesSerialReferenceDouble) {
 
 TYPED_TEST(MdForces, EveryVariantMatchesSerialReferenceShifted) {
   check_variants<TypeParam, double>(1e-12, 1e-12, true);
+}
+
+// One type takes the kernels' register-held coefficients instead of the type table.
+TYPED_TEST(MdForces, EveryVariantMatchesSerialReferenceOneType) {
+  check_variants<TypeParam, double>(1e-12, 1e-12, true, false);
 }
 
 TYPED_TEST(MdForces, EveryVariantMatchesSerialReferenceFloat) {
