@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <string>
 
 namespace hayate::bench {
 namespace {
@@ -36,10 +37,12 @@ void bit_sizes(benchmark::internal::Benchmark* b) {
   add_sizes(b, true);
 }
 
-template <class Space>
-void run_fhp(const Space& space, benchmark::State& state, fhp::Kernel kernel, fhp::Model model) {
+// Times an engine from make(kernel, model, shape, params).
+template <class Space, class Make>
+void run_engine(const Space& space, benchmark::State& state, fhp::Kernel kernel, fhp::Model model,
+                Make&& make) {
   const fhp::LatticeShape shape{int(state.range(0)), int(state.range(1))};
-  auto engine = fhp::make_engine<Space>(kernel, model, shape, fhp::StepParams{1, 0});
+  auto engine = make(kernel, model, shape, fhp::StepParams{1, 0});
   {
     fhp::SiteBytes<Space> sites("hayate::fhp::bench_sites", shape.sites()), none("none", 0);
     fhp::InitialFlow flow;
@@ -64,6 +67,30 @@ void run_fhp(const Space& space, benchmark::State& state, fhp::Kernel kernel, fh
   state.counters["sites"] = double(shape.sites());
 }
 
+template <class Space>
+void run_fhp(const Space& space, benchmark::State& state, fhp::Kernel kernel, fhp::Model model) {
+  run_engine(space, state, kernel, model,
+             [](auto... args) { return fhp::make_engine<Space>(args...); });
+}
+
+#ifdef KOKKOS_ENABLE_CUDA
+// The grouped byte kernels under CUDA launch bounds (register caps), against the default.
+template <int MaxThreads, int MinBlocks>
+void register_bounded(fhp::Kernel kernel, fhp::Model model) {
+  const std::string name = "fhp_bounds/" + fhp::kernel_name(kernel) + "/" + fhp::model_name(model) +
+                           "/bounds:" + std::to_string(MaxThreads) + "x" +
+                           std::to_string(MinBlocks) + "/cuda";
+  auto* b = benchmark::RegisterBenchmark(name.c_str(), [kernel, model](benchmark::State& state) {
+    run_engine(Kokkos::Cuda(), state, kernel, model, [](auto... args) {
+      return fhp::make_grouped_engine<Kokkos::Cuda, Kokkos::LaunchBounds<MaxThreads, MinBlocks>>(
+          args...);
+    });
+  });
+  b->UseManualTime()->Unit(benchmark::kMicrosecond);
+  byte_sizes(b);
+}
+#endif
+
 }  // namespace
 
 void register_fhp_suite() {
@@ -77,6 +104,17 @@ void register_fhp_suite() {
             run_fhp(space, state, kernel, model);
           },
           kernel == fhp::Kernel::bits ? bit_sizes : byte_sizes);
+#ifdef KOKKOS_ENABLE_CUDA
+  // Register caps: 128 (256 x 2), 102 (128 x 5) and 85 (256 x 3) registers per thread.
+  for (const auto& backend : core::enabled_backends())
+    if (backend == "cuda")
+      for (const fhp::Kernel kernel : {fhp::Kernel::bytes_wide, fhp::Kernel::bytes_sliced})
+        for (const fhp::Model model : {fhp::Model::fhp3, fhp::Model::fhp1}) {
+          register_bounded<256, 2>(kernel, model);
+          register_bounded<128, 5>(kernel, model);
+          register_bounded<256, 3>(kernel, model);
+        }
+#endif
 }
 
 }  // namespace hayate::bench

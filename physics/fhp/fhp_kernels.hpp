@@ -155,6 +155,7 @@ struct ByteStep {
 
   static constexpr const char* label = "hayate::fhp::step_bytes";
   static constexpr bool row_pairs = false;
+  using bounds = Kokkos::LaunchBounds<>;
   static std::int64_t items(const LatticeShape& s) { return s.sites() / 8; }
 
   KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t t) const {
@@ -277,12 +278,16 @@ struct TableCollision {
 // each row is read twice through L2 instead of three times (the single-row version was
 // L2-bound: L2 throughput 83-87% with DRAM at 56-65%). All 40 loads issue before any store;
 // one random word per row and group, exactly the bit kernel's.
-template <class Space, class Collision>
+// Bounds: CUDA launch bounds (at most MaxThreads per block, at least MinBlocks resident per SM),
+// which cap the registers per thread; the default leaves the compiler free. The kernel
+// needs about 150 registers without a cap (18% occupancy on an H100).
+template <class Space, class Collision, class Bounds = Kokkos::LaunchBounds<>>
 struct GroupStep {
   ByteArgs<Space> a;
 
   static constexpr const char* label = Collision::label;
   static constexpr bool row_pairs = true;
+  using bounds = Bounds;
   // Rows come in pairs (the lattice has an even number of rows).
   static std::int64_t items(const LatticeShape& s) {
     return std::int64_t(s.ny / 2) * s.random_words_per_row();
@@ -390,7 +395,8 @@ class ByteEngine final : public Engine<Space> {
     const decltype(Args::dst_pairs) dst_pairs(reinterpret_cast<WordPair*>(b_.data()), npairs);
     const Step f{Args{a_, b_, src_pairs, dst_pairs, table_, nw_, shape_.ny,
                       shape_.random_words_per_row(), params_.seed, step, params_.force_q}};
-    Kokkos::parallel_for(Step::label, Kokkos::RangePolicy<Space>(0, Step::items(shape_)), f);
+    Kokkos::parallel_for(
+        Step::label, Kokkos::RangePolicy<Space, typename Step::bounds>(0, Step::items(shape_)), f);
     std::swap(a_, b_);
   }
 
@@ -556,25 +562,41 @@ auto dispatch_model(Model model, F&& f) {
   throw std::logic_error("fhp: unknown model");
 }
 
-template <class Space>
-std::unique_ptr<Engine<Space>> make_engine(Kernel kernel, Model model, LatticeShape shape,
-                                           StepParams params) {
+// A grouped byte kernel (bytes_wide or bytes_sliced) under launch bounds Bounds: the
+// default engines use Kokkos::LaunchBounds<>, the launch-shape benchmark and its test others.
+template <class Space, class Bounds = Kokkos::LaunchBounds<>>
+std::unique_ptr<Engine<Space>> make_grouped_engine(Kernel kernel, Model model, LatticeShape shape,
+                                                   StepParams params) {
   return dispatch_model(model, [&](auto m) -> std::unique_ptr<Engine<Space>> {
     constexpr Model M = decltype(m)::value;
     switch (kernel) {
-      case Kernel::bytes:
-        return std::make_unique<ByteEngine<Space, ByteStep<Space>>>(model, shape, params);
       case Kernel::bytes_sliced:
-        return std::make_unique<ByteEngine<Space, GroupStep<Space, SlicedCollision<M>>>>(
+        return std::make_unique<ByteEngine<Space, GroupStep<Space, SlicedCollision<M>, Bounds>>>(
             model, shape, params);
       case Kernel::bytes_wide:
-        return std::make_unique<ByteEngine<Space, GroupStep<Space, TableCollision>>>(model, shape,
-                                                                                     params);
-      case Kernel::bits:
-        return std::make_unique<BitEngine<Space, M>>(shape, params);
+        return std::make_unique<ByteEngine<Space, GroupStep<Space, TableCollision, Bounds>>>(
+            model, shape, params);
+      default:
+        throw std::logic_error("fhp: not a grouped byte kernel");
     }
-    throw std::logic_error("fhp: unknown kernel");
   });
+}
+
+template <class Space>
+std::unique_ptr<Engine<Space>> make_engine(Kernel kernel, Model model, LatticeShape shape,
+                                           StepParams params) {
+  switch (kernel) {
+    case Kernel::bytes:
+      return std::make_unique<ByteEngine<Space, ByteStep<Space>>>(model, shape, params);
+    case Kernel::bytes_sliced:
+    case Kernel::bytes_wide:
+      return make_grouped_engine<Space>(kernel, model, shape, params);
+    case Kernel::bits:
+      return dispatch_model(model, [&](auto m) -> std::unique_ptr<Engine<Space>> {
+        return std::make_unique<BitEngine<Space, decltype(m)::value>>(shape, params);
+      });
+  }
+  throw std::logic_error("fhp: unknown kernel");
 }
 
 }  // namespace hayate::fhp
