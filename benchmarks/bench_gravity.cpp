@@ -56,8 +56,11 @@ Kokkos::View<Body<T>*, typename Space::memory_space> plummer_bodies(int n, int t
 }
 
 // Times the force kernel for all N targets from N sources.
+// `calls` force evaluations run back to back inside one fenced region, as a time-step loop
+// issues them (1: one fenced call, which includes the host round trip of ~10 us).
 template <class Space, class T, class Acc, int IPT>
-void run_direct(const Space& space, benchmark::State& state, const int n, DirectShape shape) {
+void run_direct(const Space& space, benchmark::State& state, const int n, DirectShape shape,
+                const int calls = 1) {
   using Policy = gravity::MonopolePolicy<T, Acc>;
   using Mem = typename Space::memory_space;
   const auto bodies = plummer_bodies<Space, T>(n, shape.tile);
@@ -78,8 +81,11 @@ void run_direct(const Space& space, benchmark::State& state, const int n, Direct
     state.SkipWithError(e.what());
     return;
   }
-  for (auto _ : state) time_region(state, space, launch);
-  const double interactions = double(n) * double(n);
+  for (auto _ : state)
+    time_region(state, space, [&] {
+      for (int c = 0; c < calls; ++c) launch();
+    });
+  const double interactions = double(calls) * double(n) * double(n);
   state.counters["interactions_per_second"] = rate(interactions);
   state.counters["flops_20_per_second"] = rate(interactions * gravity::flops_per_interaction_20);
   state.counters["flops_38_per_second"] = rate(interactions * gravity::flops_per_interaction_38);
@@ -88,10 +94,11 @@ void run_direct(const Space& space, benchmark::State& state, const int n, Direct
   state.counters["team_size"] = shape.team_size;
   state.counters["tile"] = shape.tile;
   state.counters["i_per_thread"] = IPT;
+  state.counters["calls"] = calls;
 }
 
 template <class Space, class T, class Acc>
-void run_default(const Space& space, benchmark::State& state, int n, bool split) {
+void run_default(const Space& space, benchmark::State& state, int n, bool split, int calls = 1) {
   DirectShape shape;
   shape.team_size = gravity::DirectDefaults<Space>::team_size;
   shape.tile = gravity::DirectDefaults<Space>::tile;
@@ -99,13 +106,13 @@ void run_default(const Space& space, benchmark::State& state, int n, bool split)
   // The solver's automatic targets per thread.
   switch (gravity::DirectDefaults<Space>::auto_i_per_thread(n)) {
     case 1:
-      run_direct<Space, T, Acc, 1>(space, state, n, shape);
+      run_direct<Space, T, Acc, 1>(space, state, n, shape, calls);
       break;
     case 4:
-      run_direct<Space, T, Acc, 4>(space, state, n, shape);
+      run_direct<Space, T, Acc, 4>(space, state, n, shape, calls);
       break;
     default:
-      run_direct<Space, T, Acc, 8>(space, state, n, shape);
+      run_direct<Space, T, Acc, 8>(space, state, n, shape, calls);
       break;
   }
 }
@@ -235,6 +242,14 @@ void register_gravity_suite() {
           });
       for (int e = 10; e <= prec.top; ++e) b->Arg(1 << e);
     }
+    // Throughput of back-to-back calls (16 per fenced region): the rate a time-step loop sees,
+    // without the host round trip that a single fenced call pays.
+    auto* stream = register_on(
+        "gravity/direct_stream/float", backend, [](auto space, benchmark::State& state) {
+          using Space = decltype(space);
+          run_default<Space, float, float>(space, state, int(state.range(0)), true, 16);
+        });
+    for (int e = 10; e <= std::min(top, 18); e += (e < 14 ? 1 : 4)) stream->Arg(1 << e);
     // Tree: a full evaluation per iteration, Plummer and the composite galaxy.
     for (const char* model : {"plummer", "galaxy"}) {
       for (const char* walk : {"group", "particle"}) {
