@@ -4,8 +4,10 @@
 # 5 repetitions of
 #   launch/*            the fenced launch floor (bounds every small problem)
 #   stream/copy         the bandwidth ceiling (2^27 doubles, 4 loads per thread)
-#   fhp byte kernels    FHP-I and FHP-III at 16384^2 and 32768^2 (goal: 70% of the 2-byte bound)
-#   gravity direct      FP32, N = 2^10 ... 2^20 (goals: 2e12 at N >= 2^18; 2^12 at 30% of that)
+#   fhp byte kernels    FHP-I and FHP-III at 16384^2 and 32768^2 (goal: 70% of the 2-byte bound),
+#                       and the grouped ones at 32768^2 under three register caps (fhp_bounds/)
+#   gravity direct      FP32, N = 2^10 ... 2^20 (goals: 2e12 at N >= 2^18; 2^12 at 30% of that),
+#                       one fenced call each and 16 back-to-back calls (direct_stream/)
 #   md force            100 calls at 100k atoms, rho 1.0, packed full list, thread or warp per
 #                       atom, double and float
 #   md steps            in.lj at 2.048M and 4M atoms, double
@@ -43,8 +45,9 @@ log "launch floor and copy ceiling"
 bench base '^(launch/.*/cuda|stream/copy/cuda/n:134217728/unroll:4)/' 60
 log "fhp byte kernels"
 bench fhp '^fhp/(bytes|bytes_wide|bytes_sliced)/fhp[13]/cuda/nx:(16384|32768)/' 120
+bench fhp_bounds '^fhp_bounds/.*/nx:32768/' 150
 log "gravity direct FP32"
-bench gravity '^gravity/direct/float/cuda/' 90
+bench gravity '^gravity/(direct|direct_stream)/float/cuda/' 120
 log "md force calls and steps"
 bench md_force '^md/force/rho1.0_100000/full_(thread|warp)_packed/auto_layout/(double|float)/cuda/' 120
 bench md_steps '^md/steps/(2048000|4000000)/auto/double/cuda/' 150
@@ -70,7 +73,7 @@ for b in rows:
     name = b["run_name"]
     t = f"{b['real_time']:.4g} {b['time_unit']}"
     note = ""
-    if name.startswith("fhp/"):
+    if name.startswith("fhp"):
         rate = f"{b['site_updates_per_second']:.3g} site updates/s"
         if copy:
             note = f"{100 * b['bytes_per_second'] / copy:.1f}% of the copy bound"
