@@ -3,7 +3,7 @@
 # 100 steps: per round LAMMPS on 1 core, both builds on the serial backend, LAMMPS on 2 MPI
 # ranks, both builds on 2 OpenMP threads. Interleaving puts the machine's slow phases into every
 # column alike; compare medians over rounds. Prints loop seconds (LAMMPS "Loop time"; hayate
-# timers.csv without setup).
+# timers.csv without setup). Needs Debian's lammps package (`apt-get install lammps`: lmp, mpirun).
 # usage: OLD=path/to/hayate NEW=path/to/hayate [ROUNDS=5] benchmarks/results/cpu/md_ab_vs_lammps.sh
 set -uo pipefail
 cd "$(git rev-parse --show-toplevel)"
