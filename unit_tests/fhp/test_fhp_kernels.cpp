@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace hayate::fhp {
@@ -111,6 +112,25 @@ Totals host_totals(const std::vector<std::uint8_t>& s) {
   return t;
 }
 
+// Loads `host` into every engine, then advances them `steps` steps beside the reference and
+// requires the same bytes after each (and, with totals, the same conserved sums).
+template <class Space>
+void compare_with_reference(const std::vector<std::unique_ptr<Engine<Space>>>& engines,
+                            std::vector<std::uint8_t> host, LatticeShape shape, Model model,
+                            StepParams params, int steps, const std::string& what,
+                            bool totals = false) {
+  for (const auto& e : engines) e->load(to_device<Space>(host));
+  for (std::int64_t step = 0; step < steps; ++step) {
+    host = reference_step(host, shape, model, params, step);
+    for (std::size_t e = 0; e < engines.size(); ++e) {
+      engines[e]->advance(step);
+      ASSERT_EQ(to_host(*engines[e], host.size()), host)
+          << what << ", " << model_name(model) << ", engine " << e << ", step " << step;
+      if (totals) EXPECT_EQ(engines[e]->totals(), host_totals(host));
+    }
+  }
+}
+
 template <class Space>
 class FhpKernels : public ::testing::Test {};
 HAYATE_SPACE_TEST_SUITE(FhpKernels);
@@ -122,23 +142,12 @@ TYPED_TEST(FhpKernels, AllKernelsMatchSerialReference) {
   for (const std::uint32_t force_q : {9000u, 0u})
     for (const Model model : {Model::fhp1, Model::fhp2, Model::fhp3}) {
       const StepParams params{11, force_q};
-      auto host = random_sites(shape, model, 0.08, 5);
       std::vector<std::unique_ptr<Engine<Space>>> engines;
       for (const Kernel kernel :
-           {Kernel::bytes, Kernel::bytes_wide, Kernel::bytes_sliced, Kernel::bits}) {
+           {Kernel::bytes, Kernel::bytes_wide, Kernel::bytes_sliced, Kernel::bits})
         engines.push_back(make_engine<Space>(kernel, model, shape, params));
-        engines.back()->load(to_device<Space>(host));
-      }
-      for (std::int64_t step = 0; step < 12; ++step) {
-        host = reference_step(host, shape, model, params, step);
-        for (std::size_t e = 0; e < engines.size(); ++e) {
-          engines[e]->advance(step);
-          ASSERT_EQ(to_host(*engines[e], host.size()), host)
-              << model_name(model) << " kernel " << e << ", forcing " << force_q << ", step "
-              << step;
-          EXPECT_EQ(engines[e]->totals(), host_totals(host));
-        }
-      }
+      compare_with_reference(engines, random_sites(shape, model, 0.08, 5), shape, model, params, 12,
+                             "forcing " + std::to_string(force_q), true);
     }
 }
 
@@ -154,20 +163,11 @@ TYPED_TEST(FhpKernels, ByteKernelsMatchReferenceOnNarrowRows) {
       for (const Model model : {Model::fhp2, Model::fhp3}) {
         const LatticeShape shape{nx, ny};
         const StepParams params{4, 20000};
-        auto host = random_sites(shape, model, 0.05, 9);
         std::vector<std::unique_ptr<Engine<Space>>> engines;
-        for (const Kernel kernel : {Kernel::bytes, Kernel::bytes_wide, Kernel::bytes_sliced}) {
+        for (const Kernel kernel : {Kernel::bytes, Kernel::bytes_wide, Kernel::bytes_sliced})
           engines.push_back(make_engine<Space>(kernel, model, shape, params));
-          engines.back()->load(to_device<Space>(host));
-        }
-        for (std::int64_t step = 0; step < 6; ++step) {
-          host = reference_step(host, shape, model, params, step);
-          for (std::size_t e = 0; e < engines.size(); ++e) {
-            engines[e]->advance(step);
-            ASSERT_EQ(to_host(*engines[e], host.size()), host)
-                << nx << " columns, " << ny << " rows, kernel " << e << ", step " << step;
-          }
-        }
+        compare_with_reference(engines, random_sites(shape, model, 0.05, 9), shape, model, params,
+                               6, std::to_string(nx) + " columns, " + std::to_string(ny) + " rows");
       }
 }
 
@@ -178,15 +178,10 @@ void check_bounded(const Kernel kernel) {
   const LatticeShape shape{136, 6};
   const StepParams params{7, 20000};
   for (const Model model : {Model::fhp1, Model::fhp3}) {
-    auto host = random_sites(shape, model, 0.05, 3);
-    auto engine = make_grouped_engine<Space, Bounds>(kernel, model, shape, params);
-    engine->load(to_device<Space>(host));
-    for (std::int64_t step = 0; step < 4; ++step) {
-      host = reference_step(host, shape, model, params, step);
-      engine->advance(step);
-      ASSERT_EQ(to_host(*engine, host.size()), host)
-          << kernel_name(kernel) << " " << model_name(model) << ", step " << step;
-    }
+    std::vector<std::unique_ptr<Engine<Space>>> engines;
+    engines.push_back(make_grouped_engine<Space, Bounds>(kernel, model, shape, params));
+    compare_with_reference(engines, random_sites(shape, model, 0.05, 3), shape, model, params, 4,
+                           kernel_name(kernel));
   }
 }
 
