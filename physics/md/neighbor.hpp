@@ -317,22 +317,49 @@ struct NeighborSearch {
     return c < 0 ? c + n : (c >= n ? c - n : c);
   }
 
+  // The stencil fits in the box in every direction (each cell visited once, one image shift
+  // per stencil cell); uniform over the launch.
+  bool all_exact() const {
+    for (int d = 0; d < 3; ++d)
+      if (n[d] < 2 * reach + 1) return false;
+    return true;
+  }
+
+  // The loop below with the launch-uniform cases as template flags, so that the candidate
+  // loop carries no tests of them (on the GPU they cost issue slots and registers). Exact:
+  // all_exact(); OneType: one atom type (else read at run time). Every launch takes one path,
+  // so warps never diverge over the choice.
   KOKKOS_INLINE_FUNCTION void operator()(int i) const {
+    const bool one_type = table.ntypes == 1;
+    if (exact_all) {
+      if (one_type)
+        search<true, true>(i);
+      else
+        search<true, false>(i);
+    } else {
+      search<false, false>(i);
+    }
+  }
+
+  bool exact_all = false;  // set by the builder from all_exact()
+
+  template <bool Exact, bool OneType>
+  KOKKOS_INLINE_FUNCTION void search(int i) const {
     const int c = cell_of(i);
     const int ci[3] = {c % n[0], (c / n[0]) % n[1], c / (n[0] * n[1])};
     // Offsets -reach..reach, or each residue once where the box has fewer cells than that
     // (minimum image then picks the near copy).
     int lo[3], hi[3];
     for (int d = 0; d < 3; ++d) {
-      const int half = (n[d] - 1) / 2;
-      lo[d] = -(reach < half ? reach : half);
+      const int half_cells = (n[d] - 1) / 2;
+      lo[d] = -(reach < half_cells ? reach : half_cells);
       const int size = 2 * reach + 1 < n[d] ? 2 * reach + 1 : n[d];
       hi[d] = lo[d] + size - 1;
     }
     const Real xi = x(i, 0), yi = x(i, 1), zi = x(i, 2);
-    const int ti = type(i);
     // One type (in.lj): the cutoff is loop-invariant and type(j) is never read.
-    const bool one_type = table.ntypes == 1;
+    const bool one_type = OneType || table.ntypes == 1;
+    const int ti = one_type ? 0 : type(i);
     const Real cut_one = table.cutneighsq[0][0];
     int k = 0;
     // Where the full stencil fits in the box, a stencil cell's periodic image is the same for
@@ -340,7 +367,7 @@ struct NeighborSearch {
     // minimum-image test per pair. In smaller boxes each cell is visited once and the test
     // picks the near copy.
     bool exact[3];
-    for (int d = 0; d < 3; ++d) exact[d] = n[d] >= 2 * reach + 1;
+    for (int d = 0; d < 3; ++d) exact[d] = Exact || n[d] >= 2 * reach + 1;
     // The cells of a stencil row with one image shift are consecutive in `atoms`, so they are
     // scanned as one slot range (up to 25 ranges per atom instead of 125 cells). A half list
     // merges them only where slots ascend across cells (atoms stored in cell order), so that
@@ -368,8 +395,11 @@ struct NeighborSearch {
           // Indices ascend within a cell (and a merged run): a half list skips runs holding
           // only j <= i, and the j <= i prefix of the others, unexamined.
           if (half) {
-            if (e == s || atoms(e - 1) <= i) continue;
-            while (atoms(s) <= i) ++s;
+            if (e == s || (ascending ? e - 1 : atoms(e - 1)) <= i) continue;
+            if (ascending)
+              s = s > i ? s : i + 1;
+            else
+              while (atoms(s) <= i) ++s;
           }
           // d + (-s) L is what Box::image gives for these pairs, to the bit.
           const Real shx = Real(-sx) * box.length[0], shy = Real(-sy) * box.length[1],
@@ -377,6 +407,8 @@ struct NeighborSearch {
           // Entries are j itself unless ghosts are stored and the run is a periodic image.
           const bool plain =
               !ghosts || (exact[0] && exact[1] && exact[2] && sx == 0 && sy == 0 && sz == 0);
+          // With one image per run, the stored image index needs only the run's code.
+          const int run_code = image_code(sx, sy, sz);
           for (; s < e; ++s) {
             // A strictly ascending permutation of 0..n-1 is the identity: no index load.
             const int j = ascending ? s : atoms(s);
@@ -394,6 +426,8 @@ struct NeighborSearch {
             } else if (in) {
               if (plain) {
                 sink.store(i, k, j);
+              } else if (Exact) {
+                sink.store(i, k, image_of(j, run_code));
               } else {
                 const int gx = exact[0] ? sx : -box.shift(ddx, 0);
                 const int gy = exact[1] ? sy : -box.shift(ddy, 1);
@@ -507,6 +541,7 @@ struct NeighborList {
                                                 bins.ascending,
                                                 ghosts.lookup(),
                                                 sink};
+      functor.exact_all = functor.all_exact();
       Kokkos::parallel_for("hayate::md::neigh_build", Kokkos::RangePolicy<Space>(0, natoms),
                            functor);
     };
