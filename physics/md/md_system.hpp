@@ -104,7 +104,10 @@ class MdSystem {
   const EnergyVirial& energy_virial() const { return ev_; }
   std::int64_t rebuilds() const { return rebuilds_; }
   const Vec& positions() const { return x_; }
-  const Vec& velocities() const { return v_; }
+  const Vec& velocities() const {
+    settle();
+    return v_;
+  }
   const Vec& forces() const { return f_; }
   const Kokkos::View<int*, Mem>& types() const { return type_; }
   const Kokkos::View<std::int64_t*, Mem>& ids() const { return id_; }
@@ -123,6 +126,7 @@ class MdSystem {
   // Wraps positions into the box, reorders atoms by cell for locality, records the build
   // positions and builds the list from them.
   void rebuild() {
+    owned_packed_ = false;
     wrap();
     if (params_.sort) {
       bins_.bin(ConstVec(x_), box_, cutneigh_);
@@ -181,14 +185,30 @@ class MdSystem {
     if (ev) ev_ = result;
   }
 
+  // Atom (x, y, z) of type t as seen through image `code`: the one expression for the
+  // records of both the drift and pack(), so that they agree to the bit.
+  KOKKOS_INLINE_FUNCTION static PackedAtom<Real> packed_record(Real x, Real y, Real z, int t,
+                                                               int code, const Box<Real>& box) {
+    PackedAtom<Real> p;
+    p.x = x + Real(image_shift(code, 0)) * box.length[0];
+    p.y = y + Real(image_shift(code, 1)) * box.length[1];
+    p.z = z + Real(image_shift(code, 2)) * box.length[2];
+    p.type = Real(t);
+    return p;
+  }
+
   // The packed (x, y, z, type) records of the atoms and of their ghost images, from the
-  // current positions (the images move with their atoms between rebuilds).
+  // current positions (the images move with their atoms between rebuilds). Where the drift
+  // has just written the atoms' records, only the ghosts are left.
   void pack() {
     const int total = natoms_ + list_.ghosts.count;
+    const int first = owned_packed_ && int(q_.extent(0)) >= total ? natoms_ : 0;
+    owned_packed_ = false;
     if (int(q_.extent(0)) < total)
       q_ = Kokkos::View<PackedAtom<Real>*, Mem>(
           Kokkos::view_alloc(std::string("hayate::md::packed"), Kokkos::WithoutInitializing),
           total + total / 5 + 1);
+    if (first == total) return;
     const auto q = q_;
     const auto x = x_;
     const auto type = type_;
@@ -196,15 +216,10 @@ class MdSystem {
     const Box<Real> box = box_;
     const int n = natoms_;
     Kokkos::parallel_for(
-        "hayate::md::pack", Kokkos::RangePolicy<Space>(0, total), KOKKOS_LAMBDA(int k) {
+        "hayate::md::pack", Kokkos::RangePolicy<Space>(first, total), KOKKOS_LAMBDA(int k) {
           const int i = k < n ? k : owner(k - n);
           const int c = k < n ? 13 : code(k - n);
-          PackedAtom<Real> p;
-          p.x = x(i, 0) + Real(image_shift(c, 0)) * box.length[0];
-          p.y = x(i, 1) + Real(image_shift(c, 1)) * box.length[1];
-          p.z = x(i, 2) + Real(image_shift(c, 2)) * box.length[2];
-          p.type = Real(type(i));
-          q(k) = p;
+          q(k) = packed_record(x(i, 0), x(i, 1), x(i, 2), type(i), c, box);
         });
   }
 
@@ -219,28 +234,60 @@ class MdSystem {
 
   // The pieces of advance(), for callers that time them separately.
   void advance_counter() { ++step_; }
+  // The final half kick is left pending (unless Berendsen needs the velocities now): the next
+  // kick_drift() applies it in the same pass over v and f, and every reader of v settles it
+  // first. The arithmetic is the unfused sequence's, so results are the same bits.
   void finish_step() {
     if (params_.thermostat == Thermostat::Langevin) langevin();
-    kick();
-    if (params_.thermostat == Thermostat::Berendsen) berendsen();
+    if (params_.thermostat == Thermostat::Berendsen) {
+      kick();
+      berendsen();
+    } else {
+      kick_pending_ = true;
+    }
   }
 
+  // Applies a pending final half kick.
+  void settle() const {
+    if (!kick_pending_) return;
+    kick_pending_ = false;
+    kick();
+  }
+
+  // The first half kick and the drift, after the previous step's pending final kick; with packed
+  // positions it also writes the atoms' records for the coming force call (pack() then adds
+  // the ghosts only, unless a rebuild moves the atoms first).
   void kick_drift() {
+    const bool pending = kick_pending_;
+    kick_pending_ = false;
+    const bool write_q =
+        params_.force.positions == Positions::Packed && int(q_.extent(0)) >= natoms_;
     const auto x = x_, v = v_, f = f_;
+    const auto q = q_;
     const auto type = type_;
     const auto mass = mass_;
+    const Box<Real> box = box_;
     const Real dt = Real(params_.dt), half = Real(0.5 * params_.dt);
     Kokkos::parallel_for(
         "hayate::md::verlet_initial", Kokkos::RangePolicy<Space>(0, natoms_), KOKKOS_LAMBDA(int i) {
-          const Real h = half / mass.mass[type(i)];
+          const int t = type(i);
+          const Real h = half / mass.mass[t];
+          Real p[3];
           for (int d = 0; d < 3; ++d) {
-            v(i, d) += h * f(i, d);
-            x(i, d) += dt * v(i, d);
+            const Real fd = f(i, d);
+            Real vd = v(i, d);
+            if (pending) vd += h * fd;
+            vd += h * fd;
+            v(i, d) = vd;
+            p[d] = x(i, d) + dt * vd;
+            x(i, d) = p[d];
           }
+          if (write_q) q(i) = packed_record(p[0], p[1], p[2], t, 13, box);
         });
+    owned_packed_ = write_q;
   }
 
-  void kick() {
+  void kick() const {
     const auto v = v_, f = f_;
     const auto type = type_;
     const auto mass = mass_;
@@ -288,6 +335,7 @@ class MdSystem {
   }
 
   double kinetic_energy() const {
+    settle();
     const auto v = v_;
     const auto type = type_;
     const auto mass = mass_;
@@ -323,6 +371,7 @@ class MdSystem {
   }
 
   void save(core::CheckpointWriter& cp) const {
+    settle();
     cp.put<std::int64_t>("natoms", natoms_);
     cp.put<std::int32_t>("real_bytes", static_cast<std::int32_t>(sizeof(Real)));
     cp.put<std::int64_t>("step", step_);
@@ -357,11 +406,14 @@ class MdSystem {
     cp.get_view("x_build", x_build_);
     cp.get_view("type", type_);
     cp.get_view("id", id_);
+    kick_pending_ = false;
+    owned_packed_ = false;
     build_list();
   }
 
   // Wraps x into [0, L).
   void wrap() {
+    owned_packed_ = false;
     const auto x = x_;
     const Box<Real> box = box_;
     Kokkos::parallel_for(
@@ -378,6 +430,8 @@ class MdSystem {
 
   // New atom k is old atom perm(k).
   void permute(const Kokkos::View<int*, Mem>& perm) {
+    settle();  // f is not permuted
+    owned_packed_ = false;
     const auto x = x_, v = v_, xs = x_scratch_, vs = v_scratch_;
     const auto type = type_, ts = type_scratch_;
     const auto id = id_, is = id_scratch_;
@@ -430,6 +484,8 @@ class MdSystem {
   ForceCompute<Space, Real> force_;
   EnergyVirial ev_;
   std::int64_t step_ = 0, last_build_ = 0, rebuilds_ = 0;
+  mutable bool kick_pending_ = false;  // see finish_step()
+  bool owned_packed_ = false;          // q_ holds the atoms' current records (see kick_drift())
 };
 
 }  // namespace hayate::md
