@@ -4,8 +4,7 @@
 # 5 repetitions of
 #   launch/*            the fenced launch floor (bounds every small problem)
 #   stream/copy         the bandwidth ceiling (2^27 doubles, 4 loads per thread)
-#   fhp byte kernels    FHP-I and FHP-III at 16384^2 and 32768^2 (goal: 70% of the 2-byte bound),
-#                       and the grouped ones at 32768^2 under three register caps (fhp_bounds/)
+#   fhp byte kernels    FHP-I and FHP-III at 16384^2 and 32768^2 (goal: 70% of the 2-byte bound)
 #   gravity direct      FP32, N = 2^10 ... 2^20 (goals: 2e12 at N >= 2^18; 2^12 at 30% of that),
 #                       one fenced call each and 16 back-to-back calls (direct_stream/)
 #   md force            100 calls at 100k atoms, rho 1.0, packed full list, thread or warp per
@@ -45,7 +44,6 @@ log "launch floor and copy ceiling"
 bench base '^(launch/.*/cuda|stream/copy/cuda/n:134217728/unroll:4)/' 60
 log "fhp byte kernels"
 bench fhp '^fhp/(bytes|bytes_wide|bytes_sliced)/fhp[13]/cuda/nx:(16384|32768)/' 120
-bench fhp_bounds '^fhp_bounds/.*/nx:32768/' 150
 log "gravity direct FP32"
 bench gravity '^gravity/(direct|direct_stream)/float/cuda/' 120
 log "md force calls and steps"
