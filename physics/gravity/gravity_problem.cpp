@@ -71,6 +71,7 @@ class GravityProblem final : public core::Problem {
       t.theta = config.real("tree.theta");
       t.first_direct = config.string("tree.first_step") == "direct";
       t.leaf_size = int(config.integer("tree.leaf_size"));
+      t.group_cell = int(config.integer("tree.group_cell"));
       t.rebuild_every = int(config.integer("tree.rebuild_every"));
       t.quadrupole = config.boolean("tree.quadrupole");
       t.walk = config.string("tree.walk") == "particle" ? Walk::Particle : Walk::Group;
@@ -427,6 +428,11 @@ void declare(core::Schema& s) {
            "Forces of the first step, before accelerations exist for the acceleration MAC")
       .defaults("theta");
   s.integer("tree.leaf_size", "Most particles in a leaf").defaults(16).range(1, 1024);
+  s.integer("tree.group_cell",
+            "Target groups are cut where they cross a boundary inside a cell of more than this "
+            "many groups' worth of particles; 0 = never (fixed runs of sorted particles)")
+      .defaults(64)
+      .range(0, 1 << 20);
   s.integer("tree.rebuild_every",
             "Rebuild the tree every this many force evaluations; 0 = automatic (when the "
             "walk's slow-down has cost one rebuild; not reproducible run to run)")

@@ -16,6 +16,7 @@ struct TreeParams {
   double theta = 0.5;         // opening angle (theta MAC, and the first step)
   bool first_direct = false;  // first step by direct summation instead of the theta MAC
   int leaf_size = 16;
+  int group_cell = 64;    // target groups stay inside cells of at most this many groups' worth
   int rebuild_every = 0;  // 0 = automatic
   bool quadrupole = true;
   Walk walk = Walk::Group;
@@ -41,6 +42,10 @@ class TreeForce final : public ForceSolver<Space> {
 
   const Tree<Space>& tree() const { return tree_; }
   int rebuilds() const { return rebuilds_; }
+  // The target groups of the last walk: group g is sorted positions
+  // [group_begin(g), group_begin(g + 1)).
+  int n_groups() const { return n_groups_; }
+  const Kokkos::View<int*, Mem>& group_begin() const { return group_begin_; }
 
   void accelerations(const Particles<Space>& p, const Targets<Space>& targets, bool with_potential,
                      const ForceOutput<Space>& out, core::Timers& timers,
@@ -59,6 +64,7 @@ class TreeForce final : public ForceSolver<Space> {
       build_seconds_ =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       since_build_ = 0;
+      groups_valid_ = false;
       excess_ = 0;
       reference_ = -1;
       ++rebuilds_;
@@ -106,6 +112,7 @@ class TreeForce final : public ForceSolver<Space> {
 
   void restore(const core::CheckpointReader& cp, int n) override {
     tree_.restore(cp, n);
+    groups_valid_ = false;
     since_build_ = cp.get<int>("tree_since_build");
     have_old_acc_ = cp.get<bool>("tree_have_old_acc");
     build_seconds_ = cp.get<double>("tree_build_seconds");
@@ -113,11 +120,52 @@ class TreeForce final : public ForceSolver<Space> {
     excess_ = cp.get<double>("tree_excess");
   }
 
+  // Public for nvcc (device lambdas). The walks' target groups: runs of group_size consecutive
+  // sorted particles, cut where the run crosses a boundary between two children of a cell of
+  // more than group_cell x group_size particles. A group therefore lies inside one cell of at
+  // most that many particles (or one oversized leaf). Uncut runs can straddle a boundary high
+  // in the tree: such a group's box spans a large part of the system, its walk opens nearly
+  // every node, and a few of those groups kept the H100 busy for most of a walk (round 6,
+  // docs/gravity.md). group_cell = 0 never cuts.
+  void form_groups(const int n) {
+    const int nn = tree_.n_nodes(), G = group_size;
+    const std::int64_t limit = std::int64_t(params_.group_cell) * G;
+    ensure_size(group_flag_, n, "hayate::gravity::tree_group_flag");
+    ensure_size(group_begin_, n + 1, "hayate::gravity::tree_group_begin");
+    const auto flag = group_flag_;
+    const auto group_begin = group_begin_;
+    const auto begin = tree_.begin(), end = tree_.end(), skip = tree_.skip();
+    Kokkos::parallel_for(
+        "hayate::gravity::tree_group_runs", Kokkos::RangePolicy<Space>(0, n),
+        KOKKOS_LAMBDA(const int k) { flag(k) = k % G == 0 ? 1 : 0; });
+    if (limit > 0)
+      Kokkos::parallel_for(
+          "hayate::gravity::tree_group_cuts", Kokkos::RangePolicy<Space>(0, nn),
+          KOKKOS_LAMBDA(const int s) {
+            if (end(s) - begin(s) <= limit || skip(s) == s + 1) return;
+            for (int ch = skip(s + 1); ch < skip(s); ch = skip(ch)) flag(begin(ch)) = 1;
+          });
+    int count = 0;
+    Kokkos::parallel_scan(
+        "hayate::gravity::tree_group_begin", Kokkos::RangePolicy<Space>(0, n),
+        KOKKOS_LAMBDA(const int k, int& offset, const bool final) {
+          if (flag(k)) {
+            if (final) group_begin(offset) = k;
+            ++offset;
+          }
+        },
+        count);
+    Kokkos::deep_copy(Kokkos::subview(group_begin_, count), n);
+    n_groups_ = count;
+    groups_valid_ = true;
+  }
+
   // Public for nvcc (device lambdas): group bounding boxes, smallest |a_old|, target flags.
   template <class T>
   void prepare_groups(const Particles<Space>& p, const Targets<Space>& targets) {
     const int n = p.n;
-    const int n_groups = (n + group_size - 1) / group_size;
+    if (!groups_valid_) form_groups(n);
+    const int n_groups = n_groups_;
     auto& groups = group_view<T>();
     if (int(groups.extent(0)) < n_groups)
       groups = Kokkos::View<GroupBox<T>*, Mem>("hayate::gravity::tree_groups", n_groups);
@@ -135,15 +183,14 @@ class TreeForce final : public ForceSolver<Space> {
     const auto order = tree_.order();
     const auto x = p.x, a = p.acc;
     const auto slot = slot_;
-    const int gs = group_size;
+    const auto group_begin = group_begin_;
     Kokkos::parallel_for(
         "hayate::gravity::tree_group_boxes", Kokkos::RangePolicy<Space>(0, n_groups),
         KOKKOS_LAMBDA(const int grp) {
           double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
           double amin2 = 1e300;
           int active = all ? 1 : 0;
-          const int e = (grp + 1) * gs < n ? (grp + 1) * gs : n;
-          for (int k = grp * gs; k < e; ++k) {
+          for (int k = group_begin(grp); k < group_begin(grp + 1); ++k) {
             const int i = order(k);
             for (int d = 0; d < 3; ++d) {
               lo[d] = x(i, d) < lo[d] ? x(i, d) : lo[d];
@@ -259,12 +306,12 @@ class TreeForce final : public ForceSolver<Space> {
     d.out = out;
     d.n = p.n;
     d.n_nodes = tree_.n_nodes();
-    d.group_size = group_size;
+    d.group_begin = group_begin_;
     d.eps2 = T(eps_) * T(eps_);
     d.G = T(G_);
     d.parameter = M == Mac::Acceleration ? T(params_.dacc) : T(params_.theta * params_.theta);
     d.G_out = G_;
-    const int n_groups = (p.n + group_size - 1) / group_size;
+    const int n_groups = n_groups_;
     const char* label =
         WithPotential ? "hayate::gravity::tree_walk_potential" : "hayate::gravity::tree_walk";
     if (params_.walk == Walk::Particle) {
@@ -342,6 +389,9 @@ class TreeForce final : public ForceSolver<Space> {
   int since_build_ = 0, rebuilds_ = 0;
   double build_seconds_ = 0, reference_ = -1, excess_ = 0;
   Kokkos::View<int*, Mem> slot_;
+  Kokkos::View<int*, Mem> group_flag_, group_begin_;
+  int n_groups_ = 0;
+  bool groups_valid_ = false;
   Kokkos::View<WalkLink*, Mem> links_;
   Kokkos::View<int, Mem> overflow_;
   Kokkos::View<Body<float>*, Mem> bodies_f_, nodes_f_;

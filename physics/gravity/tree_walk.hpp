@@ -1,8 +1,8 @@
 #pragma once
-// Tree walks. Both share the group scheme: a group of consecutive (so nearby) sorted particles
-// is handled by one team, and every opening decision is taken for the whole group from its
-// bounding box and its smallest |a_old| (group_accepts), so it is conservative for each member
-// and the acceleration MAC's error bound holds for all of them.
+// Tree walks. Both share the group scheme: a group of consecutive sorted particles inside one
+// tree cell (TreeForce::form_groups) is handled by one team, and every opening decision is taken
+// for the whole group from its bounding box and its smallest |a_old| (group_accepts), so it is
+// conservative for each member and the acceleration MAC's error bound holds for all of them.
 //   particle: every thread runs the stackless depth-first walk (skip links) itself and applies
 //             each accepted node or opened leaf to its targets at once. Simple, but the team
 //             walks node after node, each step waiting on the previous load.
@@ -98,7 +98,8 @@ struct WalkData {
   Kokkos::View<const int*, Mem> slot;   // particle -> output row, -1 = not a target (subset)
   bool all_targets = true;
   ForceOutput<Space> out;
-  int n = 0, n_nodes = 0, group_size = 0;
+  Kokkos::View<const int*, Mem> group_begin;  // group g: sorted positions [begin(g), begin(g+1))
+  int n = 0, n_nodes = 0;
   T eps2 = 0, G = 1, parameter = 0;  // parameter: dacc (acceleration MAC) or theta^2
   double G_out = 1;
 
@@ -137,8 +138,7 @@ struct ParticleWalkKernel {
     const int g = team.league_rank();
     const GroupBox<T> box = d.groups(g);
     if (!box.active) return;
-    const int gb = g * d.group_size;
-    const int ge = gb + d.group_size < d.n ? gb + d.group_size : d.n;
+    const int gb = d.group_begin(g), ge = d.group_begin(g + 1);
     const int ts = team.team_size(), rank = team.team_rank();
     Body<T> ti[TPT];
     Acc v[TPT][4];
@@ -274,8 +274,7 @@ struct GroupWalkKernel {
     const int g = team.league_rank();
     const GroupBox<T> box = d.groups(g);
     if (!box.active) return;
-    const int gb = g * d.group_size;
-    const int ge = gb + d.group_size < d.n ? gb + d.group_size : d.n;
+    const int gb = d.group_begin(g), ge = d.group_begin(g + 1);
     const int ts = team.team_size(), rank = team.team_rank();
     Lists l;
     l.nodes = Scratch<int>(team.team_scratch(0), shape.node_list());

@@ -105,6 +105,61 @@ TYPED_TEST(GravityTree, StructureCoversParticlesAndMomentsAreExact) {
   }
 }
 
+// The walks' target groups tile the sorted particles in runs of at most group_size, and each
+// lies inside one cell of at most group_cell x group_size particles (or one leaf).
+TYPED_TEST(GravityTree, GroupsStayInsideSmallCells) {
+  using Space = TypeParam;
+  HostParticles hp = hernquist(5000, 1.0, 0.1, 100.0, 1.0, 23);
+  for (int k = 0; k < 40; ++k)  // 40 copies of one particle: a leaf past the group size
+    for (int c = 0; c < 3; ++c) hp.x[3 * (100 + k) + c] = hp.x[3 * 99 + c];
+  auto p = to_device<Space>(hp);
+  DirectSolver<Space> direct(Precision::Double, {}, 1.0, 0.01);
+  const int G = TreeForce<Space>::group_size;
+  for (const int group_cell : {0, 1, 4}) {
+    TreeParams params;
+    params.leaf_size = 8;
+    params.group_cell = group_cell;
+    TreeForce<Space> tf(Precision::Double, params, 1.0, 0.01, direct);
+    hayate::core::Timers timers;
+    tf.accelerations(p, {{}, p.n}, false, {p.acc, {}, {}}, timers, false);
+    const int ng = tf.n_groups();
+    auto gb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tf.group_begin());
+    const auto& t = tf.tree();
+    auto begin = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), t.begin());
+    auto end = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), t.end());
+    auto skip = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), t.skip());
+    if (group_cell == 0) ASSERT_EQ(ng, (p.n + G - 1) / G);
+    if (group_cell > 0) ASSERT_GT(ng, (p.n + G - 1) / G);
+    ASSERT_EQ(gb(0), 0);
+    ASSERT_EQ(gb(ng), p.n);
+    int straddling = 0;
+    for (int g = 0; g < ng; ++g) {
+      const int a = gb(g), b = gb(g + 1);
+      ASSERT_LT(a, b) << g;
+      ASSERT_LE(b - a, G) << g;
+      ASSERT_EQ(a / G, (b - 1) / G) << "group " << g << " crosses a run";
+      // The deepest node containing [a, b).
+      int node = 0;
+      for (bool deeper = true; deeper;) {
+        deeper = false;
+        if (skip(node) == node + 1) break;
+        for (int ch = node + 1; ch < skip(node); ch = skip(ch))
+          if (begin(ch) <= a && b <= end(ch)) {
+            node = ch;
+            deeper = true;
+            break;
+          }
+      }
+      const bool leaf = skip(node) == node + 1;
+      if (end(node) - begin(node) > group_cell * G && !leaf) ++straddling;
+    }
+    if (group_cell == 0)
+      EXPECT_GT(straddling, 0);  // uncut runs do cross cell boundaries
+    else
+      EXPECT_EQ(straddling, 0) << "group_cell " << group_cell;
+  }
+}
+
 // Tree accelerations of all particles (the first call with the theta MAC, as a run starts,
 // then the acceleration MAC from those accelerations) against double direct summation.
 template <class Space>
