@@ -62,34 +62,28 @@ const char* op_name(Op op) {
   return op < OP_COUNT ? names[op] : "?";
 }
 
-int op_pops(Op op, std::uint32_t arg) {
+int word_pops(std::uint32_t word) {
+  const Op op = op_of(word);
+  if (is_leaf(op)) return 0;
   switch (op) {
-    case PUSH_CONST:
-    case PUSH_STATE:
-    case PUSH_VAR:
-    case PUSH_TIME:
-    case CONST_IND:
-    case STATE_IND:
-    case VAR_IND:
-      return 0;
     case ADDN:
     case MULN:
-      return static_cast<int>(arg);
+      return static_cast<int>(arg_of(word));
     case SELECT:
       return 3;
     case POWI:
-      return 1;
     case ASSIGN_ALG:
     case ASSIGN_DERIV:
     case ASSIGN_ALG_IND:
     case ASSIGN_DERIV_IND:
       return 1;
     default:
-      return is_unary(op) ? 1 : 2;
+      return is_unary(op) || (is_binary(op) && has_operand(word)) ? 1 : 2;
   }
 }
 
-int op_pushes(Op op) {
+int word_pushes(std::uint32_t word) {
+  const Op op = op_of(word);
   return op == ASSIGN_ALG || op == ASSIGN_DERIV || op == ASSIGN_ALG_IND || op == ASSIGN_DERIV_IND
              ? 0
              : 1;
@@ -157,12 +151,35 @@ NodePtr fold(NodePtr n) {
 
 namespace {
 
+bool leaf(const Node& n) {
+  return n.args.empty();
+}
+
+// A sum or product of more than two terms runs as a chain of two-argument operations when at
+// most one term after the first is not a leaf (leaves fold into the operations' operands, as in
+// I_Na + I_K + I_L); otherwise as n-ary operations over the stack.
+bool chained(const Node& n) {
+  if ((n.op != ADD && n.op != MUL) || n.args.size() <= 2) return false;
+  return std::count_if(n.args.begin() + 1, n.args.end(), [](const auto& a) { return !leaf(*a); }) <=
+         1;
+}
+
 // Stack depth an expression needs, for the emission order below.
 int need(const Node& n) {
-  if (n.args.empty()) return 1;
-  if ((n.op == ADD || n.op == MUL) && n.args.size() == 2) {
-    const int a = need(*n.args[0]), b = need(*n.args[1]);
-    return a == b ? a + 1 : std::max(a, b);
+  if (leaf(n)) return 1;
+  if (n.args.size() == 2 && is_binary(n.op)) {
+    const Node &l = *n.args[0], &r = *n.args[1];
+    if (leaf(r)) return need(l);  // l, then the operation with r as its operand
+    if (leaf(l)) return need(r);
+    const int a = need(l), b = need(r);
+    if (n.op == ADD || n.op == MUL) return a == b ? a + 1 : std::max(a, b);
+    return std::max(a, b + 1);
+  }
+  if (chained(n)) {
+    int d = need(*n.args[0]);
+    for (std::size_t i = 1; i < n.args.size(); ++i)
+      if (!leaf(*n.args[i])) d = std::max(d, 1 + need(*n.args[i]));
+    return d;
   }
   int d = 0;
   for (std::size_t i = 0; i < n.args.size(); ++i) {
@@ -182,28 +199,50 @@ class Emitter {
   }
 
   void emit(const Node& n) {
+    if (leaf(n)) {
+      word(n.op, leaf_arg(n), n);
+      push(1);
+      return;
+    }
+    if (n.args.size() == 2 && is_binary(n.op)) {
+      const Node &l = *n.args[0], &r = *n.args[1];
+      if (leaf(r)) {
+        emit(l);
+        operand(n.op, r, false, n);
+        return;
+      }
+      if (leaf(l)) {
+        emit(r);
+        operand(n.op, l, true, n);
+        return;
+      }
+      // a + b and b + a round identically, so the deeper operand goes first (Sethi-Ullman).
+      if ((n.op == ADD || n.op == MUL) && need(r) > need(l)) {
+        emit(r);
+        emit(l);
+      } else {
+        emit(l);
+        emit(r);
+      }
+      word(n.op, 0, n);
+      depth_ -= 1;
+      return;
+    }
     switch (n.op) {
-      case PUSH_CONST:
-        word(PUSH_CONST, constant(n.value), n);
-        push(1);
-        return;
-      case PUSH_STATE:
-      case PUSH_VAR:
-        word(n.op, n.index, n);
-        push(1);
-        return;
-      case PUSH_TIME:
-        word(PUSH_TIME, 0, n);
-        push(1);
-        return;
       case ADD:
       case MUL:
-        // a + b and b + a round identically, so the deeper operand goes first (Sethi-Ullman).
-        if (n.args.size() == 2 && need(*n.args[1]) > need(*n.args[0])) {
-          emit(*n.args[1]);
+        if (chained(n)) {
+          // ((a + b) + c) + d: the order of the n-ary sum, one operation per term.
           emit(*n.args[0]);
-          word(n.op, 0, n);
-          depth_ -= 1;
+          for (std::size_t i = 1; i < n.args.size(); ++i) {
+            if (leaf(*n.args[i])) {
+              operand(n.op, *n.args[i], false, n);
+            } else {
+              emit(*n.args[i]);
+              word(n.op, 0, n);
+              depth_ -= 1;
+            }
+          }
           return;
         }
         nary(n);
@@ -269,9 +308,21 @@ class Emitter {
     return id;
   }
   void word(Op op, std::uint32_t arg, const Node& n) {
+    check(arg, n);
+    code_.push_back(encode(op, arg));
+  }
+  // The binary operation `op` with the leaf `l` as its left or right argument.
+  void operand(Op op, const Node& l, bool left, const Node& n) {
+    const std::uint32_t arg = leaf_arg(l);
+    check(arg, n);
+    code_.push_back(encode_operand(op, l.op, left, arg));
+  }
+  std::uint32_t leaf_arg(const Node& l) {
+    return l.op == PUSH_CONST ? constant(l.value) : l.op == PUSH_TIME ? 0 : l.index;
+  }
+  static void check(std::uint32_t arg, const Node& n) {
     if (arg > kMaxOperand)
       node_error(n, fmt::format("operand {} exceeds the bytecode limit {}", arg, kMaxOperand));
-    code_.push_back(encode(op, arg));
   }
 
   std::vector<double>& consts_;
@@ -350,7 +401,10 @@ std::string disassemble(const std::vector<std::uint32_t>& code, std::size_t begi
   for (std::size_t i = begin; i < begin + len; ++i) {
     const Op op = op_of(code[i]);
     s += fmt::format("{:4}  {}", i - begin, op_name(op));
-    if (op_pops(op, 0) == 0 || op == ADDN || op == MULN || op == POWI || op_pushes(op) == 0)
+    if (is_binary(op) && has_operand(code[i]))
+      s += fmt::format(" {}{} {}", operand_is_left(code[i]) ? "left " : "",
+                       op_name(operand_leaf(code[i])), arg_of(code[i]));
+    else if (is_leaf(op) || op == ADDN || op == MULN || op == POWI || word_pushes(code[i]) == 0)
       s += fmt::format(" {}", arg_of(code[i]));
     s += "\n";
   }
@@ -366,6 +420,7 @@ struct Task {
 };
 
 std::uint32_t key_word(std::uint32_t w) {
+  if (is_binary(op_of(w)) && has_operand(w)) return w & ((1u << kArgShift) - 1);
   switch (op_of(w)) {
     case PUSH_CONST:
     case PUSH_STATE:
@@ -686,14 +741,19 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
             prog.code.push_back(w0);
             continue;
           }
-          const Op op = op_of(w0);
+          // What differs between lanes: a leaf, a binary operation's operand, or a store.
+          const bool operand = is_binary(op_of(w0)) && has_operand(w0);
+          const Op op = operand ? operand_leaf(w0) : op_of(w0);
           // Idle lanes repeat lane 0's operand: they never run, but the table stays dense.
           const auto lane_arg = [&](int l) {
             return arg_of(tasks[w[static_cast<std::size_t>(l) < w.size() ? l : 0]].code[i]);
           };
+          const auto put = [&](Op ind, std::uint32_t slot) {
+            prog.code.push_back(operand ? with_operand(w0, ind, slot) : encode(ind, slot));
+          };
           if (op == PUSH_CONST) {
             for (int l = 0; l < kWarp; ++l) prog.ctab.push_back(prog.consts[lane_arg(l)]);
-            prog.code.push_back(encode(CONST_IND, cslots++));
+            put(CONST_IND, cslots++);
           } else {
             for (int l = 0; l < kWarp; ++l)
               prog.itab.push_back(static_cast<std::int32_t>(lane_arg(l)));
@@ -701,7 +761,7 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
                            : op == PUSH_VAR   ? VAR_IND
                            : op == ASSIGN_ALG ? ASSIGN_ALG_IND
                                               : ASSIGN_DERIV_IND;
-            prog.code.push_back(encode(ind, islots++));
+            put(ind, islots++);
           }
         }
       } else {

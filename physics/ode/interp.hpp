@@ -80,10 +80,18 @@ KOKKOS_INLINE_FUNCTION int step_schedule(Method method, double t, double dt, dou
   double* y2 = bufs[2];
   double* acc = bufs[3];
   // The tableau, spelled out; the running sum is x + dt/6 k1 + dt/3 k2 + dt/3 k3 + dt/6 k4.
-  sweep(x, t, AssignRK4{x, y1, acc, 0.5 * dt, dt / 6.0, 1, 0});
-  sweep(y1, t + 0.5 * dt, AssignRK4{x, y2, acc, 0.5 * dt, dt / 3.0, 0, 0});
-  sweep(y2, t + 0.5 * dt, AssignRK4{x, y1, acc, dt, dt / 3.0, 0, 0});
-  sweep(y1, t + dt, AssignRK4{x, nullptr, acc, 0.0, dt / 6.0, 0, 1});
+  // One call site for the four stages: the interpreter is inlined into the sweep, and four
+  // copies of it overflow the GPU's instruction cache.
+  const double* in[4] = {x, y1, y2, y1};
+  double* out[4] = {y1, y2, y1, nullptr};
+  const double ts[4] = {t, t + 0.5 * dt, t + 0.5 * dt, t + dt};
+  const double a_dt[4] = {0.5 * dt, 0.5 * dt, dt, 0.0};
+  const double b_dt[4] = {dt / 6.0, dt / 3.0, dt / 3.0, dt / 6.0};
+#if defined(__CUDA_ARCH__)
+#pragma unroll 1
+#endif
+  for (int k = 0; k < 4; ++k)
+    sweep(in[k], ts[k], AssignRK4{x, out[k], acc, a_dt[k], b_dt[k], k == 0, k == 3});
   return 3;
 }
 
@@ -144,11 +152,28 @@ KOKKOS_INLINE_FUNCTION void dp_attempt(double t, double dt, const double* x, dou
   }
 }
 
+// The value of a leaf: `kind` is a push opcode (PUSH_CONST ... VAR_IND), `a` its operand.
+KOKKOS_FORCEINLINE_FUNCTION double leaf_value(Op kind, std::uint32_t a, const std::int32_t* itab,
+                                              const double* ctab, int lane, const double* consts,
+                                              const StateRef& s, std::size_t m) {
+  std::size_t i = a;
+  if (kind >= CONST_IND) {  // per-lane operand of a unified warp
+    if (kind == CONST_IND) return ctab[a * kWarp + lane];
+    i = std::size_t(itab[a * kWarp + lane]);
+    kind = kind == STATE_IND ? PUSH_STATE : PUSH_VAR;
+  }
+  if (kind == PUSH_CONST) return consts[i];
+  if (kind == PUSH_TIME) return s.t;
+  return (kind == PUSH_STATE ? s.x : s.v)[i * s.M + m];
+}
+
 // Runs one instruction stream. itab/ctab are the lane's unified tables (unused by plain streams).
 // The top of the stack lives in a register (`top`); only the values below it go through the
-// array, so a binary operation costs one array read instead of two reads and a write. With d
-// values on the stack, st[1..d-1] hold values 1..d-1 and st[0] takes the undefined top of an
-// empty stack. The next instruction word is fetched while the current one runs.
+// array, so a binary operation with a stack argument costs one array read, and one with a leaf
+// operand none. With d values on the stack, st[1..d-1] hold values 1..d-1 and st[0] takes the
+// undefined top of an empty stack. The next instruction word is fetched while the current one
+// runs. Dispatch tests leaves first, then binary operations (multiply, add, subtract, divide
+// before the rest).
 template <class Assign>
 KOKKOS_INLINE_FUNCTION void run_stream(const std::uint32_t* code, int len, const std::int32_t* itab,
                                        const double* ctab, int lane, const double* consts,
@@ -164,29 +189,35 @@ KOKKOS_INLINE_FUNCTION void run_stream(const std::uint32_t* code, int len, const
     if (pc + 1 < len) next = code[pc + 1];
     const Op op = op_of(w);
     const std::uint32_t a = arg_of(w);
-    double value = 0.0;  // a leaf's value, pushed after the switch
+    if (is_leaf(op)) {
+      st[sp++] = top;
+      top = leaf_value(op, a, itab, ctab, lane, consts, s, m);
+      continue;
+    }
+    if (is_binary(op)) {
+      double x, y;  // left and right arguments
+      if (has_operand(w)) {
+        const double o = leaf_value(operand_leaf(w), a, itab, ctab, lane, consts, s, m);
+        const bool left = operand_is_left(w);
+        x = left ? o : top;
+        y = left ? top : o;
+      } else {
+        x = st[--sp];
+        y = top;
+      }
+      if (op == MUL)
+        top = x * y;
+      else if (op == ADD)
+        top = x + y;
+      else if (op == SUB)
+        top = x - y;
+      else if (op == DIV)
+        top = x / y;
+      else
+        top = apply_binary(op, x, y);
+      continue;
+    }
     switch (op) {
-      case PUSH_CONST:
-        value = consts[a];
-        break;
-      case PUSH_STATE:
-        value = s.x[a * M + m];
-        break;
-      case PUSH_VAR:
-        value = s.v[a * M + m];
-        break;
-      case PUSH_TIME:
-        value = s.t;
-        break;
-      case CONST_IND:
-        value = ctab[a * kWarp + lane];
-        break;
-      case STATE_IND:
-        value = s.x[std::size_t(itab[a * kWarp + lane]) * M + m];
-        break;
-      case VAR_IND:
-        value = s.v[std::size_t(itab[a * kWarp + lane]) * M + m];
-        break;
       case ADDN:
       case MULN: {
         // Operands are st[sp-n+1 .. sp-1] then top, summed left to right.
@@ -201,122 +232,72 @@ KOKKOS_INLINE_FUNCTION void run_stream(const std::uint32_t* code, int len, const
         }
         sp -= n - 1;
         top = r;
-        continue;
+        break;
       }
       case POWI:
         top = ipow(top, int(a) - kPowiBias);
-        continue;
+        break;
       case SELECT:
         top = apply_select(st[sp - 2], st[sp - 1], top);
         sp -= 2;
-        continue;
+        break;
       case ASSIGN_ALG:
         s.v[a * M + m] = top;
         top = st[--sp];
-        continue;
+        break;
       case ASSIGN_DERIV:
         assign(a * M + m, top);
         top = st[--sp];
-        continue;
+        break;
       case ASSIGN_ALG_IND:
         s.v[std::size_t(itab[a * kWarp + lane]) * M + m] = top;
         top = st[--sp];
-        continue;
+        break;
       case ASSIGN_DERIV_IND:
         assign(std::size_t(itab[a * kWarp + lane]) * M + m, top);
         top = st[--sp];
-        continue;
+        break;
       // One case per operation with the opcode a constant, so the semantics inline to just that
-      // operation: one jump per instruction instead of two.
-      case NEG:
-        top = apply_unary(NEG, top);
-        continue;
+      // operation.
       case EXP:
         top = apply_unary(EXP, top);
-        continue;
+        break;
+      case NEG:
+        top = apply_unary(NEG, top);
+        break;
       case LOG:
         top = apply_unary(LOG, top);
-        continue;
+        break;
       case LOG10:
         top = apply_unary(LOG10, top);
-        continue;
+        break;
       case SQRT:
         top = apply_unary(SQRT, top);
-        continue;
+        break;
       case ABS:
         top = apply_unary(ABS, top);
-        continue;
+        break;
       case SIN:
         top = apply_unary(SIN, top);
-        continue;
+        break;
       case COS:
         top = apply_unary(COS, top);
-        continue;
+        break;
       case TAN:
         top = apply_unary(TAN, top);
-        continue;
+        break;
       case TANH:
         top = apply_unary(TANH, top);
-        continue;
+        break;
       case FLOOR:
         top = apply_unary(FLOOR, top);
-        continue;
+        break;
       case NOT:
         top = apply_unary(NOT, top);
-        continue;
-      case ADD:
-        top = apply_binary(ADD, st[--sp], top);
-        continue;
-      case MUL:
-        top = apply_binary(MUL, st[--sp], top);
-        continue;
-      case SUB:
-        top = apply_binary(SUB, st[--sp], top);
-        continue;
-      case DIV:
-        top = apply_binary(DIV, st[--sp], top);
-        continue;
-      case POW:
-        top = apply_binary(POW, st[--sp], top);
-        continue;
-      case MIN:
-        top = apply_binary(MIN, st[--sp], top);
-        continue;
-      case MAX:
-        top = apply_binary(MAX, st[--sp], top);
-        continue;
-      case MOD:
-        top = apply_binary(MOD, st[--sp], top);
-        continue;
-      case LT:
-        top = apply_binary(LT, st[--sp], top);
-        continue;
-      case LE:
-        top = apply_binary(LE, st[--sp], top);
-        continue;
-      case GT:
-        top = apply_binary(GT, st[--sp], top);
-        continue;
-      case GE:
-        top = apply_binary(GE, st[--sp], top);
-        continue;
-      case EQ:
-        top = apply_binary(EQ, st[--sp], top);
-        continue;
-      case NE:
-        top = apply_binary(NE, st[--sp], top);
-        continue;
-      case AND:
-        top = apply_binary(AND, st[--sp], top);
-        continue;
-      case OR:
-        top = apply_binary(OR, st[--sp], top);
-        continue;
+        break;
       default:
-        continue;
+        break;
     }
-    st[sp++] = top;
-    top = value;
   }
 }
 

@@ -29,10 +29,9 @@ int max_depth(const Program& p) {
   const auto walk = [&](std::size_t begin, std::size_t len) {
     int d = 0;
     for (std::size_t i = begin; i < begin + len; ++i) {
-      const Op op = op_of(p.code[i]);
-      d -= op_pops(op, arg_of(p.code[i]));
+      d -= word_pops(p.code[i]);
       EXPECT_GE(d, 0);
-      d += op_pushes(op);
+      d += word_pushes(p.code[i]);
       worst = std::max(worst, d);
     }
     EXPECT_EQ(d, 0);
@@ -81,6 +80,39 @@ TEST(OdePasses, EveryCombinationPreservesResults) {
   }
 }
 
+// A binary operation takes a leaf argument from its operand instead of the stack, on either
+// side, and a sum whose later terms are leaves runs as a chain of such operations.
+TEST(OdePasses, LeafArgumentsFoldIntoOperations) {
+  const std::string text =
+      "modules:\n"
+      "  m:\n"
+      "    parameters: {k: 3.0}\n"
+      "    algebraics:\n"
+      "      a: \"2 - x\"\n"
+      "      b: \"k / sin(x)\"\n"
+      "      c: \"a + b + x\"\n"
+      "    states:\n"
+      "      x: {init: 0.5, ddt: \"c * t\"}\n";
+  const FlatModel model = load_model_string(text, "fold.yaml");
+  const Program p = compile(model);
+  const std::string code = disassemble(p.serial, 0, p.serial.size());
+  // Three words for a, four for b and c, three for x' (18 without operands: 4 + 5 + 5 + 4).
+  EXPECT_EQ(p.serial.size(), 14u) << code;
+  EXPECT_NE(code.find("sub push_state 0"), std::string::npos) << code;
+  EXPECT_NE(code.find("div left push_const"), std::string::npos) << code;
+  EXPECT_NE(code.find("add push_var"), std::string::npos) << code;
+  EXPECT_NE(code.find("add push_state 0"), std::string::npos) << code;
+  EXPECT_NE(code.find("mul push_time"), std::string::npos) << code;
+  EXPECT_EQ(code.find("addn"), std::string::npos) << code;
+  EXPECT_EQ(p.max_stack, 1);
+  // The values: one Euler step of the reference interpreter against the formulas.
+  ReferenceInterpreter ref(p, 1, Method::Euler);
+  ref.x() = model.state_init;
+  ref.advance(1, 1, 0.25);
+  const double x = 0.5, a = 2 - x, b = 3.0 / std::sin(x), c = a + b + x;
+  EXPECT_DOUBLE_EQ(ref.x()[0], x + 0.25 * (c * 0.25));
+}
+
 TEST(OdePasses, PassesChangeTheSchedule) {
   test::RandomModel gen(3);
   const FlatModel model = load_model_string(gen.yaml(12, 4, 64), "random.yaml");
@@ -97,14 +129,20 @@ TEST(OdePasses, PassesChangeTheSchedule) {
   EXPECT_FALSE(p1.itab.empty() && p1.ctab.empty());  // lanes differ in operands
 }
 
-// Calls fn(op, operand) for every word lane `lane` of group g runs, per-lane operands resolved.
+// The leaf or store of a word (its operand's leaf for a binary operation with an operand).
+Op access_of(std::uint32_t w) {
+  return is_binary(op_of(w)) && has_operand(w) ? operand_leaf(w) : op_of(w);
+}
+
+// Calls fn(op, operand) for the leaf or store of every word lane `lane` of group g runs, per-lane
+// operands resolved (a binary operation with an operand reports its operand's leaf).
 template <class Fn>
 void for_each_word(const Program& p, std::size_t g, int lane, Fn fn) {
   const bool unified = p.group(g, G_KIND) == GROUP_UNIFIED;
   const std::size_t begin = unified ? p.group(g, G_CODE) : p.lane_code[g * kWarp + lane];
   const std::size_t len = unified ? p.group(g, G_LEN) : p.lane_len[g * kWarp + lane];
   for (std::size_t i = begin; i < begin + len; ++i) {
-    const Op op = op_of(p.code[i]);
+    const Op op = access_of(p.code[i]);
     const std::uint32_t a = arg_of(p.code[i]);
     const auto ind = [&] { return std::uint32_t(p.itab[(p.group(g, G_ITAB) + a) * kWarp + lane]); };
     switch (op) {
@@ -159,12 +197,12 @@ TEST(OdePasses, BinsAreIndependentAndTheSerialStreamIsOrdered) {
     int depth = 0;
     std::size_t stores = 0;
     for (std::uint32_t w : p.serial) {
-      const Op op = op_of(w);
+      const Op op = access_of(w);
       ASSERT_NE(op, VAR_IND);
       if (op == PUSH_VAR && arg_of(w) < p.n_alg) EXPECT_TRUE(written[arg_of(w)]) << arg_of(w);
       if (op == ASSIGN_ALG) written[arg_of(w)] = true;
-      stores += op_pushes(op) == 0;
-      depth += op_pushes(op) - op_pops(op, arg_of(w));
+      stores += word_pushes(w) == 0;
+      depth += word_pushes(w) - word_pops(w);
       ASSERT_GE(depth, 0);
     }
     EXPECT_EQ(depth, 0);
