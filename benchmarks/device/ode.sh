@@ -9,6 +9,7 @@ set -uo pipefail
 out=${1:?usage: benchmarks/device/ode.sh OUTPUT_DIR}
 root=$(pwd)
 build="$root/build/cuda"
+[ -d "$build/devlibs" ] && export LD_LIBRARY_PATH="$build/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 export HAYATE_ODE_INPUTS="$root/inputs/ode"
