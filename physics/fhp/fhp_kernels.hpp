@@ -45,6 +45,17 @@ inline std::string kernel_name(Kernel k) {
   return "?";
 }
 
+// `run.kernel: auto` for a row of nx sites on a host (OpenMP, Serial) or GPU backend. The bit
+// kernel needs nx to be a multiple of 64; otherwise the 64-site byte kernel with table lookups
+// (faster than `bytes` from 1024^2 up on the H100 and on CPUs). On CPU threads the table lookup
+// beats the boolean logic of the denser rule sets (FHP-III: 1.2-1.6x on 16 host cores, 1.6x on
+// 2; FHP-II: 1.2x on 2) and the logic wins for FHP-I (1.3x on 2); on the GPU the bit kernel
+// wins for every model.
+inline Kernel auto_kernel(Model model, long long nx, bool host) {
+  if (nx % 64 != 0) return Kernel::bytes_wide;
+  return host && model != Model::fhp1 ? Kernel::bytes_wide : Kernel::bits;
+}
+
 struct StepParams {
   std::uint64_t seed = 1;
   std::uint32_t force_q = 0;  // forcing probability in units of 1/65536

@@ -26,15 +26,14 @@ using core::CheckpointWriter;
 using core::Config;
 using core::RunContext;
 
-Kernel choose_kernel(const Config& config) {
+// `host`: the run's backend executes on the host (OpenMP, Serial).
+Kernel choose_kernel(const Config& config, bool host) {
   const std::string k = config.string("run.kernel");
   if (k == "bytes") return Kernel::bytes;
   if (k == "bytes_wide") return Kernel::bytes_wide;
   if (k == "bytes_sliced") return Kernel::bytes_sliced;
   if (k == "bits") return Kernel::bits;
-  // auto: the bit-parallel kernel whenever the row length allows it, else the 64-site byte
-  // kernel with table lookups (faster than `bytes` from 1024^2 up on the H100 and on CPUs).
-  return config.integer("system.nx") % 64 == 0 ? Kernel::bits : Kernel::bytes_wide;
+  return auto_kernel(parse_model(config.string("system.model")), config.integer("system.nx"), host);
 }
 
 // Cross-key checks that the schema's ranges cannot express.
@@ -42,7 +41,7 @@ void validate(const Config& config) {
   const long long nx = config.integer("system.nx"), ny = config.integer("system.ny");
   if (ny % 2 != 0)
     config.fail("system.ny", "the number of rows must be even (hexagonal rows alternate)");
-  const Kernel kernel = choose_kernel(config);
+  const Kernel kernel = choose_kernel(config, false);
   if (kernel == Kernel::bits && nx % 64 != 0)
     config.fail("system.nx",
                 fmt::format("the bits kernel needs a multiple of 64 columns, got {}", nx));
@@ -71,7 +70,9 @@ class FhpProblem final : public core::Problem {
   explicit FhpProblem(const Config& config)
       : config_(config),
         model_(parse_model(config.string("system.model"))),
-        kernel_(choose_kernel(config)),
+        kernel_(choose_kernel(
+            config, Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                               typename Space::memory_space>::accessible)),
         shape_{int(config.integer("system.nx")), int(config.integer("system.ny"))},
         steps_(config.integer("run.steps")),
         every_(config.integer("output.every")),
@@ -271,8 +272,8 @@ void declare(core::Schema& s) {
            "bytes: one byte per site, 8 sites per thread, table lookup; bytes_wide: one byte per "
            "site, 64 sites per thread, table lookup; bytes_sliced: one byte per site, 64 sites "
            "per thread bit-sliced in registers, boolean logic; bits: 64 sites per word, boolean "
-           "logic; auto: bits when nx is a multiple of 64, else bytes_wide. All give identical "
-           "results")
+           "logic; auto: bits when nx is a multiple of 64 (on host backends only for fhp1), else "
+           "bytes_wide. All give identical results")
       .defaults("auto");
   s.section("init", "Initial state: random occupation around a local equilibrium");
   s.reals("init.velocity", "Mean velocity [ux, uy] in lattice units")

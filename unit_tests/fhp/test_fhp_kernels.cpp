@@ -197,6 +197,18 @@ TYPED_TEST(FhpKernels, GroupedKernelsUnderLaunchBoundsMatchReference) {
       std::logic_error);
 }
 
+TEST(FhpKernelChoice, AutoFollowsTheMeasuredWinners) {
+  // GPU: the bit kernel for every model; host: table lookups except for FHP-I.
+  for (const Model model : {Model::fhp1, Model::fhp2, Model::fhp3})
+    EXPECT_EQ(auto_kernel(model, 128, false), Kernel::bits) << model_name(model);
+  EXPECT_EQ(auto_kernel(Model::fhp1, 128, true), Kernel::bits);
+  EXPECT_EQ(auto_kernel(Model::fhp2, 128, true), Kernel::bytes_wide);
+  EXPECT_EQ(auto_kernel(Model::fhp3, 4096, true), Kernel::bytes_wide);
+  // Rows that are not whole 64-bit words of sites cannot use the bit kernel anywhere.
+  EXPECT_EQ(auto_kernel(Model::fhp1, 72, false), Kernel::bytes_wide);
+  EXPECT_EQ(auto_kernel(Model::fhp1, 72, true), Kernel::bytes_wide);
+}
+
 TEST(FhpSlicing, SliceBytesGathersStateBitsIntoPlanes) {
   std::uint64_t w[8], planes[8];
   for (int j = 0; j < 8; ++j) w[j] = planes[j] = util::random_bits(21, j, 0);
