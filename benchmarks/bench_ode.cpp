@@ -17,6 +17,7 @@ namespace {
 
 using ode::CompilerOptions;
 using ode::ExecMode;
+using ode::FusedState;
 using ode::Method;
 
 std::string model_path(const std::string& name) {
@@ -227,32 +228,50 @@ void register_passes() {
 }
 
 // Parameter-sweep ensembles: lanes across members. Fused runs all steps of a call in one kernel
-// (state in scratch, or in global memory for comparison); one team per member (persistent) is
-// slow at this size, so it runs the smallest ensemble only.
+// (state placed and members per thread chosen by the engine; fused_global/fused_scratch: state
+// in global or scratch memory; fused_w<k>: k members per thread; fused_noinline: single-use
+// variables stored and loaded);
+// one team per member (persistent) is slow at this size, so it runs the smallest ensemble only.
 void register_ensembles() {
   struct Variant {
     const char* name;
     ExecMode mode;
     ode::EngineOptions options;
     std::int64_t steps;
+    bool inline_vars = true;  // compiler.inline
   };
-  const Variant variants[] = {{"phases", ExecMode::Phases, {}, 20},
-                              {"persistent", ExecMode::Persistent, {}, 20},
-                              {"fused", ExecMode::Fused, {}, 100},
-                              {"fused_global", ExecMode::Fused, {false, 0}, 100}};
+  const Variant variants[] = {
+      {"phases", ExecMode::Phases, {}, 20},
+      {"persistent", ExecMode::Persistent, {}, 20},
+      {"fused", ExecMode::Fused, {}, 100},
+      {"fused_global", ExecMode::Fused, {FusedState::Global, 0}, 100},
+      {"fused_scratch", ExecMode::Fused, {FusedState::Scratch, 0}, 100},
+      {"fused_w1", ExecMode::Fused, {FusedState::Auto, 0, true, 1}, 100},
+      {"fused_w2", ExecMode::Fused, {FusedState::Auto, 0, true, 2}, 100},
+      {"fused_w4", ExecMode::Fused, {FusedState::Auto, 0, true, 4}, 100},
+      {"fused_global_w1", ExecMode::Fused, {FusedState::Global, 0, true, 1}, 100},
+      {"fused_global_w4", ExecMode::Fused, {FusedState::Global, 0, true, 4}, 100},
+      {"fused_noinline", ExecMode::Fused, {}, 100, false}};
   for (const char* model : {"wb96", "lr91"})
     for (const auto& v : variants) {
       const std::string m = model;
       const double dt = m == "lr91" ? 0.01 : 0.02;
       const Variant var = v;
+      CompilerOptions passes = all_passes();
+      passes.inline_single_use = v.inline_vars;
       const auto body = [=](auto space, benchmark::State& state) {
-        device_steps(space, state, m, dt, Method::RK4, var.mode, all_passes(),
+        device_steps(space, state, m, dt, Method::RK4, var.mode, passes,
                      std::size_t(state.range(0)), var.steps, var.options);
       };
       const std::string name = std::string("ode/ensemble/") + model + "/rk4/" + v.name;
       if (v.mode == ExecMode::Persistent)
         register_for_each_space(
             name, body, [](benchmark::internal::Benchmark* b) { b->Arg(1 << 12)->MinTime(0.1); });
+      else if (v.mode ==
+               ExecMode::Fused)  // 2^20: many waves, so the last one's idle share is small
+        register_for_each_space(name, body, [](benchmark::internal::Benchmark* b) {
+          b->Arg(1 << 12)->Arg(1 << 16)->Arg(1 << 18)->Arg(1 << 20)->MinTime(0.1);
+        });
       else
         register_for_each_space(name, body, [](benchmark::internal::Benchmark* b) {
           b->Arg(1 << 12)->Arg(1 << 16)->Arg(1 << 18)->MinTime(0.1);

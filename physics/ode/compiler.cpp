@@ -529,6 +529,75 @@ std::vector<std::size_t> partition(const std::vector<Task>& tasks,
   return bin;
 }
 
+// The whole model as one stream in dependency order (the fused ensemble kernel's program). With
+// `inline_single_use`, an algebraic variable read by exactly one expression is evaluated where it
+// is read instead of being stored and loaded: the same operations in the same order, so the same
+// values, with one store and one load fewer and no storage for it. If an expression would then
+// need more than the evaluation stack, nothing is inlined. The variables the stream still uses
+// are renumbered densely (Program::serial_vars), so a member's working set holds only those.
+void build_serial(const FlatModel& model, const std::vector<NodePtr>& final_expr,
+                  const std::vector<std::size_t>& eq_of, const std::vector<std::size_t>& order,
+                  bool inline_single_use, Program& prog) {
+  const std::size_t n_alg = model.n_alg;
+  std::vector<int> uses(n_alg, 0);
+  for (std::size_t i : order) {
+    std::vector<const Node*> reads;
+    collect_vars(*final_expr[i], n_alg, reads);
+    for (const Node* r : reads) ++uses[r->index];
+  }
+  std::vector<bool> inlined(n_alg, false);
+  if (inline_single_use)
+    for (std::size_t i : order)
+      if (!model.equations[i].derivative && uses[model.equations[i].target] == 1)
+        inlined[model.equations[i].target] = true;
+  std::function<NodePtr(const Node&)> expand = [&](const Node& n) -> NodePtr {
+    if (n.op == PUSH_VAR && n.index < n_alg && inlined[n.index])
+      return expand(*final_expr[eq_of[n.index]]);
+    NodePtr c = std::make_unique<Node>();
+    c->op = n.op;
+    c->symbol = n.symbol;
+    c->name = n.name;
+    c->value = n.value;
+    c->index = n.index;
+    c->pos = n.pos;
+    c->src = n.src;
+    for (const auto& a : n.args) c->args.push_back(expand(*a));
+    return c;
+  };
+  std::vector<std::uint32_t> code;
+  bool fits = true;
+  for (std::size_t i : order) {
+    const Equation& e = model.equations[i];
+    if (!e.derivative && inlined[e.target]) continue;
+    const NodePtr x = expand(*final_expr[i]);
+    fits = fits && emit_equation(*x, e.derivative ? ASSIGN_DERIV : ASSIGN_ALG, e.target,
+                                 prog.consts, code) <= kMaxStack;
+  }
+  if (!fits) {
+    code.clear();
+    for (std::size_t i : order) {
+      const Equation& e = model.equations[i];
+      emit_equation(*final_expr[i], e.derivative ? ASSIGN_DERIV : ASSIGN_ALG, e.target, prog.consts,
+                    code);
+    }
+  }
+  // Dense variable slots, in order of first use.
+  std::unordered_map<std::uint32_t, std::uint32_t> slot;
+  const auto renumber = [&](std::uint32_t v) {
+    auto [it, fresh] = slot.try_emplace(v, static_cast<std::uint32_t>(prog.serial_vars.size()));
+    if (fresh) prog.serial_vars.push_back(static_cast<std::int32_t>(v));
+    return it->second;
+  };
+  for (std::uint32_t& w : code) {
+    const Op op = op_of(w);
+    if (op == PUSH_VAR || op == ASSIGN_ALG)
+      w = encode(op, renumber(arg_of(w)));
+    else if (is_binary(op) && has_operand(w) && operand_leaf(w) == PUSH_VAR)
+      w = with_operand(w, PUSH_VAR, renumber(arg_of(w)));
+  }
+  prog.serial = std::move(code);
+}
+
 }  // namespace
 
 Program compile(const FlatModel& model, const CompilerOptions& options) {
@@ -696,10 +765,11 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
   const std::vector<std::size_t> bin = partition(tasks, phases, deps, n_eq, parts);
   prog.n_bins = static_cast<std::size_t>(std::max(parts, 1));
   prog.phase_begin.push_back(0);
+  std::vector<std::size_t> serial_order;
   for (auto& all : phases) {
     prog.n_tasks += all.size();
     for (std::size_t t : all)
-      prog.serial.insert(prog.serial.end(), tasks[t].code.begin(), tasks[t].code.end());
+      serial_order.insert(serial_order.end(), tasks[t].eqs.begin(), tasks[t].eqs.end());
     // Split into warps of kWarp lanes, bin by bin; with padding a warp never mixes opcode
     // sequences.
     std::vector<std::vector<std::size_t>> warps;
@@ -776,6 +846,7 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
     prog.phase_begin.push_back(static_cast<std::int32_t>(prog.n_groups()));
   }
   prog.bin_begin.push_back(static_cast<std::int32_t>(prog.n_groups()));
+  build_serial(model, final_expr, eq_of, serial_order, options.inline_single_use, prog);
   return prog;
 }
 

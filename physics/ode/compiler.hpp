@@ -24,6 +24,8 @@ struct CompilerOptions {
   // coupling goes through states) into this many contiguous, balanced bins; 0 = enough bins for
   // a warp of copies of the most repeated equation in each.
   int partitions = 1;
+  // The fused ensemble stream evaluates a variable read once where it is read (no store/load).
+  bool inline_single_use = true;
 };
 
 // Group kinds: lanes run their own streams, or share the group's unified stream.
@@ -49,8 +51,11 @@ struct Program {
   std::size_t n_bins = 1;
   std::vector<std::int32_t> bin_begin;
   // Every scheduled equation in one stream, in dependency order, plain operands only: what one
-  // thread runs to evaluate the whole model for one ensemble member.
+  // thread runs to evaluate the whole model for one ensemble member. Its variable operands are
+  // slots: slot k is variable serial_vars[k] (algebraic or swept parameter); variables it
+  // evaluates inline have no slot.
   std::vector<std::uint32_t> serial;
+  std::vector<std::int32_t> serial_vars;
   int max_stack = 0;
   // Algebraic variables that fold to constants: stored once, never scheduled.
   std::vector<std::pair<std::uint32_t, double>> constant_vars;

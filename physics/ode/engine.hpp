@@ -25,17 +25,38 @@ namespace hayate::ode {
 
 enum class ExecMode { Phases, Persistent, Fused, Teams };
 
+// Where the fused kernel keeps each member's state buffers and variables: team scratch memory
+// (when a team's fits), global memory, or the measured choice (benchmarks/NOTES.md, ninth round):
+// scratch on GPUs when the shared memory of a multiprocessor holds at least 12 warps' worth of
+// teams of 64 or more threads, global memory on host threads.
+enum class FusedState { Auto, Scratch, Global };
+
 // Tuning beyond the mode (for measurements; the defaults are the choices made).
 struct EngineOptions {
-  bool fused_scratch = true;  // fused: member state in team scratch memory when it fits
-  int fused_members = 0;      // fused: members per team (0 = the most that fit, up to 128)
+  FusedState fused_state = FusedState::Auto;  // fused: where the members' working sets live
+  int fused_members = 0;      // fused: members per team (0 = the most that fit, 128 threads)
   bool teams_scratch = true;  // teams: each team's variables in team scratch memory when they fit
+  int fused_width = 0;        // fused: members per thread, 1, 2 or 4 (0 = by the ensemble's size)
 };
 
 // Error of a teams-mode run whose teams were not all resident at once (grid barrier timed out).
 struct CoResidencyError : core::RuntimeFailure {
   using core::RuntimeFailure::RuntimeFailure;
 };
+
+// Shared memory of one multiprocessor of the device behind Space, in bytes (host spaces: 0).
+template <class Space>
+std::size_t shared_memory_per_multiprocessor() {
+#ifdef KOKKOS_ENABLE_CUDA
+  if constexpr (std::is_same_v<Space, Kokkos::Cuda>) {
+    int device = 0, bytes = 0;
+    cudaGetDevice(&device);
+    cudaDeviceGetAttribute(&bytes, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device);
+    return bytes > 0 ? std::size_t(bytes) : 0;
+  }
+#endif
+  return 0;
+}
 
 // Multiprocessors of the device behind Space (host spaces: 1, teams then run one at a time).
 template <class Space>
@@ -163,25 +184,32 @@ struct PersistentKernel {
   }
 };
 
-// Every equation of the model for one member, by one thread, in dependency order. State arrays
-// are [index * stride + col].
+// Every equation of the model for W members (columns col + k * ms), by one thread, in dependency
+// order. State arrays are [index * stride + column].
+template <int W>
 struct SerialSweep {
   const std::uint32_t* code;
   int len;
   const double* consts;
   double* v;
-  std::size_t stride, col;
+  std::size_t stride, col, ms;
 
   template <class Assign>
   KOKKOS_INLINE_FUNCTION void operator()(const double* in, double t, const Assign& assign) const {
-    run_stream(code, len, nullptr, nullptr, 0, consts, StateRef{in, v, t, stride}, col, assign);
+    run_stream_members<W>(code, len, nullptr, nullptr, 0, consts, StateRef{in, v, t, stride}, col,
+                          ms, assign);
   }
 };
 
-// Fused ensemble kernel: thread r of team l steps member l * per_team + r. Members never read
-// each other, so there is no barrier at all; with `scratch` the member's buffers and variables
-// live in team scratch memory (one column per thread) for all the kernel's steps.
-template <class Space>
+// Fused ensemble kernel: team l holds members first + l * T * W + r + k * T (k < W) and thread r
+// steps the W members r + k * T of its team through one instruction stream, so decode and
+// dispatch are paid once per W evaluations. Members never read each other, so there is no
+// barrier at all. The stream's variables are slots (Program::serial_vars): each member's slots
+// are loaded from v at the start and stored back at the end, in team scratch with `scratch`
+// (with the state buffers too, one column per member, for all the kernel's steps), else in
+// `slots` in global memory. Every team is full: the engine runs the members that do not fill a
+// team of width W in a second launch of width 1.
+template <class Space, int W>
 struct FusedKernel {
   using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
   using Scratch = Kokkos::View<double*, typename Space::scratch_memory_space,
@@ -189,49 +217,59 @@ struct FusedKernel {
   const std::uint32_t* code;
   int len;
   const double* consts;
+  const std::int32_t* slot_var;  // slot -> variable index
   Method method;
   double* bufs[4];  // x, y1, y2, acc in global memory, [i * M + m]
   double* v;        // [j * M + m]
-  std::size_t M, n_states, n_vars, n_bufs;
-  int per_team, scratch;
+  double* slots;    // [k * M + m] when not in scratch
+  std::size_t M, n_states, n_slots, n_bufs;
+  std::size_t first;  // the first member of team 0
+  int threads, scratch;
   std::int64_t first_step, steps;
   double dt;
 
-  KOKKOS_INLINE_FUNCTION static std::size_t words(std::size_t n_states, std::size_t n_vars,
+  KOKKOS_INLINE_FUNCTION static std::size_t words(std::size_t n_states, std::size_t n_slots,
                                                   std::size_t n_bufs) {
-    return n_vars + n_bufs * n_states;
+    return n_slots + n_bufs * n_states;
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    const std::size_t T = std::size_t(threads), P = T * W;
     const std::size_t r = std::size_t(team.team_rank());
-    const std::size_t m = std::size_t(team.league_rank()) * std::size_t(per_team) + r;
+    const std::size_t m = first + std::size_t(team.league_rank()) * P + r;
     double* b[4] = {bufs[0], bufs[1], bufs[2], bufs[3]};
-    double* vv = v;
+    double* vv = slots;
     std::size_t stride = M, col = m;
     if (scratch) {
-      const std::size_t P = std::size_t(per_team);
-      Scratch local(team.team_scratch(0), P * words(n_states, n_vars, n_bufs));
-      if (m >= M) return;
+      Scratch local(team.team_scratch(0), P * words(n_states, n_slots, n_bufs));
+      if (m + (W - 1) * T >= M) return;
       for (std::size_t k = 0; k < n_bufs; ++k) b[k] = local.data() + k * n_states * P;
       vv = local.data() + n_bufs * n_states * P;
       stride = P;
       col = r;
-      for (std::size_t i = 0; i < n_states; ++i) b[0][i * P + r] = bufs[0][i * M + m];
-      for (std::size_t j = 0; j < n_vars; ++j) vv[j * P + r] = v[j * M + m];
-    } else if (m >= M) {
+      for (int k = 0; k < W; ++k)
+        for (std::size_t i = 0; i < n_states; ++i)
+          b[0][i * P + r + k * T] = bufs[0][i * M + m + k * T];
+    } else if (m + (W - 1) * T >= M) {
       return;
     }
-    const SerialSweep sweep{code, len, consts, vv, stride, col};
+    for (int k = 0; k < W; ++k)
+      for (std::size_t j = 0; j < n_slots; ++j)
+        vv[j * stride + col + k * T] = v[std::size_t(slot_var[j]) * M + m + k * T];
+    const SerialSweep<W> sweep{code, len, consts, vv, stride, col, T};
     for (std::int64_t n = 0; n < steps; ++n) {
       const int k = step_schedule(method, double(first_step + n) * dt, dt, b, sweep);
       double* tmp = b[0];
       b[0] = b[k];
       b[k] = tmp;
     }
-    if (b[0] != bufs[0])
-      for (std::size_t i = 0; i < n_states; ++i) bufs[0][i * M + m] = b[0][i * stride + col];
-    if (scratch)
-      for (std::size_t j = 0; j < n_vars; ++j) v[j * M + m] = vv[j * stride + col];
+    for (int k = 0; k < W; ++k) {
+      if (b[0] != bufs[0])
+        for (std::size_t i = 0; i < n_states; ++i)
+          bufs[0][i * M + m + k * T] = b[0][i * stride + col + k * T];
+      for (std::size_t j = 0; j < n_slots; ++j)
+        v[std::size_t(slot_var[j]) * M + m + k * T] = vv[j * stride + col + k * T];
+    }
   }
 };
 
@@ -504,40 +542,109 @@ class Engine {
       std::swap(bufs_[0], bufs_[method_ == Method::Euler ? 1 : 3]);
   }
 
+  // Members per thread of the fused kernel. The interpreter's decode and dispatch bound the
+  // ensembles, and a thread that runs W members pays them once per W evaluations (measured: 2x
+  // on the H100 and on CPU threads at W = 4). On GPUs W shrinks while fewer than 384 threads per
+  // multiprocessor would be left (benchmarks/NOTES.md, ninth round).
+  int fused_width() const {
+    if (options_.fused_width > 0) return options_.fused_width;
+    if (on_host) return 4;
+    const std::size_t enough = 384 * std::size_t(multiprocessors<Space>());
+    for (int w : {4, 2})
+      if (M_ / std::size_t(w) >= enough) return w;
+    return 1;
+  }
+
   void fused(std::int64_t first_step, std::int64_t steps, double dt) {
-    using Kernel = FusedKernel<Space>;
-    const std::size_t n_bufs = method_ == Method::Euler ? 2 : 4;
-    Kernel k{serial_.data(),
-             int(prog_.serial.size()),
-             dev_.consts.data(),
-             method_,
-             {bufs_[0].data(), bufs_[1].data(), bufs_[2].data(), bufs_[3].data()},
-             v_.data(),
-             M_,
-             prog_.n_states,
-             prog_.n_vars,
-             n_bufs,
-             1,
-             0,
-             first_step,
-             steps,
-             dt};
-    const std::size_t words = Kernel::words(prog_.n_states, prog_.n_vars, n_bufs) * sizeof(double);
-    int per_team = 1;
-    if (!on_host) {
-      const int max_team =
-          Kokkos::TeamPolicy<Space>(1, 1, 1).team_size_max(k, Kokkos::ParallelForTag());
-      per_team = options_.fused_members > 0 ? options_.fused_members : 128;
-      per_team = std::max(1, std::min(per_team, max_team));
+    switch (fused_width()) {
+      case 4:
+        return fused_width_of<4>(first_step, steps, dt);
+      case 2:
+        return fused_width_of<2>(first_step, steps, dt);
+      default:
+        return fused_width_of<1>(first_step, steps, dt);
     }
+  }
+
+  // Whether teams of `threads` threads whose scratch is `bytes` go to scratch memory.
+  bool fused_in_scratch(int threads, std::size_t bytes) const {
+    if (bytes > Kokkos::TeamPolicy<Space>::scratch_size_max(0)) return false;
+    switch (options_.fused_state) {
+      case FusedState::Scratch:
+        return true;
+      case FusedState::Global:
+        return false;
+      default:
+        if (on_host || threads < 64) return false;
+        return shared_memory_per_multiprocessor<Space>() / (bytes + 1024) * std::size_t(threads) >=
+               12 * std::size_t(kWarp);
+    }
+  }
+
+  // Full teams of W members per thread, then the members left over at width 1.
+  template <int W>
+  void fused_width_of(std::int64_t first_step, std::int64_t steps, double dt) {
+    const std::size_t n_bufs = method_ == Method::Euler ? 2 : 4;
+    const std::size_t words =
+        FusedKernel<Space, W>::words(prog_.n_states, prog_.serial_vars.size(), n_bufs) *
+        sizeof(double);
     const std::size_t limit = Kokkos::TeamPolicy<Space>::scratch_size_max(0);
-    if (options_.fused_scratch && options_.fused_members == 0)
-      while (per_team > 32 && std::size_t(per_team) * words > limit) per_team /= 2;
-    k.scratch = options_.fused_scratch && std::size_t(per_team) * words <= limit;
-    k.per_team = per_team;
-    Kokkos::TeamPolicy<Space> policy(int((M_ + per_team - 1) / per_team), per_team, 1);
-    if (k.scratch) policy.set_scratch_size(0, Kokkos::PerTeam(std::size_t(per_team) * words));
-    Kokkos::parallel_for("hayate::ode::fused", policy, k);
+    int threads = 1;
+    if (!on_host) {
+      const int max_team = Kokkos::TeamPolicy<Space>(1, 1, 1).team_size_max(
+          fused_kernel<W>(0, 1, true, first_step, steps, dt), Kokkos::ParallelForTag());
+      threads = options_.fused_members > 0 ? std::max(1, options_.fused_members / W) : 128;
+      threads = std::max(1, std::min(threads, max_team));
+    }
+    if (options_.fused_state != FusedState::Global && options_.fused_members == 0)
+      while (threads > 32 && std::size_t(threads) * W * words > limit) threads /= 2;
+    const std::size_t P = std::size_t(threads) * W;
+    const bool scratch = fused_in_scratch(threads, P * words);
+    const std::size_t full = W > 1 ? M_ / P : 0;
+    if (full > 0) {
+      Kokkos::TeamPolicy<Space> policy(int(full), threads, 1);
+      if (scratch) policy.set_scratch_size(0, Kokkos::PerTeam(P * words));
+      Kokkos::parallel_for("hayate::ode::fused", policy,
+                           fused_kernel<W>(0, threads, scratch, first_step, steps, dt));
+    }
+    const std::size_t first = full * P;
+    if (first < M_) {
+      const std::size_t rest = M_ - first;
+      const int t1 = int(std::min<std::size_t>(std::size_t(threads), rest));
+      const bool scratch1 = fused_in_scratch(t1, std::size_t(t1) * words);
+      Kokkos::TeamPolicy<Space> policy(int((rest + t1 - 1) / t1), t1, 1);
+      if (scratch1) policy.set_scratch_size(0, Kokkos::PerTeam(std::size_t(t1) * words));
+      Kokkos::parallel_for("hayate::ode::fused", policy,
+                           fused_kernel<1>(first, t1, scratch1, first_step, steps, dt));
+    }
+  }
+
+  template <int W>
+  FusedKernel<Space, W> fused_kernel(std::size_t first, int threads, bool scratch,
+                                     std::int64_t first_step, std::int64_t steps, double dt) {
+    if (!scratch && slots_.extent(0) < prog_.serial_vars.size() * M_)
+      slots_ = Kokkos::View<double*, MemSpace>(
+          Kokkos::view_alloc("hayate::ode::fused_slots", Kokkos::WithoutInitializing),
+          prog_.serial_vars.size() * M_);
+    return FusedKernel<Space, W>{
+        serial_.data(),
+        int(prog_.serial.size()),
+        dev_.consts.data(),
+        serial_vars_.data(),
+        method_,
+        {bufs_[0].data(), bufs_[1].data(), bufs_[2].data(), bufs_[3].data()},
+        v_.data(),
+        slots_.data(),
+        M_,
+        prog_.n_states,
+        prog_.serial_vars.size(),
+        std::size_t(method_ == Method::Euler ? 2 : 4),
+        first,
+        threads,
+        scratch ? 1 : 0,
+        first_step,
+        steps,
+        dt};
   }
 
   void teams(std::int64_t first_step, std::int64_t steps, double dt) {
@@ -609,6 +716,9 @@ class Engine {
   DeviceProgram<MemSpace> dev_;
   Kokkos::View<std::uint32_t*, MemSpace> serial_{
       upload<Kokkos::View<std::uint32_t*, MemSpace>>("hayate::ode::serial", prog_.serial)};
+  Kokkos::View<std::int32_t*, MemSpace> serial_vars_{
+      upload<Kokkos::View<std::int32_t*, MemSpace>>("hayate::ode::serial_vars", prog_.serial_vars)};
+  Kokkos::View<double*, MemSpace> slots_;  // the fused kernel's variables outside scratch
   Kokkos::View<std::int32_t*, MemSpace> bin_begin_;
   Kokkos::View<unsigned long long, MemSpace> counter_;
   Kokkos::View<int, MemSpace> failed_;

@@ -153,34 +153,56 @@ KOKKOS_INLINE_FUNCTION void dp_attempt(double t, double dt, const double* x, dou
 }
 
 // The value of a leaf: `kind` is a push opcode (PUSH_CONST ... VAR_IND), `a` its operand.
-KOKKOS_FORCEINLINE_FUNCTION double leaf_value(Op kind, std::uint32_t a, const std::int32_t* itab,
-                                              const double* ctab, int lane, const double* consts,
-                                              const StateRef& s, std::size_t m) {
+// Members m + k * ms (k < W) share the instruction stream: constants and time are one value for
+// all of them, states and variables one column each.
+template <int W>
+KOKKOS_FORCEINLINE_FUNCTION void leaf_values(Op kind, std::uint32_t a, const std::int32_t* itab,
+                                             const double* ctab, int lane, const double* consts,
+                                             const StateRef& s, std::size_t m, std::size_t ms,
+                                             double* out) {
   std::size_t i = a;
   if (kind >= CONST_IND) {  // per-lane operand of a unified warp
-    if (kind == CONST_IND) return ctab[a * kWarp + lane];
+    if (kind == CONST_IND) {
+      const double c = ctab[a * kWarp + lane];
+      for (int k = 0; k < W; ++k) out[k] = c;
+      return;
+    }
     i = std::size_t(itab[a * kWarp + lane]);
     kind = kind == STATE_IND ? PUSH_STATE : PUSH_VAR;
   }
-  if (kind == PUSH_CONST) return consts[i];
-  if (kind == PUSH_TIME) return s.t;
-  return (kind == PUSH_STATE ? s.x : s.v)[i * s.M + m];
+  if (kind == PUSH_CONST || kind == PUSH_TIME) {
+    const double c = kind == PUSH_CONST ? consts[i] : s.t;
+    for (int k = 0; k < W; ++k) out[k] = c;
+    return;
+  }
+  const double* col = (kind == PUSH_STATE ? s.x : s.v) + i * s.M + m;
+  for (int k = 0; k < W; ++k) out[k] = col[k * ms];
 }
 
-// Runs one instruction stream. itab/ctab are the lane's unified tables (unused by plain streams).
-// The top of the stack lives in a register (`top`); only the values below it go through the
-// array, so a binary operation with a stack argument costs one array read, and one with a leaf
-// operand none. With d values on the stack, st[1..d-1] hold values 1..d-1 and st[0] takes the
-// undefined top of an empty stack. The next instruction word is fetched while the current one
-// runs. Dispatch tests leaves first, then binary operations (multiply, add, subtract, divide
+// Runs one instruction stream for W members (m + k * ms, k < W) at once: the decode and dispatch
+// of each word are paid once for all W, which is what bounds an interpreter on a GPU (W = 1 for
+// every mode but the fused ensembles). itab/ctab are the lane's unified tables (unused by plain
+// streams). The top of the stack lives in registers (`top`); only the values below it go through
+// the array, so a binary operation with a stack argument costs one array read, and one with a
+// leaf operand none. With d values on the stack, st[1..d-1] hold values 1..d-1 and st[0] takes
+// the undefined top of an empty stack. The next instruction word is fetched while the current
+// one runs. Dispatch tests leaves first, then binary operations (multiply, add, subtract, divide
 // before the rest).
-template <class Assign>
-KOKKOS_INLINE_FUNCTION void run_stream(const std::uint32_t* code, int len, const std::int32_t* itab,
-                                       const double* ctab, int lane, const double* consts,
-                                       const StateRef& s, std::size_t m, const Assign& assign) {
-  double st[kMaxStack];
-  st[0] = 0.0;
-  double top = 0.0;
+template <int W>
+KOKKOS_FORCEINLINE_FUNCTION void pop_into(const double (*st)[W], int& sp, double* top) {
+  --sp;
+  for (int k = 0; k < W; ++k) top[k] = st[sp][k];
+}
+
+template <int W, class Assign>
+KOKKOS_INLINE_FUNCTION void run_stream_members(const std::uint32_t* code, int len,
+                                               const std::int32_t* itab, const double* ctab,
+                                               int lane, const double* consts, const StateRef& s,
+                                               std::size_t m, std::size_t ms,
+                                               const Assign& assign) {
+  double st[kMaxStack][W];
+  double top[W];
+  for (int k = 0; k < W; ++k) st[0][k] = top[k] = 0.0;
   int sp = 0;
   const std::size_t M = s.M;
   std::uint32_t next = len > 0 ? code[0] : 0u;
@@ -190,31 +212,38 @@ KOKKOS_INLINE_FUNCTION void run_stream(const std::uint32_t* code, int len, const
     const Op op = op_of(w);
     const std::uint32_t a = arg_of(w);
     if (is_leaf(op)) {
-      st[sp++] = top;
-      top = leaf_value(op, a, itab, ctab, lane, consts, s, m);
+      for (int k = 0; k < W; ++k) st[sp][k] = top[k];
+      ++sp;
+      leaf_values<W>(op, a, itab, ctab, lane, consts, s, m, ms, top);
       continue;
     }
     if (is_binary(op)) {
-      double x, y;  // left and right arguments
+      double x[W], y[W];  // left and right arguments
       if (has_operand(w)) {
-        const double o = leaf_value(operand_leaf(w), a, itab, ctab, lane, consts, s, m);
+        double o[W];
+        leaf_values<W>(operand_leaf(w), a, itab, ctab, lane, consts, s, m, ms, o);
         const bool left = operand_is_left(w);
-        x = left ? o : top;
-        y = left ? top : o;
+        for (int k = 0; k < W; ++k) {
+          x[k] = left ? o[k] : top[k];
+          y[k] = left ? top[k] : o[k];
+        }
       } else {
-        x = st[--sp];
-        y = top;
+        --sp;
+        for (int k = 0; k < W; ++k) {
+          x[k] = st[sp][k];
+          y[k] = top[k];
+        }
       }
       if (op == MUL)
-        top = x * y;
+        for (int k = 0; k < W; ++k) top[k] = x[k] * y[k];
       else if (op == ADD)
-        top = x + y;
+        for (int k = 0; k < W; ++k) top[k] = x[k] + y[k];
       else if (op == SUB)
-        top = x - y;
+        for (int k = 0; k < W; ++k) top[k] = x[k] - y[k];
       else if (op == DIV)
-        top = x / y;
+        for (int k = 0; k < W; ++k) top[k] = x[k] / y[k];
       else
-        top = apply_binary(op, x, y);
+        for (int k = 0; k < W; ++k) top[k] = apply_binary(op, x[k], y[k]);
       continue;
     }
     switch (op) {
@@ -222,83 +251,78 @@ KOKKOS_INLINE_FUNCTION void run_stream(const std::uint32_t* code, int len, const
       case MULN: {
         // Operands are st[sp-n+1 .. sp-1] then top, summed left to right.
         const int n = int(a);
-        double r = st[sp - n + 1];
-        if (op == ADDN) {
-          for (int k = sp - n + 2; k < sp; ++k) r += st[k];
-          r += top;
-        } else {
-          for (int k = sp - n + 2; k < sp; ++k) r *= st[k];
-          r *= top;
+        for (int k = 0; k < W; ++k) {
+          double r = st[sp - n + 1][k];
+          if (op == ADDN) {
+            for (int j = sp - n + 2; j < sp; ++j) r += st[j][k];
+            r += top[k];
+          } else {
+            for (int j = sp - n + 2; j < sp; ++j) r *= st[j][k];
+            r *= top[k];
+          }
+          top[k] = r;
         }
         sp -= n - 1;
-        top = r;
         break;
       }
       case POWI:
-        top = ipow(top, int(a) - kPowiBias);
+        for (int k = 0; k < W; ++k) top[k] = ipow(top[k], int(a) - kPowiBias);
         break;
       case SELECT:
-        top = apply_select(st[sp - 2], st[sp - 1], top);
+        for (int k = 0; k < W; ++k) top[k] = apply_select(st[sp - 2][k], st[sp - 1][k], top[k]);
         sp -= 2;
         break;
       case ASSIGN_ALG:
-        s.v[a * M + m] = top;
-        top = st[--sp];
+        for (int k = 0; k < W; ++k) s.v[a * M + m + k * ms] = top[k];
+        pop_into(st, sp, top);
         break;
       case ASSIGN_DERIV:
-        assign(a * M + m, top);
-        top = st[--sp];
+        for (int k = 0; k < W; ++k) assign(a * M + m + k * ms, top[k]);
+        pop_into(st, sp, top);
         break;
-      case ASSIGN_ALG_IND:
-        s.v[std::size_t(itab[a * kWarp + lane]) * M + m] = top;
-        top = st[--sp];
+      case ASSIGN_ALG_IND: {
+        const std::size_t i = std::size_t(itab[a * kWarp + lane]);
+        for (int k = 0; k < W; ++k) s.v[i * M + m + k * ms] = top[k];
+        pop_into(st, sp, top);
         break;
-      case ASSIGN_DERIV_IND:
-        assign(std::size_t(itab[a * kWarp + lane]) * M + m, top);
-        top = st[--sp];
+      }
+      case ASSIGN_DERIV_IND: {
+        const std::size_t i = std::size_t(itab[a * kWarp + lane]);
+        for (int k = 0; k < W; ++k) assign(i * M + m + k * ms, top[k]);
+        pop_into(st, sp, top);
         break;
+      }
       // One case per operation with the opcode a constant, so the semantics inline to just that
       // operation.
-      case EXP:
-        top = apply_unary(EXP, top);
-        break;
-      case NEG:
-        top = apply_unary(NEG, top);
-        break;
-      case LOG:
-        top = apply_unary(LOG, top);
-        break;
-      case LOG10:
-        top = apply_unary(LOG10, top);
-        break;
-      case SQRT:
-        top = apply_unary(SQRT, top);
-        break;
-      case ABS:
-        top = apply_unary(ABS, top);
-        break;
-      case SIN:
-        top = apply_unary(SIN, top);
-        break;
-      case COS:
-        top = apply_unary(COS, top);
-        break;
-      case TAN:
-        top = apply_unary(TAN, top);
-        break;
-      case TANH:
-        top = apply_unary(TANH, top);
-        break;
-      case FLOOR:
-        top = apply_unary(FLOOR, top);
-        break;
-      case NOT:
-        top = apply_unary(NOT, top);
-        break;
+#define HAYATE_ODE_UNARY_CASE(OP)                                 \
+  case OP:                                                        \
+    for (int k = 0; k < W; ++k) top[k] = apply_unary(OP, top[k]); \
+    break;
+        HAYATE_ODE_UNARY_CASE(EXP)
+        HAYATE_ODE_UNARY_CASE(NEG)
+        HAYATE_ODE_UNARY_CASE(LOG)
+        HAYATE_ODE_UNARY_CASE(LOG10)
+        HAYATE_ODE_UNARY_CASE(SQRT)
+        HAYATE_ODE_UNARY_CASE(ABS)
+        HAYATE_ODE_UNARY_CASE(SIN)
+        HAYATE_ODE_UNARY_CASE(COS)
+        HAYATE_ODE_UNARY_CASE(TAN)
+        HAYATE_ODE_UNARY_CASE(TANH)
+        HAYATE_ODE_UNARY_CASE(FLOOR)
+        HAYATE_ODE_UNARY_CASE(NOT)
+#undef HAYATE_ODE_UNARY_CASE
       default:
         break;
     }
   }
+}
+
+// One member's stream (every mode but the fused ensembles).
+template <class Assign>
+KOKKOS_INLINE_FUNCTION void run_stream(const std::uint32_t* code, int len, const std::int32_t* itab,
+                                       const double* ctab, int lane, const double* consts,
+                                       const StateRef& s, std::size_t m, const Assign& assign) {
+  run_stream_members<1>(code, len, itab, ctab, lane, consts, s, m, 0, assign);
 }
 
 // Lane `lane` of group g for ensemble member m.

@@ -78,6 +78,7 @@ CompilerOptions compiler_options(const Config& config) {
   o.reorder = config.boolean("compiler.reorder");
   o.pad = config.boolean("compiler.pad");
   o.unify = config.boolean("compiler.unify");
+  o.inline_single_use = config.boolean("compiler.inline");
   // Bins only shape the teams mode; the other modes keep warps free to span cells.
   o.partitions = config.string("run.mode") == "teams"
                      ? static_cast<int>(config.integer("compiler.partitions"))
@@ -105,8 +106,9 @@ class Runner {
 template <class Space>
 class DeviceRunner final : public Runner {
  public:
-  DeviceRunner(const Program& prog, std::size_t M, Method method, ExecMode mode)
-      : engine_(prog, M, method, mode) {}
+  DeviceRunner(const Program& prog, std::size_t M, Method method, ExecMode mode,
+               const EngineOptions& options)
+      : engine_(prog, M, method, mode, options) {}
   void set_states(const std::vector<double>& x) override { engine_.set_states(x); }
   void set_params(const std::vector<double>& p) override { engine_.set_params(p); }
   void advance(std::int64_t first, std::int64_t steps, double dt) override {
@@ -220,8 +222,12 @@ class OdeProblem final : public core::Problem {
                           : mode == "fused"    ? ExecMode::Fused
                           : mode == "teams"    ? ExecMode::Teams
                                                : ExecMode::Phases;
+      EngineOptions eo;
+      eo.fused_width = int(config.integer("run.members_per_thread"));
+      if (eo.fused_width == 3)
+        config.fail("run.members_per_thread", "expected 0 (the backend's default), 1, 2 or 4");
       runner_ = core::dispatch_backend(backend, [&](auto space) -> std::unique_ptr<Runner> {
-        return std::make_unique<DeviceRunner<decltype(space)>>(program_, M_, method_, em);
+        return std::make_unique<DeviceRunner<decltype(space)>>(program_, M_, method_, em, eo);
       });
     }
     select_outputs(config);
@@ -477,6 +483,12 @@ void declare(core::Schema& s) {
        "teams: all steps in one kernel, one team per bin of independent cells (one instance); "
        "reference: serial host bytecode interpreter; ast: serial AST evaluator")
       .defaults("phases");
+  s.integer("run.members_per_thread",
+            "fused: ensemble members each thread interprets together, sharing the decode of every "
+            "instruction (1, 2 or 4; 0 = 4 on CPU threads, on GPUs the largest that leaves 384 "
+            "threads per multiprocessor)")
+      .defaults(0)
+      .range(0, 4);
   s.section("compiler", "Compiler passes, each switchable to measure its effect");
   s.boolean("compiler.fold", "Constant folding and x^n -> repeated multiplication").defaults(true);
   s.boolean("compiler.merge",
@@ -489,6 +501,10 @@ void declare(core::Schema& s) {
   s.boolean("compiler.reorder", "Sort each phase by length and opcode-sequence similarity")
       .defaults(true);
   s.boolean("compiler.pad", "Pad warps with idle lanes so a warp never mixes opcode sequences")
+      .defaults(true);
+  s.boolean("compiler.inline",
+            "fused: evaluate a variable read by one expression where it is read (no store, no "
+            "slot in the member's working set)")
       .defaults(true);
   s.boolean("compiler.unify", "One opcode stream per warp with per-lane operand tables")
       .defaults(true);

@@ -129,13 +129,20 @@ TYPED_TEST(OdeEngine, EnsembleMembersMatchSeparateRuns) {
     EngineOptions options;
   };
   // Fused: state in scratch (all members in one team, or 8 per team with a partial last team)
-  // and in global memory.
+  // and in global memory; 2 and 4 members per thread (full teams, then the rest at width 1).
   const Variant variants[] = {{ExecMode::Phases, {}},
                               {ExecMode::Persistent, {}},
                               {ExecMode::Fused, {}},
-                              {ExecMode::Fused, {true, 8}},
-                              {ExecMode::Fused, {false, 0}}};
+                              {ExecMode::Fused, {FusedState::Scratch, 8}},
+                              {ExecMode::Fused, {FusedState::Global, 0}},
+                              {ExecMode::Fused, {FusedState::Scratch, 8, true, 2}},
+                              {ExecMode::Fused, {FusedState::Scratch, 16, true, 4}},
+                              {ExecMode::Fused, {FusedState::Global, 8, true, 4}},
+                              {ExecMode::Fused, {FusedState::Auto, 0, true, 4}}};
   for (const auto& [mode, options] : variants) {
+    SCOPED_TRACE(testing::Message()
+                 << "mode " << int(mode) << " members per team " << options.fused_members
+                 << " width " << options.fused_width << " state " << int(options.fused_state));
     Engine<TypeParam> dev(prog, M, Method::RK4, mode, options);
     dev.set_states(x);
     dev.set_params(p);

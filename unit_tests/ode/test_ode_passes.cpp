@@ -2,6 +2,7 @@
 // run by the serial bytecode interpreter, agree with the AST evaluator; the stack bound holds.
 #include "cli_runner.hpp"
 #include "ode/compiler.hpp"
+#include "ode/engine.hpp"
 #include "ode/reference.hpp"
 #include "random_model.hpp"
 
@@ -94,7 +95,9 @@ TEST(OdePasses, LeafArgumentsFoldIntoOperations) {
       "    states:\n"
       "      x: {init: 0.5, ddt: \"c * t\"}\n";
   const FlatModel model = load_model_string(text, "fold.yaml");
-  const Program p = compile(model);
+  CompilerOptions no_inline;
+  no_inline.inline_single_use = false;  // keep a, b and c as stores (see the test below)
+  const Program p = compile(model, no_inline);
   const std::string code = disassemble(p.serial, 0, p.serial.size());
   // Three words for a, four for b and c, three for x' (18 without operands: 4 + 5 + 5 + 4).
   EXPECT_EQ(p.serial.size(), 14u) << code;
@@ -111,6 +114,52 @@ TEST(OdePasses, LeafArgumentsFoldIntoOperations) {
   ref.advance(1, 1, 0.25);
   const double x = 0.5, a = 2 - x, b = 3.0 / std::sin(x), c = a + b + x;
   EXPECT_DOUBLE_EQ(ref.x()[0], x + 0.25 * (c * 0.25));
+}
+
+// The fused stream evaluates a variable read once where it is read: a and b inside c, c inside
+// x', so the stream has one store and no variable slots; a variable read twice keeps its slot.
+// The values are those of the per-phase program (the same operations in the same order; 1e-13
+// leaves room for a compiler that contracts a*b + c differently in the two interpreters).
+TEST(OdePasses, SingleUseVariablesAreInlinedInTheFusedStream) {
+  const std::string text =
+      "modules:\n"
+      "  m:\n"
+      "    parameters: {k: 3.0}\n"
+      "    algebraics:\n"
+      "      a: \"2 - x\"\n"
+      "      b: \"k / sin(x)\"\n"
+      "      c: \"a + b + x\"\n"
+      "      d: \"exp(-x)\"\n"
+      "    states:\n"
+      "      x: {init: 0.5, ddt: \"c * t - d\"}\n"
+      "      y: {init: 0.1, ddt: \"d * y\"}\n";
+  const FlatModel model = load_model_string(text, "inline.yaml");
+  CompilerOptions off;
+  off.inline_single_use = false;
+  const Program p0 = compile(model, off), p1 = compile(model);
+  const auto stores = [](const Program& p) {
+    std::size_t n = 0;
+    for (std::uint32_t w : p.serial) n += op_of(w) == ASSIGN_ALG;
+    return n;
+  };
+  EXPECT_EQ(stores(p0), 4u);
+  EXPECT_EQ(p0.serial_vars.size(), 4u);
+  EXPECT_EQ(stores(p1), 1u) << disassemble(p1.serial, 0, p1.serial.size());
+  ASSERT_EQ(p1.serial_vars.size(), 1u);
+  EXPECT_EQ(model.var_names[std::size_t(p1.serial_vars[0])], "m.d");
+  EXPECT_LT(p1.serial.size(), p0.serial.size());
+  // Both streams on the host backend's fused kernel against the reference interpreter.
+  for (const Program* p : {&p0, &p1}) {
+    Engine<Kokkos::DefaultHostExecutionSpace> fused(*p, 1, Method::RK4, ExecMode::Fused);
+    ReferenceInterpreter ref(*p, 1, Method::RK4);
+    fused.set_states(model.state_init);
+    ref.x() = model.state_init;
+    fused.advance(0, 20, 0.05);
+    ref.advance(0, 20, 0.05);
+    const auto got = fused.states_host();
+    for (std::size_t i = 0; i < got.size(); ++i)
+      EXPECT_NEAR(got[i], ref.x()[i], 1e-13 * std::fabs(ref.x()[i])) << i;
+  }
 }
 
 TEST(OdePasses, PassesChangeTheSchedule) {
@@ -191,22 +240,34 @@ TEST(OdePasses, BinsAreIndependentAndTheSerialStreamIsOrdered) {
                 EXPECT_EQ(writer[a], int(b)) << "variable " << a << " phase " << ph;
             });
     for (std::size_t b = 0; b < p.n_bins; ++b) EXPECT_GT(groups_in[b], 0u) << "bin " << b;
-    // Serial stream: dependency order and a balanced stack.
-    std::vector<bool> written(p.n_alg, false);
-    for (const auto& cv : p.constant_vars) written[cv.first] = true;
-    int depth = 0;
-    std::size_t stores = 0;
-    for (std::uint32_t w : p.serial) {
-      const Op op = access_of(w);
-      ASSERT_NE(op, VAR_IND);
-      if (op == PUSH_VAR && arg_of(w) < p.n_alg) EXPECT_TRUE(written[arg_of(w)]) << arg_of(w);
-      if (op == ASSIGN_ALG) written[arg_of(w)] = true;
-      stores += word_pushes(w) == 0;
-      depth += word_pushes(w) - word_pops(w);
-      ASSERT_GE(depth, 0);
+    // Serial stream (with and without inlining): dependency order and a balanced stack; its
+    // variable operands are slots of serial_vars.
+    for (bool inl : {false, true}) {
+      o.inline_single_use = inl;
+      const Program q = compile(model, o);
+      std::vector<bool> written(q.n_alg, false);
+      for (const auto& cv : q.constant_vars) written[cv.first] = true;
+      int depth = 0;
+      std::size_t stores = 0, derivatives = 0;
+      for (std::uint32_t w : q.serial) {
+        const Op op = access_of(w);
+        ASSERT_NE(op, VAR_IND);
+        if (op == PUSH_VAR || op == ASSIGN_ALG) ASSERT_LT(arg_of(w), q.serial_vars.size());
+        const auto var = [&] { return std::size_t(q.serial_vars[arg_of(w)]); };
+        if (op == PUSH_VAR && var() < q.n_alg) EXPECT_TRUE(written[var()]) << var();
+        if (op == ASSIGN_ALG) written[var()] = true;
+        stores += word_pushes(w) == 0;
+        derivatives += op == ASSIGN_DERIV;
+        depth += word_pushes(w) - word_pops(w);
+        ASSERT_GE(depth, 0);
+      }
+      EXPECT_EQ(depth, 0);
+      EXPECT_EQ(derivatives, q.n_states);
+      if (inl)
+        EXPECT_LT(stores, q.n_equations);  // the gap currents are read once
+      else
+        EXPECT_EQ(stores, q.n_equations);
     }
-    EXPECT_EQ(depth, 0);
-    EXPECT_EQ(stores, p.n_equations);
   }
 }
 

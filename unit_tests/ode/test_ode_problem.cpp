@@ -82,6 +82,13 @@ TEST(OdeProblem, BadModelsAndOutputsFailWithLocations) {
                     " --quiet --output ode_bad/out --set run.dt=5 --set run.t_end=100");
   EXPECT_EQ(r.exit_code, 3) << r.output;  // blows up: a runtime failure, not bad input
   EXPECT_NE(r.output.find("not finite"), std::string::npos) << r.output;
+  r = test::run_cli("run " + test::source_path("inputs/ode/lr91.yaml") +
+                    " --quiet --output ode_bad/out --set run.mode=fused"
+                    " --set run.members_per_thread=3");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("run.members_per_thread"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("expected 0 (the backend's default), 1, 2 or 4"), std::string::npos)
+      << r.output;
 }
 
 template <class Space>
