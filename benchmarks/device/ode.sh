@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # ODE interpreter on the GPU machine: unit tests (CUDA and OpenMP typed tests), the benchmark
 # suite (steps per model: per-phase, persistent and teams modes; the compiler passes on CUDA; the
-# ensembles: phases, persistent, fused), and three LR-Line runs (2e5 Euler steps, trace every
+# ensembles: phases, persistent and the fused variants), and three LR-Line runs (2e5 Euler steps, trace every
 # 1000 steps) with timers. Builds nothing: expects build/cuda from the repository root. About
-# 4 minutes.
+# 7 minutes.
 #   usage: benchmarks/device/ode.sh OUTPUT_DIR
 set -uo pipefail
 out=${1:?usage: benchmarks/device/ode.sh OUTPUT_DIR}
