@@ -553,14 +553,7 @@ void build_serial(const FlatModel& model, const std::vector<NodePtr>& final_expr
   std::function<NodePtr(const Node&)> expand = [&](const Node& n) -> NodePtr {
     if (n.op == PUSH_VAR && n.index < n_alg && inlined[n.index])
       return expand(*final_expr[eq_of[n.index]]);
-    NodePtr c = std::make_unique<Node>();
-    c->op = n.op;
-    c->symbol = n.symbol;
-    c->name = n.name;
-    c->value = n.value;
-    c->index = n.index;
-    c->pos = n.pos;
-    c->src = n.src;
+    NodePtr c = n.copy_fields();
     for (const auto& a : n.args) c->args.push_back(expand(*a));
     return c;
   };

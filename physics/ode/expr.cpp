@@ -20,7 +20,7 @@ void expr_error(const ExprSource& src, int pos, const std::string& message) {
       core::SourceLocation{src.file, src.line, src.line > 0 ? src.column + pos : 0}, text);
 }
 
-NodePtr Node::clone() const {
+NodePtr Node::copy_fields() const {
   auto n = std::make_unique<Node>();
   n->op = op;
   n->symbol = symbol;
@@ -29,6 +29,11 @@ NodePtr Node::clone() const {
   n->index = index;
   n->pos = pos;
   n->src = src;
+  return n;
+}
+
+NodePtr Node::clone() const {
+  NodePtr n = copy_fields();
   n->args.reserve(args.size());
   for (const auto& a : args) n->args.push_back(a->clone());
   return n;

@@ -38,6 +38,8 @@ struct Node {
 
   bool is_const() const { return op == PUSH_CONST && !symbol; }
   NodePtr clone() const;
+  // A copy of this node's fields without its arguments (for rewrites that rebuild them).
+  NodePtr copy_fields() const;
 };
 
 NodePtr make_const(double v, int pos, const ExprSource* src);

@@ -436,12 +436,7 @@ class Loader {
 
   static NodePtr resolve(const Node& n, const Lookup& lookup) {
     if (n.symbol) return lookup(n);
-    auto r = std::make_unique<Node>();
-    r->op = n.op;
-    r->value = n.value;
-    r->index = n.index;
-    r->pos = n.pos;
-    r->src = n.src;
+    NodePtr r = n.copy_fields();  // not a symbol: those were looked up above
     for (const auto& a : n.args) r->args.push_back(resolve(*a, lookup));
     return r;
   }

@@ -83,17 +83,21 @@ TEST(OdePasses, EveryCombinationPreservesResults) {
 
 // A binary operation takes a leaf argument from its operand instead of the stack, on either
 // side, and a sum whose later terms are leaves runs as a chain of such operations.
+// A module with a = 2 - x, b = k / sin(x), c = a + b + x, then `more` algebraic lines and the
+// states (YAML lines under `states:`).
+std::string abc_model(const std::string& more, const std::string& states) {
+  return "modules:\n"
+         "  m:\n"
+         "    parameters: {k: 3.0}\n"
+         "    algebraics:\n"
+         "      a: \"2 - x\"\n"
+         "      b: \"k / sin(x)\"\n"
+         "      c: \"a + b + x\"\n" +
+         more + "    states:\n" + states;
+}
+
 TEST(OdePasses, LeafArgumentsFoldIntoOperations) {
-  const std::string text =
-      "modules:\n"
-      "  m:\n"
-      "    parameters: {k: 3.0}\n"
-      "    algebraics:\n"
-      "      a: \"2 - x\"\n"
-      "      b: \"k / sin(x)\"\n"
-      "      c: \"a + b + x\"\n"
-      "    states:\n"
-      "      x: {init: 0.5, ddt: \"c * t\"}\n";
+  const std::string text = abc_model("", "      x: {init: 0.5, ddt: \"c * t\"}\n");
   const FlatModel model = load_model_string(text, "fold.yaml");
   CompilerOptions no_inline;
   no_inline.inline_single_use = false;  // keep a, b and c as stores (see the test below)
@@ -121,18 +125,9 @@ TEST(OdePasses, LeafArgumentsFoldIntoOperations) {
 // The values are those of the per-phase program (the same operations in the same order; 1e-13
 // leaves room for a compiler that contracts a*b + c differently in the two interpreters).
 TEST(OdePasses, SingleUseVariablesAreInlinedInTheFusedStream) {
-  const std::string text =
-      "modules:\n"
-      "  m:\n"
-      "    parameters: {k: 3.0}\n"
-      "    algebraics:\n"
-      "      a: \"2 - x\"\n"
-      "      b: \"k / sin(x)\"\n"
-      "      c: \"a + b + x\"\n"
-      "      d: \"exp(-x)\"\n"
-      "    states:\n"
-      "      x: {init: 0.5, ddt: \"c * t - d\"}\n"
-      "      y: {init: 0.1, ddt: \"d * y\"}\n";
+  const std::string text = abc_model("      d: \"exp(-x)\"\n",
+                                     "      x: {init: 0.5, ddt: \"c * t - d\"}\n"
+                                     "      y: {init: 0.1, ddt: \"d * y\"}\n");
   const FlatModel model = load_model_string(text, "inline.yaml");
   CompilerOptions off;
   off.inline_single_use = false;
