@@ -9,6 +9,7 @@
 #include "config/error.hpp"
 #include "ode/adaptive.hpp"
 #include "ode/interp.hpp"
+#include "ode/teams.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -37,6 +38,7 @@ struct EngineOptions {
   int fused_members = 0;      // fused: members per team (0 = the most that fit, 128 threads)
   bool teams_scratch = true;  // teams: each team's variables in team scratch memory when they fit
   int fused_width = 0;        // fused: members per thread, 1, 2 or 4 (0 = by the ensemble's size)
+  bool teams_program = true;  // teams: the team's program and every value it reads in scratch too
 };
 
 // Error of a teams-mode run whose teams were not all resident at once (grid barrier timed out).
@@ -383,6 +385,122 @@ struct TeamsKernel {
   }
 };
 
+// Lane `lane` of group g of a team program (TeamsLayout): unified streams read the team's table,
+// per-lane streams find their code through the lane table.
+template <class Assign>
+KOKKOS_INLINE_FUNCTION void run_local_group_lane(const std::uint32_t* code,
+                                                 const std::int32_t* groups,
+                                                 const std::int32_t* lanes,
+                                                 const std::int32_t* itab, int g, int lane,
+                                                 const StateRef& s, const Assign& assign) {
+  const std::int32_t* rec = groups + std::size_t(g) * kGroupFields;
+  if (lane >= rec[G_COUNT]) return;
+  if (rec[G_KIND] == GROUP_UNIFIED) {
+    run_local_stream(code + rec[G_CODE], rec[G_LEN], itab + std::size_t(rec[G_ITAB]) * kWarp, lane,
+                     s, assign);
+  } else {
+    const std::int32_t* lt = lanes + rec[G_CTAB];
+    run_local_stream(code + lt[lane], lt[kWarp + lane], nullptr, lane, s, assign);
+  }
+}
+
+// A sweep of the teams kernel when the team's program lives in scratch: refresh the states the
+// team reads into U, run the phases (team barrier after each), then wait for every team.
+template <class Member>
+struct LocalSweep {
+  const Member& team;
+  const std::uint32_t* code;
+  const std::int32_t *groups, *lanes, *itab, *phase_begin, *state_src;
+  int n_phases, n_states, league;
+  double* u;
+  unsigned long long* counter;
+  int* failed;
+  unsigned long long* arrivals;
+  int* ok;
+
+  template <class Assign>
+  KOKKOS_INLINE_FUNCTION void operator()(const double* in, double t, const Assign& assign) const {
+    if (!*ok) return;
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, n_states),
+                         [&](const int i) { u[i] = in[state_src[i]]; });
+    team.team_barrier();
+    const StateRef s{in, u, t, 1};
+    for (int ph = 0; ph < n_phases; ++ph) {
+      Kokkos::parallel_for(
+          Kokkos::TeamThreadRange(team, phase_begin[ph], phase_begin[ph + 1]), [&](const int g) {
+            Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, kWarp), [&](const int l) {
+              run_local_group_lane(code, groups, lanes, itab, g, l, s, assign);
+            });
+          });
+      team.team_barrier();
+    }
+    *arrivals += 1;
+    *ok = grid_barrier(team, counter, failed, *arrivals * (unsigned long long)(league), league);
+  }
+};
+
+// Teams kernel with each team's program and values in scratch (TeamsLayout): the team copies its
+// integer block and U (constants and variables; states at every sweep) once per launch, and
+// every operand of its streams is then a shared-memory read. Variables are not written back:
+// the engine's variables are those of the last evaluate(), as with the variables-only scratch.
+template <class Space>
+struct TeamsLocalKernel {
+  using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
+  using Scratch = typename Space::scratch_memory_space;
+  const std::int32_t* ints;
+  const double* reals;
+  const std::int64_t *int_begin, *real_begin;
+  int n_phases, league;
+  Method method;
+  double* bufs[4];
+  const double* v;
+  unsigned long long* counter;
+  int* failed;
+  std::int64_t first_step, steps;
+  double dt;
+  int level;  // scratch level: 0, or 1 on host spaces when level 0 is too small
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    const int t = team.league_rank();
+    const std::int32_t* blob = ints + int_begin[t];
+    const int n_int = int(int_begin[t + 1] - int_begin[t]);
+    const int ns = blob[T_STATES], nv = blob[T_VARS], nc = blob[T_CONSTS];
+    Kokkos::View<double*, Scratch, Kokkos::MemoryTraits<Kokkos::Unmanaged>> uview(
+        team.team_scratch(level), std::size_t(ns + nv + nc));
+    Kokkos::View<std::int32_t*, Scratch, Kokkos::MemoryTraits<Kokkos::Unmanaged>> iview(
+        team.team_scratch(level), std::size_t(n_int));
+    double* u = uview.data();
+    std::int32_t* local = iview.data();
+    const double* consts = reals + real_begin[t];
+    const std::int32_t* var_src = blob + kTeamFields + ns;
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, n_int),
+                         [&](const int i) { local[i] = blob[i]; });
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, nc),
+                         [&](const int j) { u[ns + nv + j] = consts[j]; });
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, nv),
+                         [&](const int j) { u[ns + j] = v[var_src[j]]; });
+    team.team_barrier();
+    const std::int32_t* state_src = local + kTeamFields;
+    const std::int32_t* phase_begin = state_src + ns + nv;
+    const std::int32_t* groups = phase_begin + n_phases + 1;
+    const std::int32_t* lanes = groups + std::size_t(local[T_GROUPS]) * kGroupFields;
+    const std::int32_t* itab = lanes + local[T_LANES];
+    const std::uint32_t* code = reinterpret_cast<const std::uint32_t*>(itab + local[T_ITAB]);
+    double* b[4] = {bufs[0], bufs[1], bufs[2], bufs[3]};
+    unsigned long long arrivals = 0;
+    int ok = 1;
+    const LocalSweep<member_type> sweep{team,        code,      groups,   lanes,     itab,
+                                        phase_begin, state_src, n_phases, ns,        league,
+                                        u,           counter,   failed,   &arrivals, &ok};
+    for (std::int64_t n = 0; n < steps && ok; ++n) {
+      const int r = step_schedule(method, double(first_step + n) * dt, dt, b, sweep);
+      double* tmp = b[0];
+      b[0] = b[r];
+      b[r] = tmp;
+    }
+  }
+};
+
 template <class Space>
 class Engine {
  public:
@@ -415,6 +533,14 @@ class Engine {
       bin_begin_ = upload<decltype(bin_begin_)>("hayate::ode::bin_begin", prog.bin_begin);
       counter_ = decltype(counter_)("hayate::ode::grid_counter");
       failed_ = decltype(failed_)("hayate::ode::grid_failed");
+      const TeamsLayout layout = layout_teams(prog, teams_league());
+      team_ints_ = upload<decltype(team_ints_)>("hayate::ode::team_ints", layout.ints);
+      team_reals_ = upload<decltype(team_reals_)>("hayate::ode::team_reals", layout.reals);
+      team_int_begin_ =
+          upload<decltype(team_int_begin_)>("hayate::ode::team_int_begin", layout.int_begin);
+      team_real_begin_ =
+          upload<decltype(team_real_begin_)>("hayate::ode::team_real_begin", layout.real_begin);
+      team_scratch_ = layout.scratch_bytes();
     }
     if (!prog.constant_vars.empty()) {
       auto v = Kokkos::create_mirror_view(v_);
@@ -647,11 +773,15 @@ class Engine {
         dt};
   }
 
+  // At most one team per multiprocessor: every team is resident at once, which the grid
+  // barrier needs. Host spaces run one team through all bins.
+  int teams_league() const {
+    return std::max(1, std::min(int(prog_.n_bins), multiprocessors<Space>()));
+  }
+
   void teams(std::int64_t first_step, std::int64_t steps, double dt) {
     const int n_bins = int(prog_.n_bins);
-    // At most one team per multiprocessor: every team is resident at once, which the grid
-    // barrier needs. Host spaces run one team through all bins.
-    const int league = std::max(1, std::min(n_bins, multiprocessors<Space>()));
+    const int league = teams_league();
     if (league > 1) Kokkos::deep_copy(counter_, 0ull);
     TeamsKernel<Space> k{dev_.ref(),
                          bin_begin_.data(),
@@ -668,24 +798,54 @@ class Engine {
                          first_step,
                          steps,
                          dt};
-    int team = 1, vector = 1;
-    if (!on_host) {
-      vector = kWarp;
+    // Room for the scratch allocator's alignment of the second view.
+    const std::size_t local_bytes = team_scratch_ + 64;
+    const std::size_t bytes = std::max<std::size_t>(prog_.n_vars, 1) * sizeof(double);
+    const std::size_t most = std::size_t(Kokkos::TeamPolicy<Space>::scratch_size_max(0));
+    TeamsLocalKernel<Space> local{
+        team_ints_.data(),
+        team_reals_.data(),
+        team_int_begin_.data(),
+        team_real_begin_.data(),
+        int(prog_.n_phases()),
+        league,
+        method_,
+        {bufs_[0].data(), bufs_[1].data(), bufs_[2].data(), bufs_[3].data()},
+        v_.data(),
+        counter_.data(),
+        failed_.data(),
+        first_step,
+        steps,
+        dt,
+        0};
+    // A warp per group of the widest phase, as far as the kernel's registers allow.
+    const auto team_size = [&](const auto& kernel) {
+      if (on_host) return 1;
       std::size_t widest = 1;
       for (std::size_t ph = 0; ph < prog_.n_phases(); ++ph)
         for (int b = 0; b < n_bins; ++b)
           widest = std::max<std::size_t>(
               widest, prog_.bin_begin[ph * n_bins + b + 1] - prog_.bin_begin[ph * n_bins + b]);
       widest *= std::size_t((n_bins + league - 1) / league);
-      const int max_team =
-          Kokkos::TeamPolicy<Space>(league, 1, vector).team_size_max(k, Kokkos::ParallelForTag());
-      team = int(std::min<std::size_t>(widest, std::size_t(max_team)));
+      const int max_team = Kokkos::TeamPolicy<Space>(league, 1, kWarp)
+                               .team_size_max(kernel, Kokkos::ParallelForTag());
+      return int(std::min<std::size_t>(widest, std::size_t(max_team)));
+    };
+    const int vector = on_host ? 1 : kWarp;
+    // On host spaces a team program beyond level 0 goes to level 1 (the same memory there); on a
+    // GPU level 1 is global memory, and the variables-only kernel is used instead.
+    const int level = local_bytes <= most ? 0 : on_host ? 1 : -1;
+    if (options_.teams_scratch && options_.teams_program && level >= 0) {
+      local.level = level;
+      Kokkos::TeamPolicy<Space> policy(league, team_size(local), vector);
+      policy.set_scratch_size(level, Kokkos::PerTeam(local_bytes));
+      Kokkos::parallel_for("hayate::ode::teams_local", policy, local);
+    } else {
+      k.scratch = options_.teams_scratch && bytes <= most;
+      Kokkos::TeamPolicy<Space> policy(league, team_size(k), vector);
+      if (k.scratch) policy.set_scratch_size(0, Kokkos::PerTeam(bytes));
+      Kokkos::parallel_for("hayate::ode::teams", policy, k);
     }
-    const std::size_t bytes = std::max<std::size_t>(prog_.n_vars, 1) * sizeof(double);
-    k.scratch = options_.teams_scratch && bytes <= Kokkos::TeamPolicy<Space>::scratch_size_max(0);
-    Kokkos::TeamPolicy<Space> policy(league, team, vector);
-    if (k.scratch) policy.set_scratch_size(0, Kokkos::PerTeam(bytes));
-    Kokkos::parallel_for("hayate::ode::teams", policy, k);
     int failed = 0;
     if (league > 1) Kokkos::deep_copy(failed, failed_);
     if (failed) {
@@ -720,6 +880,11 @@ class Engine {
       upload<Kokkos::View<std::int32_t*, MemSpace>>("hayate::ode::serial_vars", prog_.serial_vars)};
   Kokkos::View<double*, MemSpace> slots_;  // the fused kernel's variables outside scratch
   Kokkos::View<std::int32_t*, MemSpace> bin_begin_;
+  // Teams mode: every team's program and constants (TeamsLayout) and its scratch size.
+  Kokkos::View<std::int32_t*, MemSpace> team_ints_;
+  Kokkos::View<double*, MemSpace> team_reals_;
+  Kokkos::View<std::int64_t*, MemSpace> team_int_begin_, team_real_begin_;
+  std::size_t team_scratch_ = 0;
   Kokkos::View<unsigned long long, MemSpace> counter_;
   Kokkos::View<int, MemSpace> failed_;
   View bufs_[4];

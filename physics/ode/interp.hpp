@@ -194,17 +194,29 @@ KOKKOS_FORCEINLINE_FUNCTION void pop_into(const double (*st)[W], int& sp, double
   for (int k = 0; k < W; ++k) top[k] = st[sp][k];
 }
 
-template <int W, class Assign>
+// A team program's leaf (TeamsLayout): time, or one value of the team's array U (s.v), at a
+// uniform index or at the lane's index in the table.
+KOKKOS_FORCEINLINE_FUNCTION double local_leaf(Op kind, std::uint32_t a, const std::int32_t* itab,
+                                              int lane, const StateRef& s) {
+  if (kind == PUSH_TIME) return s.t;
+  return s.v[kind == VAR_IND ? itab[a * kWarp + lane] : std::int32_t(a)];
+}
+
+// Local: the stream is a team program (one member, every leaf a U read or time), so the leaf
+// decode drops the other kinds and the member arithmetic.
+template <int W, class Assign, bool Local = false>
 KOKKOS_INLINE_FUNCTION void run_stream_members(const std::uint32_t* code, int len,
                                                const std::int32_t* itab, const double* ctab,
                                                int lane, const double* consts, const StateRef& s,
                                                std::size_t m, std::size_t ms,
                                                const Assign& assign) {
+  static_assert(!Local || W == 1, "team programs run one member");
   double st[kMaxStack][W];
   double top[W];
   for (int k = 0; k < W; ++k) st[0][k] = top[k] = 0.0;
   int sp = 0;
-  const std::size_t M = s.M;
+  const std::size_t M = Local ? 1 : s.M;
+  if (Local) m = 0;
   std::uint32_t next = len > 0 ? code[0] : 0u;
   for (int pc = 0; pc < len; ++pc) {
     const std::uint32_t w = next;
@@ -214,14 +226,20 @@ KOKKOS_INLINE_FUNCTION void run_stream_members(const std::uint32_t* code, int le
     if (is_leaf(op)) {
       for (int k = 0; k < W; ++k) st[sp][k] = top[k];
       ++sp;
-      leaf_values<W>(op, a, itab, ctab, lane, consts, s, m, ms, top);
+      if constexpr (Local)
+        top[0] = local_leaf(op, a, itab, lane, s);
+      else
+        leaf_values<W>(op, a, itab, ctab, lane, consts, s, m, ms, top);
       continue;
     }
     if (is_binary(op)) {
       double x[W], y[W];  // left and right arguments
       if (has_operand(w)) {
         double o[W];
-        leaf_values<W>(operand_leaf(w), a, itab, ctab, lane, consts, s, m, ms, o);
+        if constexpr (Local)
+          o[0] = local_leaf(operand_leaf(w), a, itab, lane, s);
+        else
+          leaf_values<W>(operand_leaf(w), a, itab, ctab, lane, consts, s, m, ms, o);
         const bool left = operand_is_left(w);
         for (int k = 0; k < W; ++k) {
           x[k] = left ? o[k] : top[k];
@@ -323,6 +341,14 @@ KOKKOS_INLINE_FUNCTION void run_stream(const std::uint32_t* code, int len, const
                                        const double* ctab, int lane, const double* consts,
                                        const StateRef& s, std::size_t m, const Assign& assign) {
   run_stream_members<1>(code, len, itab, ctab, lane, consts, s, m, 0, assign);
+}
+
+// A team program's stream (teams mode with the program in scratch).
+template <class Assign>
+KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
+                                             const std::int32_t* itab, int lane, const StateRef& s,
+                                             const Assign& assign) {
+  run_stream_members<1, Assign, true>(code, len, itab, nullptr, lane, nullptr, s, 0, 0, assign);
 }
 
 // Lane `lane` of group g for ensemble member m.

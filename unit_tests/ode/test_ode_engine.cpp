@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 namespace hayate::ode {
 namespace {
@@ -168,7 +169,8 @@ TYPED_TEST(OdeEngine, EnsembleMembersMatchSeparateRuns) {
 
 // LR-Line in teams mode: 100 cells in 4 bins (one team each on a GPU), coupled through the
 // previous stage's voltages; Euler and RK4 against the reference interpreter step by step, with
-// the teams' variables in scratch and in global memory.
+// each team's program and values in scratch, only its variables in scratch, and everything in
+// global memory.
 TYPED_TEST(OdeEngine, LineOfCellsInTeamsMatchesReference) {
   const FlatModel model = load_model_file(test::source_path("inputs/ode/lr_line.model.yaml"));
   CompilerOptions o = all_passes();
@@ -176,9 +178,129 @@ TYPED_TEST(OdeEngine, LineOfCellsInTeamsMatchesReference) {
   EXPECT_EQ(compile(model, o).n_bins, 4u);
   EngineOptions in_global;
   in_global.teams_scratch = false;
+  EngineOptions vars_only;
+  vars_only.teams_program = false;
   for (Method method : {Method::Euler, Method::RK4})
-    for (const EngineOptions& eo : {EngineOptions{}, in_global})
+    for (const EngineOptions& eo : {EngineOptions{}, vars_only, in_global})
       compare_per_step<TypeParam>(model, o, method, ExecMode::Teams, 3, 0.01, 9.99, eo);
+}
+
+// The team programs of teams mode, on the host for any number of teams: every leaf reads the
+// team's value array U, each equation is stored by exactly one team, U holds no value twice,
+// and the derivatives and variables they compute equal the reference interpreter's bitwise
+// (the operations are the same; only where the operands come from changed). Phases run team
+// by team, as the bins of a phase never read each other.
+TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
+  const FlatModel line = load_model_file(test::source_path("inputs/ode/lr_line.model.yaml"));
+  test::RandomModel gen(5);
+  const FlatModel random = load_model_string(gen.yaml(10, 3, 45), "random.yaml");
+  struct Case {
+    const FlatModel* model;
+    bool unify;
+    int partitions, teams;
+  };
+  for (const auto& [model, unify, partitions, teams] :
+       {Case{&line, true, 0, 1}, Case{&line, true, 0, 3}, Case{&line, true, 8, 8},
+        Case{&random, true, 3, 2}, Case{&random, false, 4, 3}}) {
+    SCOPED_TRACE(testing::Message()
+                 << "unify " << unify << " bins " << partitions << " teams " << teams);
+    CompilerOptions o = all_passes();
+    o.unify = o.pad = unify;
+    o.partitions = partitions;
+    const Program prog = compile(*model, o);
+    const TeamsLayout layout = layout_teams(prog, teams);
+    ASSERT_EQ(layout.teams, teams);
+    ASSERT_EQ(layout.int_begin.size(), std::size_t(teams) + 1);
+    EXPECT_GT(layout.scratch_bytes(), 0u);
+
+    // The reference: derivatives and algebraic variables at a state off the initial one.
+    std::vector<double> x = model->state_init;
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] += 1e-3 * double(i % 7);
+    const double t = 10.2;
+    ReferenceInterpreter ref(prog, 1, Method::Euler);
+    ref.x() = x;
+    ref.evaluate(t);
+
+    std::vector<double> f(prog.n_states, std::nan("")), v(prog.n_vars, std::nan(""));
+    std::vector<int> stored_states(prog.n_states, 0), stored_vars(prog.n_vars, 0);
+    struct Team {
+      std::vector<double> u;
+      const std::int32_t *h, *state_src, *var_src, *phase_begin, *groups, *lanes, *itab;
+      const std::uint32_t* code;
+    };
+    std::vector<Team> team(static_cast<std::size_t>(teams));
+    for (int k = 0; k < teams; ++k) {
+      Team& tm = team[std::size_t(k)];
+      tm.h = layout.ints.data() + layout.int_begin[std::size_t(k)];
+      const int ns = tm.h[T_STATES], nv = tm.h[T_VARS], nc = tm.h[T_CONSTS];
+      tm.state_src = tm.h + kTeamFields;
+      tm.var_src = tm.state_src + ns;
+      tm.phase_begin = tm.var_src + nv;
+      tm.groups = tm.phase_begin + layout.n_phases + 1;
+      tm.lanes = tm.groups + std::size_t(tm.h[T_GROUPS]) * kGroupFields;
+      tm.itab = tm.lanes + tm.h[T_LANES];
+      tm.code = reinterpret_cast<const std::uint32_t*>(tm.itab + tm.h[T_ITAB]);
+      const std::int32_t* end = layout.ints.data() + layout.int_begin[std::size_t(k) + 1];
+      ASSERT_EQ(reinterpret_cast<const std::int32_t*>(tm.code) + tm.h[T_CODE], end);
+      // U: the states, then the variables (each once), then the constants (each value once).
+      EXPECT_EQ(std::set<std::int32_t>(tm.state_src, tm.state_src + ns).size(), std::size_t(ns));
+      EXPECT_EQ(std::set<std::int32_t>(tm.var_src, tm.var_src + nv).size(), std::size_t(nv));
+      const double* c = layout.reals.data() + layout.real_begin[std::size_t(k)];
+      EXPECT_EQ(std::set<double>(c, c + nc).size(), std::size_t(nc));
+      tm.u.resize(std::size_t(ns + nv + nc));
+      for (int i = 0; i < ns; ++i) tm.u[std::size_t(i)] = x[std::size_t(tm.state_src[i])];
+      for (int j = 0; j < nv; ++j) tm.u[std::size_t(ns + j)] = ref.v[std::size_t(tm.var_src[j])];
+      for (int j = 0; j < nc; ++j) tm.u[std::size_t(ns + nv + j)] = c[j];
+      // Every leaf is a U read (uniform or per lane) or time.
+      for (int w = 0; w < tm.h[T_CODE]; ++w) {
+        const std::uint32_t word = tm.code[w];
+        const Op op = op_of(word);
+        const Op leaf = is_leaf(op)                            ? op
+                        : (is_binary(op) && has_operand(word)) ? operand_leaf(word)
+                                                               : PUSH_VAR;
+        EXPECT_TRUE(leaf == PUSH_VAR || leaf == VAR_IND || leaf == PUSH_TIME) << op_name(leaf);
+      }
+    }
+    // Scheduled variables start as NaN in U, so a read before its store (or of another team's
+    // variable) would show in the results.
+    std::set<std::uint32_t> folded;
+    for (const auto& [index, value] : prog.constant_vars) folded.insert(index);
+    for (Team& tm : team)
+      for (int j = 0; j < tm.h[T_VARS]; ++j) {
+        const auto var = std::uint32_t(tm.var_src[j]);
+        if (var < prog.n_alg && !folded.count(var))
+          tm.u[std::size_t(tm.h[T_STATES] + j)] = std::nan("");
+      }
+    for (int ph = 0; ph < layout.n_phases; ++ph)
+      for (Team& tm : team) {
+        const StateRef s{x.data(), tm.u.data(), t, 1};
+        const auto assign = [&](std::size_t i, double value) {
+          f[i] = value;
+          ++stored_states[i];
+        };
+        for (int g = tm.phase_begin[ph]; g < tm.phase_begin[ph + 1]; ++g)
+          for (int l = 0; l < kWarp; ++l)
+            run_local_group_lane(tm.code, tm.groups, tm.lanes, tm.itab, g, l, s, assign);
+      }
+    for (Team& tm : team)
+      for (int j = 0; j < tm.h[T_VARS]; ++j) {
+        const std::size_t var = std::size_t(tm.var_src[j]);
+        if (var >= prog.n_alg) continue;
+        const double value = tm.u[std::size_t(tm.h[T_STATES] + j)];
+        if (std::isnan(value) || folded.count(std::uint32_t(var))) continue;
+        v[var] = value;
+        ++stored_vars[var];
+      }
+    for (std::size_t i = 0; i < prog.n_states; ++i) {
+      EXPECT_EQ(stored_states[i], 1) << "state " << i;
+      EXPECT_EQ(f[i], ref.f[i]) << "state " << i;
+    }
+    for (std::size_t j = 0; j < prog.n_alg; ++j) {
+      if (folded.count(std::uint32_t(j))) continue;
+      EXPECT_EQ(stored_vars[j], 1) << "variable " << j;
+      EXPECT_EQ(v[j], ref.v[j]) << "variable " << j;
+    }
+  }
 }
 
 // A forced oscillator x'' = -x + t, x(0) = 1, x'(0) = 0, with a known solution.

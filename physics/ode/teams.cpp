@@ -1,0 +1,285 @@
+#include "ode/teams.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace hayate::ode {
+namespace {
+
+// U indices are handed out by section and offset while the words are read, then placed once
+// the section sizes are known.
+enum Section : std::uint32_t { S_STATE, S_VAR, S_CONST };
+
+struct Ref {
+  Section section;
+  std::uint32_t index;  // within the section
+};
+
+class TeamBuilder {
+ public:
+  explicit TeamBuilder(const Program& p) : p_(p) {}
+
+  void add_group(std::size_t g) {
+    const std::int32_t* rec = &p_.groups[g * kGroupFields];
+    Group out;
+    out.kind = rec[G_KIND];
+    out.count = rec[G_COUNT];
+    if (rec[G_KIND] == GROUP_UNIFIED) {
+      out.code = rewrite_unified(rec);
+    } else {
+      for (int l = 0; l < rec[G_COUNT]; ++l) {
+        const std::size_t lc = g * kWarp + std::size_t(l);
+        std::vector<Word> lane;
+        for (std::int32_t i = 0; i < p_.lane_len[lc]; ++i)
+          lane.push_back(rewrite_plain(p_.code[std::size_t(p_.lane_code[lc] + i)]));
+        out.lanes.push_back(std::move(lane));
+      }
+    }
+    groups_.push_back(std::move(out));
+  }
+
+  void end_phase() { phase_begin_.push_back(std::int32_t(groups_.size())); }
+
+  // Appends the team's integer block and constants.
+  void emit(std::vector<std::int32_t>& ints, std::vector<double>& reals) const {
+    const std::uint32_t n_states = std::uint32_t(states_.order.size());
+    const std::uint32_t n_vars = std::uint32_t(vars_.order.size());
+    const std::uint32_t base[3] = {0, n_states, n_states + n_vars};
+    const std::size_t n_u = std::size_t(base[2]) + consts_.size();
+    if (n_u > kMaxOperand) throw std::length_error("ode: teams: too many values for one team");
+    const auto u = [&](const Ref& r) { return base[r.section] + r.index; };
+    const auto word = [&](const Word& w) { return w.ref ? w.make(u(*w.ref)) : w.fixed; };
+
+    std::vector<std::int32_t> recs, lanes, itab;
+    std::vector<std::uint32_t> code;
+    const bool any_lane = std::any_of(groups_.begin(), groups_.end(),
+                                      [](const Group& g) { return g.kind != GROUP_UNIFIED; });
+    for (const Group& g : groups_) {
+      std::int32_t rec[kGroupFields] = {};
+      rec[G_KIND] = g.kind;
+      rec[G_COUNT] = g.count;
+      if (g.kind == GROUP_UNIFIED) {
+        rec[G_CODE] = std::int32_t(code.size());
+        rec[G_LEN] = std::int32_t(g.code.size());
+        rec[G_ITAB] = std::int32_t(itab.size() / kWarp);
+        for (const Word& w : g.code) {
+          if (!w.slot.empty()) {
+            code.push_back(w.make(std::uint32_t(itab.size() / kWarp) - std::uint32_t(rec[G_ITAB])));
+            for (const auto& entry : w.slot)
+              itab.push_back(entry.ref ? std::int32_t(u(*entry.ref)) : entry.global);
+          } else {
+            code.push_back(word(w));
+          }
+        }
+      } else {
+        rec[G_CTAB] = std::int32_t(lanes.size());
+        lanes.resize(lanes.size() + 2 * kWarp, 0);
+        for (std::size_t l = 0; l < g.lanes.size(); ++l) {
+          lanes[std::size_t(rec[G_CTAB]) + l] = std::int32_t(code.size());
+          lanes[std::size_t(rec[G_CTAB]) + kWarp + l] = std::int32_t(g.lanes[l].size());
+          for (const Word& w : g.lanes[l]) code.push_back(word(w));
+        }
+      }
+      recs.insert(recs.end(), rec, rec + kGroupFields);
+    }
+    if (!any_lane) lanes.clear();
+
+    const std::int32_t header[kTeamFields] = {
+        std::int32_t(n_states),       std::int32_t(n_vars),       std::int32_t(consts_.size()),
+        std::int32_t(groups_.size()), std::int32_t(lanes.size()), std::int32_t(itab.size()),
+        std::int32_t(code.size())};
+    ints.insert(ints.end(), header, header + kTeamFields);
+    for (std::uint32_t i : states_.order) ints.push_back(std::int32_t(i));
+    for (std::uint32_t i : vars_.order) ints.push_back(std::int32_t(i));
+    ints.insert(ints.end(), phase_begin_.begin(), phase_begin_.end());
+    ints.insert(ints.end(), recs.begin(), recs.end());
+    ints.insert(ints.end(), lanes.begin(), lanes.end());
+    ints.insert(ints.end(), itab.begin(), itab.end());
+    for (std::uint32_t w : code) {
+      std::int32_t bits;
+      std::memcpy(&bits, &w, sizeof bits);
+      ints.push_back(bits);
+    }
+    reals.insert(reals.end(), consts_.begin(), consts_.end());
+  }
+
+ private:
+  // A rewritten word: fixed, or made from one U index (ref), or from a team-local table slot
+  // whose kWarp entries are U indices or global state indices (derivative stores).
+  struct Entry {
+    const Ref* ref = nullptr;
+    std::int32_t global = 0;
+  };
+  struct Word {
+    std::uint32_t fixed = 0;
+    const Ref* ref = nullptr;
+    std::vector<Entry> slot;
+    // Rebuilds the word around its new argument.
+    Op op = PUSH_VAR, leaf = PUSH_VAR;
+    bool operand = false, left = false;
+    std::uint32_t make(std::uint32_t arg) const {
+      return operand ? encode_operand(op, leaf, left, arg) : encode(op, arg);
+    }
+  };
+  struct Group {
+    std::int32_t kind = 0, count = 0;
+    std::vector<Word> code;                // unified
+    std::vector<std::vector<Word>> lanes;  // per lane
+  };
+  struct Index {
+    std::map<std::uint32_t, Ref> of;
+    std::vector<std::uint32_t> order;
+    const Ref* at(Section s, std::uint32_t key) {
+      auto it = of.find(key);
+      if (it == of.end()) {
+        it = of.emplace(key, Ref{s, std::uint32_t(order.size())}).first;
+        order.push_back(key);
+      }
+      return &it->second;
+    }
+  };
+
+  const Ref* constant(double value) {
+    std::uint64_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    auto it = const_of_.find(bits);
+    if (it == const_of_.end()) {
+      it = const_of_.emplace(bits, Ref{S_CONST, std::uint32_t(consts_.size())}).first;
+      consts_.push_back(value);
+    }
+    return &it->second;
+  }
+
+  // The U reference of a plain leaf, or nullptr for time.
+  const Ref* plain_ref(Op leaf, std::uint32_t a) {
+    switch (leaf) {
+      case PUSH_CONST:
+        return constant(p_.consts[a]);
+      case PUSH_STATE:
+        return states_.at(S_STATE, a);
+      case PUSH_VAR:
+        return vars_.at(S_VAR, a);
+      default:
+        return nullptr;
+    }
+  }
+
+  Word rewrite_plain(std::uint32_t w) {
+    const Op op = op_of(w);
+    const std::uint32_t a = arg_of(w);
+    Word out;
+    out.fixed = w;
+    if (is_leaf(op)) {
+      if (op >= CONST_IND) throw std::logic_error("ode: teams: table operand in a per-lane stream");
+      if (op == PUSH_TIME) return out;
+      out.ref = plain_ref(op, a);
+    } else if (is_binary(op) && has_operand(w)) {
+      const Op leaf = operand_leaf(w);
+      if (leaf >= CONST_IND)
+        throw std::logic_error("ode: teams: table operand in a per-lane stream");
+      if (leaf == PUSH_TIME) return out;
+      out.ref = plain_ref(leaf, a);
+      out.operand = true;
+      out.left = operand_is_left(w);
+    } else if (op == ASSIGN_ALG) {
+      out.ref = vars_.at(S_VAR, a);
+    } else if (op == ASSIGN_ALG_IND || op == ASSIGN_DERIV_IND) {
+      throw std::logic_error("ode: teams: table store in a per-lane stream");
+    }
+    out.op = out.operand ? op : (op == ASSIGN_ALG ? ASSIGN_ALG : PUSH_VAR);
+    return out;
+  }
+
+  std::vector<Word> rewrite_unified(const std::int32_t* rec) {
+    std::vector<Word> out;
+    for (std::int32_t i = 0; i < rec[G_LEN]; ++i) {
+      const std::uint32_t w = p_.code[std::size_t(rec[G_CODE] + i)];
+      const Op op = op_of(w);
+      const std::uint32_t a = arg_of(w);
+      const bool operand = is_binary(op) && has_operand(w);
+      const Op kind = operand ? operand_leaf(w) : op;
+      const bool table =
+          (is_leaf(kind) && kind >= CONST_IND) || op == ASSIGN_ALG_IND || op == ASSIGN_DERIV_IND;
+      if (!table) {
+        out.push_back(rewrite_plain(w));
+        continue;
+      }
+      Word t;
+      t.operand = operand;
+      t.left = operand && operand_is_left(w);
+      t.op = operand                  ? op
+             : op == ASSIGN_ALG_IND   ? ASSIGN_ALG_IND
+             : op == ASSIGN_DERIV_IND ? ASSIGN_DERIV_IND
+                                      : VAR_IND;
+      t.leaf = VAR_IND;
+      for (int l = 0; l < kWarp; ++l) {
+        Entry e;
+        if (kind == CONST_IND) {
+          e.ref = constant(p_.ctab[std::size_t(rec[G_CTAB] + std::int32_t(a)) * kWarp + l]);
+        } else {
+          const std::int32_t idx = p_.itab[std::size_t(rec[G_ITAB] + std::int32_t(a)) * kWarp + l];
+          if (kind == STATE_IND)
+            e.ref = states_.at(S_STATE, std::uint32_t(idx));
+          else if (op == ASSIGN_DERIV_IND)
+            e.global = idx;
+          else
+            e.ref = vars_.at(S_VAR, std::uint32_t(idx));
+        }
+        t.slot.push_back(e);
+      }
+      out.push_back(std::move(t));
+    }
+    return out;
+  }
+
+  const Program& p_;
+  Index states_, vars_;
+  std::unordered_map<std::uint64_t, Ref> const_of_;
+  std::vector<double> consts_;
+  std::vector<Group> groups_;
+  std::vector<std::int32_t> phase_begin_{0};
+};
+
+}  // namespace
+
+std::size_t TeamsLayout::scratch_bytes() const {
+  std::size_t most = 0;
+  for (int t = 0; t < teams; ++t) {
+    const std::int32_t* h = ints.data() + int_begin[std::size_t(t)];
+    const std::size_t n_u =
+        std::size_t(h[T_STATES]) + std::size_t(h[T_VARS]) + std::size_t(h[T_CONSTS]);
+    const std::size_t n_int =
+        std::size_t(int_begin[std::size_t(t) + 1] - int_begin[std::size_t(t)]);
+    most = std::max(most, n_u * sizeof(double) + (n_int * sizeof(std::int32_t) + 7) / 8 * 8);
+  }
+  return most;
+}
+
+TeamsLayout layout_teams(const Program& prog, int teams) {
+  if (teams < 1) throw std::logic_error("ode: teams: at least one team");
+  TeamsLayout out;
+  out.teams = teams;
+  out.n_phases = int(prog.n_phases());
+  const std::size_t n_bins = prog.n_bins;
+  out.int_begin.push_back(0);
+  out.real_begin.push_back(0);
+  for (int t = 0; t < teams; ++t) {
+    TeamBuilder team(prog);
+    for (std::size_t ph = 0; ph < prog.n_phases(); ++ph) {
+      for (std::size_t b = std::size_t(t); b < n_bins; b += std::size_t(teams))
+        for (std::int32_t g = prog.bin_begin[ph * n_bins + b];
+             g < prog.bin_begin[ph * n_bins + b + 1]; ++g)
+          team.add_group(std::size_t(g));
+      team.end_phase();
+    }
+    team.emit(out.ints, out.reals);
+    out.int_begin.push_back(std::int64_t(out.ints.size()));
+    out.real_begin.push_back(std::int64_t(out.reals.size()));
+  }
+  return out;
+}
+
+}  // namespace hayate::ode
