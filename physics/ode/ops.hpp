@@ -22,14 +22,28 @@ enum Op : std::uint32_t {
   CONST_IND,   // per-lane constant: unified table slot arg
   STATE_IND,   // per-lane state index: unified table slot arg
   VAR_IND,     // per-lane variable index: unified table slot arg
-  // Arithmetic.
-  ADD,   // binary
-  MUL,   // binary
-  ADDN,  // pops arg values, sums them left to right
-  MULN,  // pops arg values, multiplies left to right
+  // Operations of two arguments, one range (ADD ... OR) so that the interpreter's test for them
+  // is one comparison. Comparisons and logic give 1.0 for true, 0.0 for false; any non-zero
+  // value is true.
+  ADD,
+  MUL,
   SUB,
   DIV,
   POW,
+  MIN,
+  MAX,
+  MOD,
+  LT,
+  LE,
+  GT,
+  GE,
+  EQ,
+  NE,
+  AND,
+  OR,
+  // Other arithmetic.
+  ADDN,  // pops arg values, sums them left to right
+  MULN,  // pops arg values, multiplies left to right
   POWI,  // x^n by repeated multiplication, n = arg - 64 (|n| <= 16, n != 0)
   NEG,
   // Functions.
@@ -43,18 +57,6 @@ enum Op : std::uint32_t {
   TAN,
   TANH,
   FLOOR,
-  MIN,
-  MAX,
-  MOD,
-  // Comparisons and logic: 1.0 for true, 0.0 for false; any non-zero value is true.
-  LT,
-  LE,
-  GT,
-  GE,
-  EQ,
-  NE,
-  AND,
-  OR,
   NOT,
   SELECT,  // c, a, b -> c != 0 ? a : b
   // Stores: pop the value into its target.
@@ -114,14 +116,9 @@ KOKKOS_INLINE_FUNCTION constexpr std::uint32_t with_operand(std::uint32_t word, 
 KOKKOS_INLINE_FUNCTION constexpr bool is_leaf(Op op) {
   return op <= VAR_IND;
 }
-// Operations of two arguments that may take one of them from an operand (one bit per opcode,
-// so the test is a shift and a mask).
-inline constexpr std::uint64_t kBinaryOps =
-    (1ull << ADD) | (1ull << MUL) | (1ull << SUB) | (1ull << DIV) | (1ull << POW) | (1ull << MIN) |
-    (1ull << MAX) | (1ull << MOD) | (1ull << LT) | (1ull << LE) | (1ull << GT) | (1ull << GE) |
-    (1ull << EQ) | (1ull << NE) | (1ull << AND) | (1ull << OR);
+// Operations of two arguments, which may take one of them from an operand.
 KOKKOS_INLINE_FUNCTION constexpr bool is_binary(Op op) {
-  return ((kBinaryOps >> op) & 1u) != 0;
+  return std::uint32_t(op) - std::uint32_t(ADD) <= std::uint32_t(OR) - std::uint32_t(ADD);
 }
 
 KOKKOS_INLINE_FUNCTION double ipow(double x, int n) {
