@@ -87,7 +87,7 @@ void device_steps(Space space, benchmark::State& state, const std::string& model
                   Method method, ExecMode mode, CompilerOptions options, std::size_t members,
                   std::int64_t steps, const ode::EngineOptions& engine_options = {}) {
   const ode::FlatModel fm = ode::load_model_file(model_path(model));
-  // Teams: bins of about a warp of cells unless the caller chose a number.
+  // Teams: the automatic bins (about 4 cells each) unless the caller chose a number.
   if (mode == ExecMode::Teams && options.partitions == 1) options.partitions = 0;
   const ode::Program prog = ode::compile(fm, options);
   ode::Engine<Space> engine(prog, members, method, mode, engine_options);
@@ -131,11 +131,14 @@ void register_steps() {
       }
 }
 
-// LR-Line in teams mode without merging (more, shorter phases: team barriers are cheap), with 8
-// bins instead of 4, and with the teams' variables in global memory instead of scratch.
+// LR-Line in teams mode without merging (more, shorter phases: team barriers are cheap), with 4,
+// 8 or 16 bins instead of 25, with only the teams' variables in scratch (program and states in
+// global memory), and with everything in global memory.
 void register_teams_variants() {
   ode::EngineOptions in_global;
   in_global.teams_scratch = false;
+  ode::EngineOptions vars_only;
+  vars_only.teams_program = false;
   CompilerOptions unmerged = all_passes();
   unmerged.merge = false;
   register_for_each_space(
@@ -145,13 +148,24 @@ void register_teams_variants() {
                      steps_per_iteration(space));
       },
       [](benchmark::internal::Benchmark* b) { b->MinTime(0.1); });
-  CompilerOptions eight = all_passes();
-  eight.partitions = 8;  // 8 bins of 12-13 cells: twice the SMs, warps 40% full
+  // 4, 8 or 16 bins of 25, 12-13 or 6-7 cells (the default is 25 bins of 4): fewer SMs,
+  // fuller warps.
+  for (int bins : {4, 8, 16}) {
+    CompilerOptions o = all_passes();
+    o.partitions = bins;
+    register_for_each_space(
+        "ode/step/lr_line/euler/teams_" + std::to_string(bins) + "bins",
+        [=](auto space, benchmark::State& state) {
+          device_steps(space, state, "lr_line", 0.01, Method::Euler, ExecMode::Teams, o, 1,
+                       steps_per_iteration(space));
+        },
+        [](benchmark::internal::Benchmark* b) { b->MinTime(0.1); });
+  }
   register_for_each_space(
-      "ode/step/lr_line/euler/teams_8bins",
+      "ode/step/lr_line/euler/teams_vars",
       [=](auto space, benchmark::State& state) {
-        device_steps(space, state, "lr_line", 0.01, Method::Euler, ExecMode::Teams, eight, 1,
-                     steps_per_iteration(space));
+        device_steps(space, state, "lr_line", 0.01, Method::Euler, ExecMode::Teams, all_passes(), 1,
+                     steps_per_iteration(space), vars_only);
       },
       [](benchmark::internal::Benchmark* b) { b->MinTime(0.1); });
   register_for_each_space(

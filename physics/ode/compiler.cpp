@@ -741,9 +741,13 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
 
   int parts = options.partitions;
   if (parts == 0) {
-    // Auto: bins that each keep about a warp of copies of the most repeated equation (the same
-    // target name in every instance of a group), so a network of 100 cells gets 4 bins of 25
-    // cells and each equation still runs as one unified warp per bin.
+    // Auto: bins that each keep about kCopiesPerBin copies of the most repeated equation (the
+    // same target name in every instance of a group), so a network of 100 cells gets 25 bins of
+    // 4 cells. A team's step is the latency of its longest streams, not its throughput, so
+    // teams of fewer cells on more multiprocessors run faster although their warps are mostly
+    // idle lanes (benchmarks/NOTES.md, tenth round: LR-Line 11.5 us per step with 4 bins,
+    // 10.6 with 25; the Rybak CPG network 90 us with 1 bin, 43 with 8).
+    constexpr std::size_t kCopiesPerBin = 4;
     std::map<std::string, std::size_t> copies;
     std::size_t most = 1;
     for (std::size_t i : all_order) {
@@ -754,7 +758,7 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
         name.erase(open, close - open + 1);
       most = std::max(most, ++copies[name]);
     }
-    parts = static_cast<int>((most + kWarp - 1) / kWarp);
+    parts = static_cast<int>((most + kCopiesPerBin - 1) / kCopiesPerBin);
   }
   const std::vector<std::size_t> bin = partition(tasks, phases, deps, n_eq, parts);
   prog.n_bins = static_cast<std::size_t>(std::max(parts, 1));

@@ -22,7 +22,7 @@ struct CompilerOptions {
   // Parts that a step's phases may run without seeing each other: the equations are split along
   // the connected components of their algebraic dependencies (whole cells of a network, since
   // coupling goes through states) into this many contiguous, balanced bins; 0 = enough bins for
-  // a warp of copies of the most repeated equation in each.
+  // about 4 copies of the most repeated equation in each.
   int partitions = 1;
   // The fused ensemble stream evaluates a variable read once where it is read (no store/load).
   bool inline_single_use = true;

@@ -509,7 +509,7 @@ void declare(core::Schema& s) {
   s.boolean("compiler.unify", "One opcode stream per warp with per-lane operand tables")
       .defaults(true);
   s.integer("compiler.partitions",
-            "teams mode: bins of independent cells, one team each (0 = a warp of copies of the "
+            "teams mode: bins of independent cells, one team each (0 = about 4 copies of the "
             "most repeated equation per bin)")
       .defaults(0)
       .range(0, 1 << 16);

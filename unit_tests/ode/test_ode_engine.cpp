@@ -167,7 +167,7 @@ TYPED_TEST(OdeEngine, EnsembleMembersMatchSeparateRuns) {
   }
 }
 
-// LR-Line in teams mode: 100 cells in 4 bins (one team each on a GPU), coupled through the
+// LR-Line in teams mode: 100 cells in 25 bins (one team each on a GPU), coupled through the
 // previous stage's voltages; Euler and RK4 against the reference interpreter step by step, with
 // each team's program and values in scratch, only its variables in scratch, and everything in
 // global memory.
@@ -175,7 +175,7 @@ TYPED_TEST(OdeEngine, LineOfCellsInTeamsMatchesReference) {
   const FlatModel model = load_model_file(test::source_path("inputs/ode/lr_line.model.yaml"));
   CompilerOptions o = all_passes();
   o.partitions = 0;
-  EXPECT_EQ(compile(model, o).n_bins, 4u);
+  EXPECT_EQ(compile(model, o).n_bins, 25u);
   EngineOptions in_global;
   in_global.teams_scratch = false;
   EngineOptions vars_only;

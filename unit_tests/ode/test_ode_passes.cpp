@@ -211,7 +211,7 @@ TEST(OdePasses, BinsAreIndependentAndTheSerialStreamIsOrdered) {
     o.merge = o.reorder = o.pad = o.unify = true;
     o.partitions = parts;
     const Program p = compile(model, o);
-    EXPECT_EQ(p.n_bins, parts == 0 ? 3u : std::size_t(parts));  // 80 cells: 3 warps of copies
+    EXPECT_EQ(p.n_bins, parts == 0 ? 20u : std::size_t(parts));  // 80 cells: 4 per bin
     ASSERT_EQ(p.bin_begin.size(), p.n_phases() * p.n_bins + 1);
     std::vector<int> writer(p.n_alg, -1);
     std::vector<std::size_t> groups_in(p.n_bins, 0);
