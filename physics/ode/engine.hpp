@@ -177,12 +177,7 @@ struct PersistentKernel {
     const std::size_t m = team.league_rank();
     double* b[4] = {bufs[0], bufs[1], bufs[2], bufs[3]};
     const TeamSweep<member_type> sweep{team, p, phase_begin, n_phases, v, M, m};
-    for (std::int64_t n = 0; n < steps; ++n) {
-      const int r = step_schedule(method, double(first_step + n) * dt, dt, b, sweep);
-      double* tmp = b[0];
-      b[0] = b[r];
-      b[r] = tmp;
-    }
+    run_steps(method, first_step, steps, dt, b, sweep);
   }
 };
 
@@ -259,12 +254,7 @@ struct FusedKernel {
       for (std::size_t j = 0; j < n_slots; ++j)
         vv[j * stride + col + k * T] = v[std::size_t(slot_var[j]) * M + m + k * T];
     const SerialSweep<W> sweep{code, len, consts, vv, stride, col, T};
-    for (std::int64_t n = 0; n < steps; ++n) {
-      const int k = step_schedule(method, double(first_step + n) * dt, dt, b, sweep);
-      double* tmp = b[0];
-      b[0] = b[k];
-      b[k] = tmp;
-    }
+    run_steps(method, first_step, steps, dt, b, sweep);
     for (int k = 0; k < W; ++k) {
       if (b[0] != bufs[0])
         for (std::size_t i = 0; i < n_states; ++i)
@@ -376,12 +366,7 @@ struct TeamsKernel {
     int ok = 1;
     const BinSweep<member_type> sweep{team, p,       bin_begin, n_phases,  n_bins, league,
                                       vv,   counter, failed,    &arrivals, &ok};
-    for (std::int64_t n = 0; n < steps && ok; ++n) {
-      const int r = step_schedule(method, double(first_step + n) * dt, dt, b, sweep);
-      double* tmp = b[0];
-      b[0] = b[r];
-      b[r] = tmp;
-    }
+    run_steps(method, first_step, steps, dt, b, sweep, &ok);
   }
 };
 
@@ -492,12 +477,7 @@ struct TeamsLocalKernel {
     const LocalSweep<member_type> sweep{team,        code,      groups,   lanes,     itab,
                                         phase_begin, state_src, n_phases, ns,        league,
                                         u,           counter,   failed,   &arrivals, &ok};
-    for (std::int64_t n = 0; n < steps && ok; ++n) {
-      const int r = step_schedule(method, double(first_step + n) * dt, dt, b, sweep);
-      double* tmp = b[0];
-      b[0] = b[r];
-      b[r] = tmp;
-    }
+    run_steps(method, first_step, steps, dt, b, sweep, &ok);
   }
 };
 

@@ -95,6 +95,20 @@ KOKKOS_INLINE_FUNCTION int step_schedule(Method method, double t, double dt, dou
   return 3;
 }
 
+// `steps` steps from step first_step; after each, the new state is moved to b[0] (b[0] and b[r]
+// swap). A non-null `ok` is polled before every step: a kernel whose grid barrier failed stops.
+template <class Sweep>
+KOKKOS_INLINE_FUNCTION void run_steps(Method method, std::int64_t first_step, std::int64_t steps,
+                                      double dt, double** b, const Sweep& sweep,
+                                      const int* ok = nullptr) {
+  for (std::int64_t n = 0; n < steps && (ok == nullptr || *ok); ++n) {
+    const int r = step_schedule(method, double(first_step + n) * dt, dt, b, sweep);
+    double* tmp = b[0];
+    b[0] = b[r];
+    b[r] = tmp;
+  }
+}
+
 // Dormand-Prince 5(4) stage s (0..6): stores k_s; stages 0-5 write the next stage input
 // y_{s+1} = x + dt sum_j A[s+1][j] k_j (y_6 is the 5th-order solution); stage 6 writes the
 // squared scaled error estimate dt sum_j E[j] k_j / (atol + rtol max(|x|, |x_new|)).
