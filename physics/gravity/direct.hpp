@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace hayate::gravity {
 
@@ -72,18 +73,27 @@ struct MonopolePolicy {
     if (WithPotential) v[3] += Acc(pair_potential(p, eps2));
   }
 
-  // A tree node: its monopole through the pair function, plus its quadrupole.
+  // A tree node: its monopole and quadrupole (node_terms). With a float accumulator each
+  // component takes two fused multiply-adds; a wider one gets the component in one add.
   template <bool WithPotential>
   KOKKOS_FORCEINLINE_FUNCTION static void interact_node(const Source& ti, const Source& node,
                                                         const Quadrupole<T>& q, const T eps2,
                                                         Acc* v) {
     const PairTerms<T> p = gravity_pair(ti.x, ti.y, ti.z, node.x, node.y, node.z, node.m, eps2);
-    T qx, qy, qz, qphi;
-    quadrupole_terms(p, q, qx, qy, qz, qphi);
-    v[0] += Acc(p.m_inv_r3 * p.dx + qx);
-    v[1] += Acc(p.m_inv_r3 * p.dy + qy);
-    v[2] += Acc(p.m_inv_r3 * p.dz + qz);
-    if (WithPotential) v[3] += Acc(pair_potential(p, eps2) + qphi);
+    const NodeTerms<T> n = node_terms(p, node.m, q);
+    if (std::is_same<Acc, T>::value) {
+      v[0] += Acc(n.c * p.dx);
+      v[1] += Acc(n.c * p.dy);
+      v[2] += Acc(n.c * p.dz);
+      v[0] -= Acc(n.inv_r5 * n.qx);
+      v[1] -= Acc(n.inv_r5 * n.qy);
+      v[2] -= Acc(n.inv_r5 * n.qz);
+    } else {
+      v[0] += Acc(n.c * p.dx - n.inv_r5 * n.qx);
+      v[1] += Acc(n.c * p.dy - n.inv_r5 * n.qy);
+      v[2] += Acc(n.c * p.dz - n.inv_r5 * n.qz);
+    }
+    if (WithPotential) v[3] += Acc(pair_potential(p, eps2) - T(0.5) * n.dqd * n.inv_r5);
   }
 };
 

@@ -66,28 +66,38 @@ KOKKOS_FORCEINLINE_FUNCTION void pair_jerk(const PairTerms<T>& p, const T dvx, c
 
 // Traceless quadrupole moment of a tree node about its centre of mass:
 //   Q = sum_k m_k (3 s_k s_k^T - |s_k|^2 I), s_k = x_k - com.
+// Aligned to two components so its six load as three 8-byte (float) or 16-byte (double) words.
 template <class T>
-struct Quadrupole {
+struct alignas(2 * sizeof(T)) Quadrupole {
   T xx, yy, zz, xy, xz, yz;
 };
 
-// Quadrupole correction to a node's monopole field at the target, from the same pair terms
-// (d = com - x_i, softened 1/r):
-//   a += -Q d / r^5 + 5/2 (d.Q.d) d / r^7,   phi += -1/2 (d.Q.d) / r^5   (times G).
+// A node's monopole and quadrupole at the target, from the pair geometry p (d = com - x_i,
+// softened r):
+//   a = (m/r^3 + 5/2 (d.Q.d)/r^7) d - (Q d)/r^5,   phi = -m/r - 1/2 (d.Q.d)/r^5   (times G).
+// Both terms share one coefficient of d, so a node costs ~32 FP32-pipe instructions instead of
+// ~40 for the monopole and the quadrupole correction evaluated apart.
 template <class T>
-KOKKOS_FORCEINLINE_FUNCTION void quadrupole_terms(const PairTerms<T>& p, const Quadrupole<T>& q,
-                                                  T& ax, T& ay, T& az, T& phi) {
-  const T qx = q.xx * p.dx + q.xy * p.dy + q.xz * p.dz;
-  const T qy = q.xy * p.dx + q.yy * p.dy + q.yz * p.dz;
-  const T qz = q.xz * p.dx + q.yz * p.dy + q.zz * p.dz;
-  const T dqd = p.dx * qx + p.dy * qy + p.dz * qz;
+struct NodeTerms {
+  T c;       // coefficient of d
+  T inv_r5;  // coefficient of -(Q d)
+  T qx, qy, qz;
+  T dqd;  // d.Q.d
+};
+
+template <class T>
+KOKKOS_FORCEINLINE_FUNCTION NodeTerms<T> node_terms(const PairTerms<T>& p, const T m,
+                                                    const Quadrupole<T>& q) {
+  NodeTerms<T> n;
+  n.qx = q.xx * p.dx + q.xy * p.dy + q.xz * p.dz;
+  n.qy = q.xy * p.dx + q.yy * p.dy + q.yz * p.dz;
+  n.qz = q.xz * p.dx + q.yz * p.dy + q.zz * p.dz;
+  n.dqd = p.dx * n.qx + p.dy * n.qy + p.dz * n.qz;
   const T inv_r2 = p.inv_r * p.inv_r;
-  const T inv_r5 = inv_r2 * inv_r2 * p.inv_r;
-  const T f = T(2.5) * dqd * inv_r5 * inv_r2;
-  ax = f * p.dx - qx * inv_r5;
-  ay = f * p.dy - qy * inv_r5;
-  az = f * p.dz - qz * inv_r5;
-  phi = -T(0.5) * dqd * inv_r5;
+  const T inv_r3 = inv_r2 * p.inv_r;
+  n.inv_r5 = inv_r3 * inv_r2;
+  n.c = T(2.5) * (n.dqd * n.inv_r5) * inv_r2 + m * inv_r3;
+  return n;
 }
 
 // Floating-point operations counted per interaction by the usual conventions (for % of peak).

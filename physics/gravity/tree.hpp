@@ -54,7 +54,7 @@ class Tree {
   using Scalar = typename Particles<Space>::Scalar;
   using IntView = Kokkos::View<int*, Mem>;
 
-  int leaf_size = 16;
+  int leaf_size = 32;
   SortMethod sort_method = SortMethod::Auto;
 
   bool built() const { return n_nodes_ > 0; }
@@ -120,12 +120,16 @@ class Tree {
     const auto size = size_;
     const auto quad = quad_;
     const int nn = n_nodes_;
+    if (int(box_.extent(0)) != nn)
+      box_ = Kokkos::View<double* [6], Mem>("hayate::gravity::tree_box", nn);
+    const auto box = box_;
     for (int l = levels_ - 1; l >= 0; --l) {
       Kokkos::parallel_for(
           "hayate::gravity::tree_moments", Kokkos::RangePolicy<Space>(0, nn),
           KOKKOS_LAMBDA(const int node) {
             if (level(node) != l) return;
             double mt = 0, c[3] = {0, 0, 0}, b = 0, q[6] = {0, 0, 0, 0, 0, 0};
+            double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
             // Adds m (3 s s^T - |s|^2 I) to q.
             auto add_quad = [&](double w, double sx, double sy, double sz) {
               const double s2 = sx * sx + sy * sy + sz * sz;
@@ -147,7 +151,11 @@ class Tree {
               for (int k = begin(node); k < end(node); ++k) {
                 const int i = order(k);
                 double r2 = 0;
-                for (int d = 0; d < 3; ++d) r2 += (x(i, d) - c[d]) * (x(i, d) - c[d]);
+                for (int d = 0; d < 3; ++d) {
+                  r2 += (x(i, d) - c[d]) * (x(i, d) - c[d]);
+                  lo[d] = x(i, d) < lo[d] ? x(i, d) : lo[d];
+                  hi[d] = x(i, d) > hi[d] ? x(i, d) : hi[d];
+                }
                 b = r2 > b ? r2 : b;
                 add_quad(m(i), x(i, 0) - c[0], x(i, 1) - c[1], x(i, 2) - c[2]);
               }
@@ -159,9 +167,21 @@ class Tree {
               }
               for (int d = 0; d < 3; ++d) c[d] /= mt;
               for (int ch = node + 1; ch < skip(node); ch = skip(ch)) {
-                double r2 = 0;
-                for (int d = 0; d < 3; ++d) r2 += (mono(ch, d) - c[d]) * (mono(ch, d) - c[d]);
-                const double reach = compat::sqrt(r2) + size(ch, 0);
+                // The child's particles lie within b_child of its centre of mass and inside
+                // its bounding box: the nearer of the two bounds is kept, so b_J stays an
+                // upper bound but does not compound level after level.
+                double r2 = 0, corner2 = 0;
+                for (int d = 0; d < 3; ++d) {
+                  r2 += (mono(ch, d) - c[d]) * (mono(ch, d) - c[d]);
+                  const double below = c[d] - box(ch, d), above = box(ch, 3 + d) - c[d];
+                  const double far = below > above ? below : above;
+                  corner2 += far * far;
+                  lo[d] = box(ch, d) < lo[d] ? box(ch, d) : lo[d];
+                  hi[d] = box(ch, 3 + d) > hi[d] ? box(ch, 3 + d) : hi[d];
+                }
+                const double via_com = compat::sqrt(r2) + size(ch, 0);
+                const double via_box = compat::sqrt(corner2);
+                const double reach = via_box < via_com ? via_box : via_com;
                 b = reach > b ? reach : b;
                 // Parallel-axis shift of the child's quadrupole.
                 add_quad(mono(ch, 3), mono(ch, 0) - c[0], mono(ch, 1) - c[1], mono(ch, 2) - c[2]);
@@ -171,6 +191,10 @@ class Tree {
             for (int d = 0; d < 3; ++d) mono(node, d) = c[d];
             mono(node, 3) = mt;
             size(node, 0) = b;
+            for (int d = 0; d < 3; ++d) {
+              box(node, d) = lo[d];
+              box(node, 3 + d) = hi[d];
+            }
             for (int j = 0; j < 6; ++j) quad(node, j) = q[j];
           });
     }
@@ -395,6 +419,7 @@ class Tree {
   Kokkos::View<double* [4], Mem> mono_;  // centre of mass, mass
   Kokkos::View<double* [2], Mem> size_;  // b_J, cell side
   Kokkos::View<double* [6], Mem> quad_;  // xx, yy, zz, xy, xz, yz
+  Kokkos::View<double* [6], Mem> box_;   // particles' bounding box: lo x, y, z, hi x, y, z
 };
 
 }  // namespace hayate::gravity

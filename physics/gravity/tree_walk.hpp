@@ -44,6 +44,14 @@ struct WalkLink {
   int first, count;
 };
 
+// A node staged for a flush: one record, so a thread reads it from scratch in three 16-byte
+// (float) words instead of a position and six separate quadrupole components.
+template <class T>
+struct alignas(4 * sizeof(T)) NodeRecord {
+  Body<T> c;
+  Quadrupole<T> q;
+};
+
 // Per-space group shape: a warp per group on GPUs, one thread with 16 targets on CPUs.
 template <class Space>
 struct TreeDefaults {
@@ -200,7 +208,7 @@ struct GroupWalkKernel {
 
   static std::size_t scratch0(const GroupWalkShape& s) {
     return Scratch<int>::shmem_size(s.node_list()) + 2 * Scratch<int>::shmem_size(s.range_list()) +
-           Scratch<Body<T>>::shmem_size(s.ts) + Scratch<Quadrupole<T>>::shmem_size(s.ts) +
+           Scratch<Body<T>>::shmem_size(s.ts) + Scratch<NodeRecord<T>>::shmem_size(s.ts) +
            Scratch<std::uint64_t>::shmem_size(1);
   }
   static std::size_t scratch1(const GroupWalkShape& s) {
@@ -209,8 +217,8 @@ struct GroupWalkKernel {
 
   struct Lists {
     Scratch<int> nodes, range_begin, range_offset;
-    Scratch<Body<T>> tile;
-    Scratch<Quadrupole<T>> tile_quad;
+    Scratch<Body<T>> tile;             // particles
+    Scratch<NodeRecord<T>> tile_node;  // nodes
   };
 
   // Sums the listed nodes onto the thread's targets, one staged tile at a time.
@@ -222,17 +230,17 @@ struct GroupWalkKernel {
       const int m = count - base < ts ? count - base : ts;
       if (rank < m) {
         const int id = l.nodes(base + rank);
-        l.tile(rank) = d.nodes(id);
-        if (quadrupole) l.tile_quad(rank) = d.quad(id);
+        l.tile_node(rank).c = d.nodes(id);
+        if (quadrupole) l.tile_node(rank).q = d.quad(id);
       }
       team.team_barrier();
       for (int j = 0; j < m; ++j) {
-        const Body<T> c = l.tile(j);
         if (quadrupole) {
-          const Quadrupole<T> q = l.tile_quad(j);
+          const NodeRecord<T> r = l.tile_node(j);
           for (int t = 0; t < TPT; ++t)
-            Policy::template interact_node<WithPotential>(ti[t], c, q, d.eps2, v[t]);
+            Policy::template interact_node<WithPotential>(ti[t], r.c, r.q, d.eps2, v[t]);
         } else {
+          const Body<T> c = l.tile_node(j).c;
           for (int t = 0; t < TPT; ++t)
             Policy::template interact<WithPotential>(ti[t], c, d.eps2, v[t]);
         }
@@ -281,7 +289,7 @@ struct GroupWalkKernel {
     l.range_begin = Scratch<int>(team.team_scratch(0), shape.range_list());
     l.range_offset = Scratch<int>(team.team_scratch(0), shape.range_list());
     l.tile = Scratch<Body<T>>(team.team_scratch(0), ts);
-    l.tile_quad = Scratch<Quadrupole<T>>(team.team_scratch(0), ts);
+    l.tile_node = Scratch<NodeRecord<T>>(team.team_scratch(0), ts);
     const Scratch<std::uint64_t> total(team.team_scratch(0), 1);
     const Scratch<int> stack(team.team_scratch(1), shape.stack());
     const int node_cap = shape.node_list(), range_cap = shape.range_list(),

@@ -95,14 +95,30 @@ TYPED_TEST(GravityTree, StructureCoversParticlesAndMomentsAreExact) {
   }
   EXPECT_NEAR(mono(0, 3), mt, 1e-12);
   for (int c = 0; c < 3; ++c) EXPECT_NEAR(mono(0, c), com[c] / mt, 1e-12);
+  // b_J is also no larger than the distance from the centre of mass to the farthest corner of
+  // the node's particle bounding box: the bound does not compound up the levels.
+  int loose = 0;
   for (int k = 0; k < nn; ++k) {
+    double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300}, b_exact = 0;
     for (int s = begin(k); s < end(k); ++s) {
       const int i = order(s);
       double r2 = 0;
-      for (int c = 0; c < 3; ++c) r2 += std::pow(hp.x[3 * i + c] - mono(k, c), 2);
+      for (int c = 0; c < 3; ++c) {
+        r2 += std::pow(hp.x[3 * i + c] - mono(k, c), 2);
+        lo[c] = std::min(lo[c], hp.x[3 * i + c]);
+        hi[c] = std::max(hi[c], hp.x[3 * i + c]);
+      }
+      b_exact = std::max(b_exact, std::sqrt(r2));
       ASSERT_LE(std::sqrt(r2), size(k, 0) * (1 + 1e-12) + 1e-15) << "node " << k;
     }
+    double corner2 = 0;
+    for (int c = 0; c < 3; ++c)
+      corner2 += std::pow(std::max(mono(k, c) - lo[c], hi[c] - mono(k, c)), 2);
+    ASSERT_LE(size(k, 0), std::sqrt(corner2) * (1 + 1e-12) + 1e-15) << "node " << k;
+    if (size(k, 0) > 1.5 * b_exact) ++loose;
   }
+  // Most nodes are bounded within 50% of their true extent.
+  EXPECT_LT(loose, nn / 10) << "of " << nn << " nodes";
 }
 
 // The walks' target groups tile the sorted particles in runs of at most group_size, and each
