@@ -427,7 +427,7 @@ void declare(core::Schema& s) {
   s.choice("tree.first_step", {"theta", "direct"},
            "Forces of the first step, before accelerations exist for the acceleration MAC")
       .defaults("theta");
-  s.integer("tree.leaf_size", "Most particles in a leaf").defaults(16).range(1, 1024);
+  s.integer("tree.leaf_size", "Most particles in a leaf").defaults(32).range(1, 1024);
   s.integer("tree.group_cell",
             "Target groups are cut where they cross a boundary inside a cell of more than this "
             "many groups' worth of particles; 0 = never (fixed runs of sorted particles)")
@@ -435,7 +435,8 @@ void declare(core::Schema& s) {
       .range(0, 1 << 20);
   s.integer("tree.rebuild_every",
             "Rebuild the tree every this many force evaluations; 0 = automatic (when the "
-            "walk's slow-down has cost one rebuild; not reproducible run to run)")
+            "next walk would cost more than the average step since the last rebuild; not "
+            "reproducible run to run)")
       .defaults(0)
       .at_least(0);
   s.boolean("tree.quadrupole", "Use node quadrupole moments (else monopoles only)").defaults(true);

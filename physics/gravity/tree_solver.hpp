@@ -15,12 +15,42 @@ struct TreeParams {
   double dacc = 1.0 / 512;    // acceleration MAC tolerance
   double theta = 0.5;         // opening angle (theta MAC, and the first step)
   bool first_direct = false;  // first step by direct summation instead of the theta MAC
-  int leaf_size = 16;
+  int leaf_size = 32;
   int group_cell = 64;    // target groups stay inside cells of at most this many groups' worth
   int rebuild_every = 0;  // 0 = automatic
   bool quadrupole = true;
   Walk walk = Walk::Group;
   SortMethod sort = SortMethod::Auto;
+};
+
+// The automatic rebuild rule (rebuild_every = 0). It keeps the cost per step of a rebuild
+// cycle (one rebuild and the walks on that tree) low: rebuild once the next walk, extrapolated
+// from the last two, would cost more than the cycle's average step so far. A stale tree's walk
+// grows faster than linearly (docs/gravity.md), so GOTHIC's rule (rebuild once the summed
+// slow-down exceeds a rebuild) waits a step too long. Costs are seconds for all n targets.
+struct RebuildClock {
+  int walks = 0;        // walks on the current tree
+  double walk_sum = 0;  // their summed cost
+  double last = 0;      // the last one's cost
+  double slope = 0;     // its growth over the one before, kept as the next cycle's estimate
+  double rebuild = 0;   // what the last rebuild cost
+
+  void rebuilt(double seconds) {
+    rebuild = seconds;
+    walks = 0;
+    walk_sum = 0;
+  }
+  void walked(double seconds) {
+    if (walks > 0) slope = seconds - last;
+    ++walks;
+    walk_sum += seconds;
+    last = seconds;
+  }
+  bool due() const {
+    if (walks == 0) return false;
+    const double next = last + (slope > 0 ? slope : 0.0);
+    return next * walks >= rebuild + walk_sum;
+  }
 };
 
 template <class Space>
@@ -61,22 +91,22 @@ class TreeForce final : public ForceSolver<Space> {
       const auto start = std::chrono::steady_clock::now();
       tree_.build(p.x, p.n, timers);
       Kokkos::fence();
-      build_seconds_ =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      clock_.rebuilt(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       since_build_ = 0;
       groups_valid_ = false;
-      excess_ = 0;
-      reference_ = -1;
       ++rebuilds_;
     }
+    // Diagnostic evaluations (thermo potential, force-error samples) are timed apart, so
+    // tree_moments and tree_walk are what the time steps cost.
     {
-      auto scope = timers.scope("tree_moments");
+      auto scope = timers.scope(diagnostic ? "tree_moments_diagnostic" : "tree_moments");
       tree_.moments(p.x, p.m);
     }
+    const bool theta = params_.mac == Mac::Theta || !have_old_acc_;
     const auto start = std::chrono::steady_clock::now();
     {
-      auto scope = timers.scope("tree_walk");
-      const bool theta = params_.mac == Mac::Theta || !have_old_acc_;
+      auto scope = timers.scope(diagnostic ? "tree_walk_diagnostic" : "tree_walk");
       switch (precision_) {
         case Precision::Float:
           walk<float, float>(p, targets, with_potential, theta, out);
@@ -90,13 +120,13 @@ class TreeForce final : public ForceSolver<Space> {
       }
     }
     if (diagnostic) return;
-    // Walk cost per target against its value just after the rebuild: rebuild once the
-    // accumulated slow-down exceeds what a rebuild costs (GOTHIC's rule).
-    const double per_target =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
-        std::max(1, targets.count);
-    if (reference_ < 0) reference_ = per_target;
-    excess_ += std::max(0.0, per_target - reference_) * targets.count;
+    // For the rebuild rule, scaled to all n targets so block steps' partial walks compare
+    // alike. A first-step theta walk (no old accelerations yet) costs a different amount from
+    // the acceleration-MAC walks after it and is left out.
+    if (theta == (params_.mac == Mac::Theta))
+      clock_.walked(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
+          std::max(1, targets.count) * p.n);
     ++since_build_;
     if (targets.index.extent(0) == 0) have_old_acc_ = true;
   }
@@ -105,9 +135,11 @@ class TreeForce final : public ForceSolver<Space> {
     tree_.save(cp);
     cp.put<int>("tree_since_build", since_build_);
     cp.put<bool>("tree_have_old_acc", have_old_acc_);
-    cp.put<double>("tree_build_seconds", build_seconds_);
-    cp.put<double>("tree_reference", reference_);
-    cp.put<double>("tree_excess", excess_);
+    cp.put<double>("tree_build_seconds", clock_.rebuild);
+    cp.put<int>("tree_walks", clock_.walks);
+    cp.put<double>("tree_walk_sum", clock_.walk_sum);
+    cp.put<double>("tree_last_walk", clock_.last);
+    cp.put<double>("tree_walk_slope", clock_.slope);
   }
 
   void restore(const core::CheckpointReader& cp, int n) override {
@@ -115,9 +147,11 @@ class TreeForce final : public ForceSolver<Space> {
     groups_valid_ = false;
     since_build_ = cp.get<int>("tree_since_build");
     have_old_acc_ = cp.get<bool>("tree_have_old_acc");
-    build_seconds_ = cp.get<double>("tree_build_seconds");
-    reference_ = cp.get<double>("tree_reference");
-    excess_ = cp.get<double>("tree_excess");
+    clock_.rebuild = cp.get<double>("tree_build_seconds");
+    clock_.walks = cp.get<int>("tree_walks");
+    clock_.walk_sum = cp.get<double>("tree_walk_sum");
+    clock_.last = cp.get<double>("tree_last_walk");
+    clock_.slope = cp.get<double>("tree_walk_slope");
   }
 
   // Public for nvcc (device lambdas). The walks' target groups: runs of group_size consecutive
@@ -269,7 +303,7 @@ class TreeForce final : public ForceSolver<Space> {
  private:
   bool rebuild_due() const {
     if (params_.rebuild_every > 0) return since_build_ >= params_.rebuild_every;
-    return since_build_ >= max_interval || (reference_ >= 0 && excess_ > build_seconds_);
+    return since_build_ >= max_interval || clock_.due();
   }
 
   template <class T, class Acc>
@@ -387,7 +421,7 @@ class TreeForce final : public ForceSolver<Space> {
   Tree<Space> tree_;
   bool have_old_acc_ = false;
   int since_build_ = 0, rebuilds_ = 0;
-  double build_seconds_ = 0, reference_ = -1, excess_ = 0;
+  RebuildClock clock_;
   Kokkos::View<int*, Mem> slot_;
   Kokkos::View<int*, Mem> group_flag_, group_begin_;
   int n_groups_ = 0;

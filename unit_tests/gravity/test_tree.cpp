@@ -417,6 +417,43 @@ TYPED_TEST(GravityTree, GroupWalkMatchesParticleWalk) {
   }
 }
 
+// The automatic rebuild rule on made-up walk costs (seconds): it rebuilds when the next walk,
+// extrapolated, would cost more than the cycle's average step.
+TEST(GravityTreeRebuild, ClockRebuildsWhenTheNextWalkBeatsTheAverage) {
+  using hayate::gravity::RebuildClock;
+  // A stale tree whose walk grows fast (31, 39, 59 ms) and a 9 ms rebuild: two walks per tree
+  // (average 39.5 ms per step) beat one (40) and three (46).
+  RebuildClock c;
+  c.rebuilt(0.009);
+  c.walked(0.031);
+  EXPECT_FALSE(c.due());
+  c.walked(0.039);
+  EXPECT_TRUE(c.due());
+  // The growth carries over: with a rebuild cheaper than that growth, every walk gets a new
+  // tree; with a dearer one, the first walk does not.
+  c.rebuilt(0.005);
+  c.walked(0.031);
+  EXPECT_TRUE(c.due());
+  c.rebuilt(0.009);
+  c.walked(0.031);
+  EXPECT_FALSE(c.due());
+  // Slow, steady growth (0.1 ms per walk): the rebuild waits until the summed slow-down
+  // is comparable with its cost, about sqrt(2 x 9 / 0.1) = 13 walks.
+  RebuildClock slow;
+  slow.rebuilt(0.009);
+  int walks = 0;
+  while (!slow.due() && walks < 100) slow.walked(0.030 + 1e-4 * walks++);
+  EXPECT_GE(walks, 10);
+  EXPECT_LE(walks, 16);
+  // A walk that does not slow down never pays for a rebuild.
+  RebuildClock flat;
+  flat.rebuilt(0.009);
+  for (int k = 0; k < 100; ++k) {
+    flat.walked(0.030);
+    ASSERT_FALSE(flat.due()) << k;
+  }
+}
+
 TEST(GravityTreeKeys, MortonInterleavesBits) {
   EXPECT_EQ(morton_key(1, 0, 0), 1u);
   EXPECT_EQ(morton_key(0, 1, 0), 2u);
