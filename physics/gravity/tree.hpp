@@ -26,6 +26,7 @@
 #include <array>
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace hayate::gravity {
@@ -53,6 +54,18 @@ class Tree {
   using Vec = typename Particles<Space>::Vec;
   using Scalar = typename Particles<Space>::Scalar;
   using IntView = Kokkos::View<int*, Mem>;
+
+  // Views the build fills completely: no zero-fill kernel and fence at allocation, which at
+  // ~80 allocations per rebuild was a good part of its cost.
+  template <class V>
+  static V uninitialized(const char* name, std::size_t n) {
+    return V(Kokkos::view_alloc(std::string(name), Kokkos::WithoutInitializing), n);
+  }
+  // Scratch of the build kept between rebuilds, grown when too small.
+  template <class V>
+  static void grow(V& v, const char* name, std::size_t n) {
+    if (v.extent(0) < n) v = uninitialized<V>(name, n + n / 8);
+  }
 
   int leaf_size = 32;
   SortMethod sort_method = SortMethod::Auto;
@@ -121,7 +134,7 @@ class Tree {
     const auto quad = quad_;
     const int nn = n_nodes_;
     if (int(box_.extent(0)) != nn)
-      box_ = Kokkos::View<double* [6], Mem>("hayate::gravity::tree_box", nn);
+      box_ = uninitialized<Kokkos::View<double* [6], Mem>>("hayate::gravity::tree_box", nn);
     const auto box = box_;
     for (int l = levels_ - 1; l >= 0; --l) {
       Kokkos::parallel_for(
@@ -262,27 +275,35 @@ class Tree {
   }
 
   void allocate_nodes(int count) {
-    begin_ = IntView("hayate::gravity::tree_begin", count);
-    end_ = IntView("hayate::gravity::tree_end", count);
-    skip_ = IntView("hayate::gravity::tree_skip", count);
-    level_ = IntView("hayate::gravity::tree_level", count);
-    mono_ = Kokkos::View<double* [4], Mem>("hayate::gravity::tree_mono", count);
-    size_ = Kokkos::View<double* [2], Mem>("hayate::gravity::tree_size", count);
-    quad_ = Kokkos::View<double* [6], Mem>("hayate::gravity::tree_quad", count);
+    begin_ = uninitialized<IntView>("hayate::gravity::tree_begin", count);
+    end_ = uninitialized<IntView>("hayate::gravity::tree_end", count);
+    skip_ = uninitialized<IntView>("hayate::gravity::tree_skip", count);
+    level_ = uninitialized<IntView>("hayate::gravity::tree_level", count);
+    mono_ = uninitialized<Kokkos::View<double* [4], Mem>>("hayate::gravity::tree_mono", count);
+    size_ = uninitialized<Kokkos::View<double* [2], Mem>>("hayate::gravity::tree_size", count);
+    quad_ = uninitialized<Kokkos::View<double* [6], Mem>>("hayate::gravity::tree_quad", count);
   }
 
   // Top-down, one level at a time: a node with more than leaf_size particles (and levels left)
   // gets one child per non-empty octant; then all nodes are sorted into depth-first order.
   void build_levels(const Kokkos::View<std::uint64_t*, Mem>& codes) {
-    std::vector<IntView> lv_begin{IntView("hayate::gravity::tree_lb", 1)}, lv_offset;
-    std::vector<IntView> lv_end{IntView("hayate::gravity::tree_le", 1)};
+    auto& lv_begin = lv_begin_;
+    auto& lv_end = lv_end_;
+    auto& lv_offset = lv_offset_;
+    if (lv_begin.empty()) {
+      lv_begin.push_back(IntView("hayate::gravity::tree_lb", 1));
+      lv_end.push_back(IntView("hayate::gravity::tree_le", 1));
+    }
+    Kokkos::deep_copy(lv_begin[0], 0);
     Kokkos::deep_copy(lv_end[0], n_);
     std::vector<int> counts{1};
     const int B = bits_, leaf = leaf_size;
     for (int l = 0;; ++l) {
       const IntView b = lv_begin[l], e = lv_end[l];
       const int count = counts[l];
-      IntView offset("hayate::gravity::tree_offset", count + 1);
+      if (int(lv_offset.size()) <= l) lv_offset.emplace_back();
+      grow(lv_offset[l], "hayate::gravity::tree_offset", std::size_t(count) + 1);
+      const IntView offset = lv_offset[l];
       const int shift = 3 * (B - 1 - l);
       const bool can_split = l < B;
       // Index of the first particle in [lo, hi) whose digit at this level is >= d.
@@ -313,9 +334,14 @@ class Tree {
             acc += nc;
           },
           total);
-      lv_offset.push_back(offset);
       if (total == 0) break;
-      IntView nb("hayate::gravity::tree_lb", total), ne("hayate::gravity::tree_le", total);
+      if (int(lv_begin.size()) <= l + 1) {
+        lv_begin.emplace_back();
+        lv_end.emplace_back();
+      }
+      grow(lv_begin[l + 1], "hayate::gravity::tree_lb", total);
+      grow(lv_end[l + 1], "hayate::gravity::tree_le", total);
+      const IntView nb = lv_begin[l + 1], ne = lv_end[l + 1];
       Kokkos::parallel_for(
           "hayate::gravity::tree_children", Kokkos::RangePolicy<Space>(0, count),
           KOKKOS_LAMBDA(const int node) {
@@ -331,8 +357,6 @@ class Tree {
               prev = split;
             }
           });
-      lv_begin.push_back(nb);
-      lv_end.push_back(ne);
       counts.push_back(total);
     }
     levels_ = int(counts.size());
@@ -344,13 +368,15 @@ class Tree {
 
     // Depth-first order = nodes sorted by (first particle, level); the values carry the
     // breadth-first number, and a node's children are consecutive there (child_first/count).
-    Kokkos::View<std::uint64_t*, Mem> key("hayate::gravity::tree_node_keys", n_nodes_);
-    IntView src_of("hayate::gravity::tree_node_src", n_nodes_);
-    IntView all_begin("hayate::gravity::tree_ab", n_nodes_),
-        all_end("hayate::gravity::tree_ae", n_nodes_),
-        all_level("hayate::gravity::tree_al", n_nodes_);
-    child_first_ = IntView("hayate::gravity::tree_child_first", n_nodes_);
-    child_count_ = IntView("hayate::gravity::tree_child_count", n_nodes_);
+    grow(node_key_, "hayate::gravity::tree_node_keys", n_nodes_);
+    grow(src_of_, "hayate::gravity::tree_node_src", n_nodes_);
+    grow(all_begin_, "hayate::gravity::tree_ab", n_nodes_);
+    grow(all_end_, "hayate::gravity::tree_ae", n_nodes_);
+    grow(all_level_, "hayate::gravity::tree_al", n_nodes_);
+    const auto key = node_key_;
+    const auto src_of = src_of_, all_begin = all_begin_, all_end = all_end_, all_level = all_level_;
+    child_first_ = uninitialized<IntView>("hayate::gravity::tree_child_first", n_nodes_);
+    child_count_ = uninitialized<IntView>("hayate::gravity::tree_child_count", n_nodes_);
     const auto child_first = child_first_, child_count = child_count_;
     int base = 0;
     for (int l = 0; l < levels_; ++l) {
@@ -375,7 +401,7 @@ class Tree {
     int index_bits = 1;
     while ((std::int64_t(1) << index_bits) <= n_) ++index_bits;
     sort_pairs<Space>(key, src_of, n_nodes_, index_bits + 5, sort_buffers_, sort_method);
-    dfs_of_ = IntView("hayate::gravity::tree_dfs_of", n_nodes_);
+    dfs_of_ = uninitialized<IntView>("hayate::gravity::tree_dfs_of", n_nodes_);
     const auto dfs_of = dfs_of_;
     allocate_nodes(n_nodes_);
     const auto begin = begin_, end = end_, skip = skip_, level = level_;
@@ -420,6 +446,11 @@ class Tree {
   Kokkos::View<double* [2], Mem> size_;  // b_J, cell side
   Kokkos::View<double* [6], Mem> quad_;  // xx, yy, zz, xy, xz, yz
   Kokkos::View<double* [6], Mem> box_;   // particles' bounding box: lo x, y, z, hi x, y, z
+  // Build scratch kept between rebuilds: per level the nodes' particle ranges and their
+  // children's offsets; the node sort's keys and values and the gathered ranges and levels.
+  std::vector<IntView> lv_begin_, lv_end_, lv_offset_;
+  Kokkos::View<std::uint64_t*, Mem> node_key_;
+  IntView src_of_, all_begin_, all_end_, all_level_;
 };
 
 }  // namespace hayate::gravity
