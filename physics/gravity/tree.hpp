@@ -127,8 +127,12 @@ class Tree {
   }
 
   // Mass, centre of mass, b_J and quadrupole of every node from the current positions.
+  // One launch per level over that level's nodes (consecutive in the breadth-first numbering),
+  // leaves reading the particles gathered into sorted order first. Looping over all nodes per
+  // level, leaves gathering through `order`, left most lanes idle and every load a random one:
+  // 2.9 ms per evaluation at 2^23 on the H100.
   void moments(const Vec& x, const Scalar& m) {
-    const auto order = order_, begin = begin_, end = end_, skip = skip_, level = level_;
+    const auto order = order_, begin = begin_, end = end_, skip = skip_, dfs_of = dfs_of_;
     const auto mono = mono_;
     const auto size = size_;
     const auto quad = quad_;
@@ -136,11 +140,22 @@ class Tree {
     if (int(box_.extent(0)) != nn)
       box_ = uninitialized<Kokkos::View<double* [6], Mem>>("hayate::gravity::tree_box", nn);
     const auto box = box_;
+    grow(sorted_, "hayate::gravity::tree_sorted", n_);
+    const auto sorted = sorted_;
+    Kokkos::parallel_for(
+        "hayate::gravity::tree_gather_sorted", Kokkos::RangePolicy<Space>(0, n_),
+        KOKKOS_LAMBDA(const int k) {
+          const int i = order(k);
+          for (int d = 0; d < 3; ++d) sorted(k, d) = x(i, d);
+          sorted(k, 3) = m(i);
+        });
+    if (int(level_base_.size()) != levels_ + 1) set_level_bases();
     for (int l = levels_ - 1; l >= 0; --l) {
       Kokkos::parallel_for(
-          "hayate::gravity::tree_moments", Kokkos::RangePolicy<Space>(0, nn),
-          KOKKOS_LAMBDA(const int node) {
-            if (level(node) != l) return;
+          "hayate::gravity::tree_moments",
+          Kokkos::RangePolicy<Space>(level_base_[l], level_base_[l + 1]),
+          KOKKOS_LAMBDA(const int bfs) {
+            const int node = dfs_of(bfs);
             double mt = 0, c[3] = {0, 0, 0}, b = 0, q[6] = {0, 0, 0, 0, 0, 0};
             double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
             // Adds m (3 s s^T - |s|^2 I) to q.
@@ -156,21 +171,21 @@ class Tree {
             const bool leaf = skip(node) == node + 1;
             if (leaf) {
               for (int k = begin(node); k < end(node); ++k) {
-                const int i = order(k);
-                mt += m(i);
-                for (int d = 0; d < 3; ++d) c[d] += m(i) * x(i, d);
+                mt += sorted(k, 3);
+                for (int d = 0; d < 3; ++d) c[d] += sorted(k, 3) * sorted(k, d);
               }
               for (int d = 0; d < 3; ++d) c[d] /= mt;
               for (int k = begin(node); k < end(node); ++k) {
-                const int i = order(k);
+                const double px = sorted(k, 0), py = sorted(k, 1), pz = sorted(k, 2);
+                const double p[3] = {px, py, pz};
                 double r2 = 0;
                 for (int d = 0; d < 3; ++d) {
-                  r2 += (x(i, d) - c[d]) * (x(i, d) - c[d]);
-                  lo[d] = x(i, d) < lo[d] ? x(i, d) : lo[d];
-                  hi[d] = x(i, d) > hi[d] ? x(i, d) : hi[d];
+                  r2 += (p[d] - c[d]) * (p[d] - c[d]);
+                  lo[d] = p[d] < lo[d] ? p[d] : lo[d];
+                  hi[d] = p[d] > hi[d] ? p[d] : hi[d];
                 }
                 b = r2 > b ? r2 : b;
-                add_quad(m(i), x(i, 0) - c[0], x(i, 1) - c[1], x(i, 2) - c[2]);
+                add_quad(sorted(k, 3), px - c[0], py - c[1], pz - c[2]);
               }
               b = compat::sqrt(b);
             } else {
@@ -213,6 +228,16 @@ class Tree {
     }
   }
 
+  // Breadth-first numbers of each level's first node (levels_ + 1 entries), from the nodes'
+  // levels (after a restore; a build sets them from its level counts).
+  void set_level_bases() {
+    const auto level = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), level_);
+    std::vector<int> count(levels_, 0);
+    for (int k = 0; k < n_nodes_; ++k) ++count[level(k)];
+    level_base_.assign(1, 0);
+    for (int l = 0; l < levels_; ++l) level_base_.push_back(level_base_.back() + count[l]);
+  }
+
   void save(core::CheckpointWriter& cp) const {
     cp.put<std::int64_t>("tree_nodes", n_nodes_);
     if (!built()) return;
@@ -235,6 +260,7 @@ class Tree {
     n_nodes_ = int(cp.get<std::int64_t>("tree_nodes"));
     if (!built()) return;
     levels_ = cp.get<int>("tree_levels");
+    level_base_.clear();
     centre_ = cp.get<std::array<double, 3>>("tree_centre");
     half_ = cp.get<double>("tree_half");
     allocate_nodes(n_nodes_);
@@ -360,6 +386,8 @@ class Tree {
       counts.push_back(total);
     }
     levels_ = int(counts.size());
+    level_base_.assign(1, 0);
+    for (int c : counts) level_base_.push_back(level_base_.back() + c);
     std::int64_t total = 0;
     for (int c : counts) total += c;
     if (total >= (std::int64_t(1) << 28))
@@ -449,6 +477,8 @@ class Tree {
   // Build scratch kept between rebuilds: per level the nodes' particle ranges and their
   // children's offsets; the node sort's keys and values and the gathered ranges and levels.
   std::vector<IntView> lv_begin_, lv_end_, lv_offset_;
+  std::vector<int> level_base_;            // breadth-first numbers where each level starts
+  Kokkos::View<double* [4], Mem> sorted_;  // positions and masses in sorted order
   Kokkos::View<std::uint64_t*, Mem> node_key_;
   IntView src_of_, all_begin_, all_end_, all_level_;
 };
