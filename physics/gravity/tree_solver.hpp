@@ -23,33 +23,38 @@ struct TreeParams {
   SortMethod sort = SortMethod::Auto;
 };
 
-// The automatic rebuild rule (rebuild_every = 0). It keeps the cost per step of a rebuild
-// cycle (one rebuild and the walks on that tree) low: rebuild once the next walk, extrapolated
-// from the last two, would cost more than the cycle's average step so far. A stale tree's walk
-// grows faster than linearly (docs/gravity.md), so GOTHIC's rule (rebuild once the summed
-// slow-down exceeds a rebuild) waits a step too long. Costs are seconds for all n targets.
+// The automatic rebuild rule (rebuild_every = 0). It keeps the cost per target evaluation of
+// a rebuild cycle (one rebuild and the walks on that tree) low: rebuild once the next walk's
+// cost per target, extrapolated from the last two, exceeds the cycle's average so far. A stale
+// tree's walk grows faster than linearly (docs/gravity.md), so GOTHIC's rule (rebuild once the
+// summed slow-down exceeds a rebuild) waits a step too long. Per target, so that block steps'
+// partial walks count for what they cover.
 struct RebuildClock {
-  int walks = 0;        // walks on the current tree
-  double walk_sum = 0;  // their summed cost
-  double last = 0;      // the last one's cost
-  double slope = 0;     // its growth over the one before, kept as the next cycle's estimate
-  double rebuild = 0;   // what the last rebuild cost
+  int walks = 0;       // walks on the current tree
+  double seconds = 0;  // their summed cost
+  double targets = 0;  // and the targets they evaluated
+  double last = 0;     // the last walk's cost per target
+  double slope = 0;    // its growth over the one before, kept as the next cycle's estimate
+  double rebuild = 0;  // what the last rebuild cost
 
-  void rebuilt(double seconds) {
-    rebuild = seconds;
+  void rebuilt(double cost) {
+    rebuild = cost;
     walks = 0;
-    walk_sum = 0;
+    seconds = 0;
+    targets = 0;
   }
-  void walked(double seconds) {
-    if (walks > 0) slope = seconds - last;
+  void walked(double cost, double count) {
+    const double per_target = cost / (count > 0 ? count : 1.0);
+    if (walks > 0) slope = per_target - last;
     ++walks;
-    walk_sum += seconds;
-    last = seconds;
+    seconds += cost;
+    targets += count;
+    last = per_target;
   }
   bool due() const {
     if (walks == 0) return false;
     const double next = last + (slope > 0 ? slope : 0.0);
-    return next * walks >= rebuild + walk_sum;
+    return next * targets >= rebuild + seconds;
   }
 };
 
@@ -120,13 +125,11 @@ class TreeForce final : public ForceSolver<Space> {
       }
     }
     if (diagnostic) return;
-    // For the rebuild rule, scaled to all n targets so block steps' partial walks compare
-    // alike. A first-step theta walk (no old accelerations yet) costs a different amount from
-    // the acceleration-MAC walks after it and is left out.
+    // A first-step theta walk (no old accelerations yet) costs a different amount from the
+    // acceleration-MAC walks after it and is left out of the rebuild rule.
     if (theta == (params_.mac == Mac::Theta))
-      clock_.walked(
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() /
-          std::max(1, targets.count) * p.n);
+      clock_.walked(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
+                    targets.count);
     ++since_build_;
     if (targets.index.extent(0) == 0) have_old_acc_ = true;
   }
@@ -137,7 +140,8 @@ class TreeForce final : public ForceSolver<Space> {
     cp.put<bool>("tree_have_old_acc", have_old_acc_);
     cp.put<double>("tree_build_seconds", clock_.rebuild);
     cp.put<int>("tree_walks", clock_.walks);
-    cp.put<double>("tree_walk_sum", clock_.walk_sum);
+    cp.put<double>("tree_walk_seconds", clock_.seconds);
+    cp.put<double>("tree_walk_targets", clock_.targets);
     cp.put<double>("tree_last_walk", clock_.last);
     cp.put<double>("tree_walk_slope", clock_.slope);
   }
@@ -149,7 +153,8 @@ class TreeForce final : public ForceSolver<Space> {
     have_old_acc_ = cp.get<bool>("tree_have_old_acc");
     clock_.rebuild = cp.get<double>("tree_build_seconds");
     clock_.walks = cp.get<int>("tree_walks");
-    clock_.walk_sum = cp.get<double>("tree_walk_sum");
+    clock_.seconds = cp.get<double>("tree_walk_seconds");
+    clock_.targets = cp.get<double>("tree_walk_targets");
     clock_.last = cp.get<double>("tree_last_walk");
     clock_.slope = cp.get<double>("tree_walk_slope");
   }

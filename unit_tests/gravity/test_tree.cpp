@@ -418,38 +418,47 @@ TYPED_TEST(GravityTree, GroupWalkMatchesParticleWalk) {
 }
 
 // The automatic rebuild rule on made-up walk costs (seconds): it rebuilds when the next walk,
-// extrapolated, would cost more than the cycle's average step.
+// extrapolated, would cost more per target than the cycle's average.
 TEST(GravityTreeRebuild, ClockRebuildsWhenTheNextWalkBeatsTheAverage) {
   using hayate::gravity::RebuildClock;
+  const double n = 1000;  // targets per full walk
   // A stale tree whose walk grows fast (31, 39, 59 ms) and a 9 ms rebuild: two walks per tree
   // (average 39.5 ms per step) beat one (40) and three (46).
   RebuildClock c;
   c.rebuilt(0.009);
-  c.walked(0.031);
+  c.walked(0.031, n);
   EXPECT_FALSE(c.due());
-  c.walked(0.039);
+  c.walked(0.039, n);
   EXPECT_TRUE(c.due());
   // The growth carries over: with a rebuild cheaper than that growth, every walk gets a new
   // tree; with a dearer one, the first walk does not.
   c.rebuilt(0.005);
-  c.walked(0.031);
+  c.walked(0.031, n);
   EXPECT_TRUE(c.due());
   c.rebuilt(0.009);
-  c.walked(0.031);
+  c.walked(0.031, n);
   EXPECT_FALSE(c.due());
   // Slow, steady growth (0.1 ms per walk): the rebuild waits until the summed slow-down
   // is comparable with its cost, about sqrt(2 x 9 / 0.1) = 13 walks.
   RebuildClock slow;
   slow.rebuilt(0.009);
   int walks = 0;
-  while (!slow.due() && walks < 100) slow.walked(0.030 + 1e-4 * walks++);
+  while (!slow.due() && walks < 100) slow.walked(0.030 + 1e-4 * walks++, n);
   EXPECT_GE(walks, 10);
   EXPECT_LE(walks, 16);
+  // Block steps: walks of a tenth of the targets, at the same cost per target, take ten times
+  // as many walks to pay for the same rebuild.
+  RebuildClock block;
+  block.rebuilt(0.009);
+  walks = 0;
+  while (!block.due() && walks < 1000) block.walked(0.1 * (0.030 + 1e-5 * walks++), n / 10);
+  EXPECT_GE(walks, 100);
+  EXPECT_LE(walks, 160);
   // A walk that does not slow down never pays for a rebuild.
   RebuildClock flat;
   flat.rebuilt(0.009);
   for (int k = 0; k < 100; ++k) {
-    flat.walked(0.030);
+    flat.walked(0.030, n);
     ASSERT_FALSE(flat.due()) << k;
   }
 }
