@@ -68,7 +68,7 @@ void run_direct(const Space& space, benchmark::State& state, const int n, Direct
   shape.splits =
       gravity::choose_splits(n, padded, shape.tile, IPT, space.concurrency(), shape.splits);
   gravity::ForceOutput<Space> out{Kokkos::View<double* [3], Mem>("hayate::bench::acc", n), {}, {}};
-  Kokkos::View<Acc***, Mem> partial;
+  gravity::SplitPartial<Acc, Mem> partial;
   const Kokkos::View<const Body<T>*, Mem> src = bodies;
   const T eps2 = T(1e-4);
   auto launch = [&] {
@@ -288,7 +288,8 @@ void register_gravity_suite() {
     for (const int n : {1 << std::min(top, 18), 1 << 12}) {
       for (const int team : teams)
         for (const int tile : tiles)
-          for (const int ipt : gpu ? std::vector<int>{2, 4, 8, 16} : std::vector<int>{4, 8, 16}) {
+          for (const int ipt :
+               gpu ? std::vector<int>{1, 2, 4, 8, 16} : std::vector<int>{4, 8, 16}) {
             if (gpu && ipt * team > 4096) continue;  // past the register file
             const std::string name = "gravity/direct_sweep/float/n:" + std::to_string(n) +
                                      "/ipt:" + std::to_string(ipt) +

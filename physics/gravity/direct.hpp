@@ -193,6 +193,12 @@ inline int choose_splits(std::int64_t n_targets, std::int64_t n_sources_padded, 
   return int(std::max<std::int64_t>(1, std::min(want, max_splits)));
 }
 
+// j-split partial sums (splits, components, targets), targets fastest on every backend so a
+// warp's stores and loads of one component are contiguous (the device default, LayoutLeft, put
+// a target's splits side by side and scattered a warp's accesses over 32 lines).
+template <class Acc, class Mem>
+using SplitPartial = Kokkos::View<Acc***, Kokkos::LayoutRight, Mem>;
+
 template <class Space, class Policy, bool WithPotential, int IPT>
 struct DirectTileKernel {
   using T = typename Policy::Real;
@@ -206,7 +212,7 @@ struct DirectTileKernel {
 
   Kokkos::View<const Source*, Mem> targets;  // n_targets used
   Kokkos::View<const Source*, Mem> sources;  // padded to a multiple of tile with zero masses
-  Kokkos::View<Acc***, Mem> partial;         // (splits, C, n_targets) when splits > 1
+  SplitPartial<Acc, Mem> partial;            // (splits, C, n_targets) when splits > 1
   ForceOutput<Space> out;
   int n_targets = 0;
   int tile = 0;
@@ -255,28 +261,48 @@ struct DirectTileKernel {
       if (splits == 1) {
         store_sums<Space, C, WithPotential>(out, i, v[k], G);
       } else {
-        for (int c = 0; c < C; ++c) partial(split, c, i) = v[k][c];
+        for (int c = 0; c < C; ++c)
+          if (WithPotential || c != 3) partial(split, c, i) = v[k][c];
       }
     }
   }
 };
 
-// Adds the j-split partial sums in split order and stores them.
+// Adds the j-split partial sums in split order and stores them: one thread per (component,
+// target), its loads issued in batches. A thread per target looping over splits and components
+// waited on one round trip per split. The sum runs left to right over the splits either way.
 template <class Space, class Policy, bool WithPotential>
 struct DirectSplitReduce {
   using Acc = typename Policy::Acc;
   static constexpr int C = Policy::components;
-  Kokkos::View<Acc***, typename Space::memory_space> partial;
+  // Components written: the potential (3) only when requested.
+  static constexpr int used = WithPotential ? C : C - 1;
+  SplitPartial<Acc, typename Space::memory_space> partial;
   ForceOutput<Space> out;
+  int n = 0;
   int splits = 1;
   double G = 1;
 
-  KOKKOS_INLINE_FUNCTION void operator()(const int i) const {
-    Acc v[C];
-    for (int c = 0; c < C; ++c) v[c] = partial(0, c, i);
-    for (int s = 1; s < splits; ++s)
-      for (int c = 0; c < C; ++c) v[c] += partial(s, c, i);
-    store_sums<Space, C, WithPotential>(out, i, v, G);
+  KOKKOS_INLINE_FUNCTION void operator()(const int t) const {
+    const int slot = t / n;  // consecutive threads take consecutive targets
+    const int i = t - slot * n;
+    const int c = !WithPotential && slot >= 3 ? slot + 1 : slot;
+    constexpr int batch = 8;
+    Acc sum = partial(0, c, i);
+    int s = 1;
+    for (; s + batch <= splits; s += batch) {
+      Acc b[batch];
+      for (int k = 0; k < batch; ++k) b[k] = partial(s + k, c, i);
+      for (int k = 0; k < batch; ++k) sum += b[k];
+    }
+    for (; s < splits; ++s) sum += partial(s, c, i);
+    const double value = G * double(sum);
+    if (c < 3)
+      out.acc(i, c) = value;
+    else if (c == 3)
+      out.pot(i) = value;
+    else
+      out.jerk(i, c - 4) = value;
   }
 };
 
@@ -290,7 +316,7 @@ void launch_direct(
     const Kokkos::View<const typename Policy::Source*, typename Space::memory_space>& sources,
     const typename Policy::Real eps2, const double G, const DirectShape& shape,
     const ForceOutput<Space>& out,
-    Kokkos::View<typename Policy::Acc***, typename Space::memory_space>& partial) {
+    SplitPartial<typename Policy::Acc, typename Space::memory_space>& partial) {
   if (n_targets == 0) return;
   using Kernel = DirectTileKernel<Space, Policy, WithPotential, IPT>;
   const int n_src = int(sources.extent(0));
@@ -309,7 +335,7 @@ void launch_direct(
   k.G = G;
   if (k.splits > 1) {
     if (int(partial.extent(0)) < k.splits || int(partial.extent(2)) < n_targets)
-      partial = Kokkos::View<typename Policy::Acc***, typename Space::memory_space>(
+      partial = SplitPartial<typename Policy::Acc, typename Space::memory_space>(
           Kokkos::view_alloc(std::string("hayate::gravity::direct_partial"),
                              Kokkos::WithoutInitializing),
           k.splits, Policy::components, n_targets);
@@ -323,9 +349,10 @@ void launch_direct(
       WithPotential ? "hayate::gravity::direct_tiles_potential" : "hayate::gravity::direct_tiles",
       policy, k);
   if (k.splits > 1) {
-    DirectSplitReduce<Space, Policy, WithPotential> r{partial, out, k.splits, G};
+    using Reduce = DirectSplitReduce<Space, Policy, WithPotential>;
+    Reduce r{partial, out, n_targets, k.splits, G};
     Kokkos::parallel_for("hayate::gravity::direct_split_reduce",
-                         Kokkos::RangePolicy<Space>(space, 0, n_targets), r);
+                         Kokkos::RangePolicy<Space>(space, 0, Reduce::used * n_targets), r);
   }
 }
 

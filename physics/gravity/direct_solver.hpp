@@ -99,7 +99,7 @@ class DirectSolver {
   template <class Policy>
   struct Buffers {
     Kokkos::View<typename Policy::Source*, Mem> sources, targets;
-    Kokkos::View<typename Policy::Acc***, Mem> partial;
+    SplitPartial<typename Policy::Acc, Mem> partial;
   };
 
   template <class Policy>
@@ -168,7 +168,7 @@ class DirectSolver {
   void launch(const Kokkos::View<const typename Policy::Source*, Mem>& tgt, int count,
               const Kokkos::View<const typename Policy::Source*, Mem>& sources,
               typename Policy::Real eps2, const DirectShape& s, bool with_potential,
-              const ForceOutput<Space>& out, Kokkos::View<typename Policy::Acc***, Mem>& partial) {
+              const ForceOutput<Space>& out, SplitPartial<typename Policy::Acc, Mem>& partial) {
     const Space space;
     if (with_potential)
       launch_direct<Space, Policy, true, IPT>(space, tgt, count, sources, eps2, G_, s, out,
