@@ -377,26 +377,27 @@ KOKKOS_INLINE_FUNCTION void run_local_group_lane(const std::uint32_t* code,
                                                  const std::int32_t* groups,
                                                  const std::int32_t* lanes,
                                                  const std::int32_t* itab, int g, int lane,
-                                                 const StateRef& s, const Assign& assign) {
+                                                 double* u, const Assign& assign) {
   const std::int32_t* rec = groups + std::size_t(g) * kGroupFields;
   if (lane >= rec[G_COUNT]) return;
   if (rec[G_KIND] == GROUP_UNIFIED) {
     run_local_stream(code + rec[G_CODE], rec[G_LEN], itab + std::size_t(rec[G_ITAB]) * kWarp, lane,
-                     s, assign);
+                     u, assign);
   } else {
     const std::int32_t* lt = lanes + rec[G_CTAB];
-    run_local_stream(code + lt[lane], lt[kWarp + lane], nullptr, lane, s, assign);
+    run_local_stream(code + lt[lane], lt[kWarp + lane], nullptr, lane, u, assign);
   }
 }
 
 // A sweep of the teams kernel when the team's program lives in scratch: refresh the states the
-// team reads into U, run the phases (team barrier after each), then wait for every team.
+// team reads and the time in U, run the phases (team barrier after each), then wait for every
+// team.
 template <class Member>
 struct LocalSweep {
   const Member& team;
   const std::uint32_t* code;
   const std::int32_t *groups, *lanes, *itab, *phase_begin, *state_src;
-  int n_phases, n_states, league;
+  int n_phases, n_states, time_slot, league;
   double* u;
   unsigned long long* counter;
   int* failed;
@@ -408,13 +409,13 @@ struct LocalSweep {
     if (!*ok) return;
     Kokkos::parallel_for(Kokkos::TeamVectorRange(team, n_states),
                          [&](const int i) { u[i] = in[state_src[i]]; });
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { u[time_slot] = t; });
     team.team_barrier();
-    const StateRef s{in, u, t, 1};
     for (int ph = 0; ph < n_phases; ++ph) {
       Kokkos::parallel_for(
           Kokkos::TeamThreadRange(team, phase_begin[ph], phase_begin[ph + 1]), [&](const int g) {
             Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, kWarp), [&](const int l) {
-              run_local_group_lane(code, groups, lanes, itab, g, l, s, assign);
+              run_local_group_lane(code, groups, lanes, itab, g, l, u, assign);
             });
           });
       team.team_barrier();
@@ -450,8 +451,15 @@ struct TeamsLocalKernel {
     const std::int32_t* blob = ints + int_begin[t];
     const int n_int = int(int_begin[t + 1] - int_begin[t]);
     const int ns = blob[T_STATES], nv = blob[T_VARS], nc = blob[T_CONSTS];
+#if defined(__CUDA_ARCH__)
+    // Level 0 (shared memory) on a GPU, as a constant: the compiler then sees that the program
+    // and U are in shared memory and addresses them so (32-bit shared loads, not generic ones).
+    constexpr int level = 0;
+#else
+    const int level = this->level;
+#endif
     Kokkos::View<double*, Scratch, Kokkos::MemoryTraits<Kokkos::Unmanaged>> uview(
-        team.team_scratch(level), std::size_t(ns + nv + nc));
+        team.team_scratch(level), std::size_t(ns + nv + nc + 1));  // time last
     Kokkos::View<std::int32_t*, Scratch, Kokkos::MemoryTraits<Kokkos::Unmanaged>> iview(
         team.team_scratch(level), std::size_t(n_int));
     double* u = uview.data();
@@ -474,9 +482,9 @@ struct TeamsLocalKernel {
     double* b[4] = {bufs[0], bufs[1], bufs[2], bufs[3]};
     unsigned long long arrivals = 0;
     int ok = 1;
-    const LocalSweep<member_type> sweep{team,        code,      groups,   lanes,     itab,
-                                        phase_begin, state_src, n_phases, ns,        league,
-                                        u,           counter,   failed,   &arrivals, &ok};
+    const LocalSweep<member_type> sweep{
+        team, code,         groups, lanes, itab,    phase_begin, state_src, n_phases,
+        ns,   ns + nv + nc, league, u,     counter, failed,      &arrivals, &ok};
     run_steps(method, first_step, steps, dt, b, sweep, &ok);
   }
 };

@@ -208,29 +208,17 @@ KOKKOS_FORCEINLINE_FUNCTION void pop_into(const double (*st)[W], int& sp, double
   for (int k = 0; k < W; ++k) top[k] = st[sp][k];
 }
 
-// A team program's leaf (TeamsLayout): time, or one value of the team's array U (s.v), at a
-// uniform index or at the lane's index in the table.
-KOKKOS_FORCEINLINE_FUNCTION double local_leaf(Op kind, std::uint32_t a, const std::int32_t* itab,
-                                              int lane, const StateRef& s) {
-  if (kind == PUSH_TIME) return s.t;
-  return s.v[kind == VAR_IND ? itab[a * kWarp + lane] : std::int32_t(a)];
-}
-
-// Local: the stream is a team program (one member, every leaf a U read or time), so the leaf
-// decode drops the other kinds and the member arithmetic.
-template <int W, class Assign, bool Local = false>
+template <int W, class Assign>
 KOKKOS_INLINE_FUNCTION void run_stream_members(const std::uint32_t* code, int len,
                                                const std::int32_t* itab, const double* ctab,
                                                int lane, const double* consts, const StateRef& s,
                                                std::size_t m, std::size_t ms,
                                                const Assign& assign) {
-  static_assert(!Local || W == 1, "team programs run one member");
   double st[kMaxStack][W];
   double top[W];
   for (int k = 0; k < W; ++k) st[0][k] = top[k] = 0.0;
   int sp = 0;
-  const std::size_t M = Local ? 1 : s.M;
-  if (Local) m = 0;
+  const std::size_t M = s.M;
   std::uint32_t next = len > 0 ? code[0] : 0u;
   for (int pc = 0; pc < len; ++pc) {
     const std::uint32_t w = next;
@@ -240,20 +228,14 @@ KOKKOS_INLINE_FUNCTION void run_stream_members(const std::uint32_t* code, int le
     if (is_leaf(op)) {
       for (int k = 0; k < W; ++k) st[sp][k] = top[k];
       ++sp;
-      if constexpr (Local)
-        top[0] = local_leaf(op, a, itab, lane, s);
-      else
-        leaf_values<W>(op, a, itab, ctab, lane, consts, s, m, ms, top);
+      leaf_values<W>(op, a, itab, ctab, lane, consts, s, m, ms, top);
       continue;
     }
     if (is_binary(op)) {
       double x[W], y[W];  // left and right arguments
       if (has_operand(w)) {
         double o[W];
-        if constexpr (Local)
-          o[0] = local_leaf(operand_leaf(w), a, itab, lane, s);
-        else
-          leaf_values<W>(operand_leaf(w), a, itab, ctab, lane, consts, s, m, ms, o);
+        leaf_values<W>(operand_leaf(w), a, itab, ctab, lane, consts, s, m, ms, o);
         const bool left = operand_is_left(w);
         for (int k = 0; k < W; ++k) {
           x[k] = left ? o[k] : top[k];
@@ -357,12 +339,116 @@ KOKKOS_INLINE_FUNCTION void run_stream(const std::uint32_t* code, int len, const
   run_stream_members<1>(code, len, itab, ctab, lane, consts, s, m, 0, assign);
 }
 
-// A team program's stream (teams mode with the program in scratch).
+// A team program's stream (TeamsLayout): every leaf and operand is a value of the team's array
+// u, at the word's index or, for a per-lane word (VAR_IND, ASSIGN_*_IND), at the lane's entry of
+// the unified table; the stage time is a value of u as well. A team's step is the latency of its
+// longest streams, so the table and u reads are issued at the top of each word, ahead of the
+// opcode's compare-and-branch chain: they overlap it instead of following it. The operations
+// and their order are those of run_stream, so the results are bitwise the same.
 template <class Assign>
 KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
-                                             const std::int32_t* itab, int lane, const StateRef& s,
+                                             const std::int32_t* itab, int lane, double* u,
                                              const Assign& assign) {
-  run_stream_members<1, Assign, true>(code, len, itab, nullptr, lane, nullptr, s, 0, 0, assign);
+  double st[kMaxStack];
+  double top = 0.0;
+  st[0] = 0.0;
+  int sp = 0;
+  std::uint32_t next = len > 0 ? code[0] : 0u;
+  for (int pc = 0; pc < len; ++pc) {
+    const std::uint32_t w = next;
+    if (pc + 1 < len) next = code[pc + 1];
+    const Op op = op_of(w);
+    const std::uint32_t a = arg_of(w);
+    const std::uint32_t kind = (w >> kOpBits) & ((1u << kKindBits) - 1);  // operand leaf + 1
+    const bool per_lane =
+        op == VAR_IND || kind == std::uint32_t(VAR_IND) + 1 || op >= ASSIGN_ALG_IND;
+    const std::int32_t at = per_lane ? itab[a * kWarp + lane] : std::int32_t(a);
+    const double o = (op <= VAR_IND || kind != 0) ? u[at] : 0.0;
+    if (op <= VAR_IND) {
+      st[sp] = top;
+      ++sp;
+      top = o;
+      continue;
+    }
+    if (is_binary(op)) {
+      double x, y;  // left and right arguments
+      if (kind != 0) {
+        const bool left = operand_is_left(w);
+        x = left ? o : top;
+        y = left ? top : o;
+      } else {
+        --sp;
+        x = st[sp];
+        y = top;
+      }
+      if (op == MUL)
+        top = x * y;
+      else if (op == ADD)
+        top = x + y;
+      else if (op == SUB)
+        top = x - y;
+      else if (op == DIV)
+        top = x / y;
+      else
+        top = apply_binary(op, x, y);
+      continue;
+    }
+    switch (op) {
+      case ADDN:
+      case MULN: {
+        const int n = int(a);
+        double r = st[sp - n + 1];
+        if (op == ADDN) {
+          for (int j = sp - n + 2; j < sp; ++j) r += st[j];
+          r += top;
+        } else {
+          for (int j = sp - n + 2; j < sp; ++j) r *= st[j];
+          r *= top;
+        }
+        top = r;
+        sp -= n - 1;
+        break;
+      }
+      case POWI:
+        top = ipow(top, int(a) - kPowiBias);
+        break;
+      case SELECT:
+        top = apply_select(st[sp - 2], st[sp - 1], top);
+        sp -= 2;
+        break;
+      case ASSIGN_ALG:
+      case ASSIGN_ALG_IND:
+        u[at] = top;
+        --sp;
+        top = st[sp];
+        break;
+      case ASSIGN_DERIV:
+      case ASSIGN_DERIV_IND:
+        assign(std::size_t(at), top);
+        --sp;
+        top = st[sp];
+        break;
+#define HAYATE_ODE_UNARY_CASE(OP) \
+  case OP:                        \
+    top = apply_unary(OP, top);   \
+    break;
+        HAYATE_ODE_UNARY_CASE(EXP)
+        HAYATE_ODE_UNARY_CASE(NEG)
+        HAYATE_ODE_UNARY_CASE(LOG)
+        HAYATE_ODE_UNARY_CASE(LOG10)
+        HAYATE_ODE_UNARY_CASE(SQRT)
+        HAYATE_ODE_UNARY_CASE(ABS)
+        HAYATE_ODE_UNARY_CASE(SIN)
+        HAYATE_ODE_UNARY_CASE(COS)
+        HAYATE_ODE_UNARY_CASE(TAN)
+        HAYATE_ODE_UNARY_CASE(TANH)
+        HAYATE_ODE_UNARY_CASE(FLOOR)
+        HAYATE_ODE_UNARY_CASE(NOT)
+#undef HAYATE_ODE_UNARY_CASE
+      default:
+        break;
+    }
+  }
 }
 
 // Lane `lane` of group g for ensemble member m.

@@ -11,7 +11,7 @@ namespace {
 
 // U indices are handed out by section and offset while the words are read, then placed once
 // the section sizes are known.
-enum Section : std::uint32_t { S_STATE, S_VAR, S_CONST };
+enum Section : std::uint32_t { S_STATE, S_VAR, S_CONST, S_TIME };
 
 struct Ref {
   Section section;
@@ -47,8 +47,9 @@ class TeamBuilder {
   void emit(std::vector<std::int32_t>& ints, std::vector<double>& reals) const {
     const std::uint32_t n_states = std::uint32_t(states_.order.size());
     const std::uint32_t n_vars = std::uint32_t(vars_.order.size());
-    const std::uint32_t base[3] = {0, n_states, n_states + n_vars};
-    const std::size_t n_u = std::size_t(base[2]) + consts_.size();
+    const std::uint32_t n_consts = std::uint32_t(consts_.size());
+    const std::uint32_t base[4] = {0, n_states, n_states + n_vars, n_states + n_vars + n_consts};
+    const std::size_t n_u = std::size_t(base[3]) + 1;
     if (n_u > kMaxOperand) throw std::length_error("ode: teams: too many values for one team");
     const auto u = [&](const Ref& r) { return base[r.section] + r.index; };
     const auto word = [&](const Word& w) { return w.ref ? w.make(u(*w.ref)) : w.fixed; };
@@ -153,7 +154,7 @@ class TeamBuilder {
     return &it->second;
   }
 
-  // The U reference of a plain leaf, or nullptr for time.
+  // The U reference of a plain leaf.
   const Ref* plain_ref(Op leaf, std::uint32_t a) {
     switch (leaf) {
       case PUSH_CONST:
@@ -163,7 +164,7 @@ class TeamBuilder {
       case PUSH_VAR:
         return vars_.at(S_VAR, a);
       default:
-        return nullptr;
+        return &time_;
     }
   }
 
@@ -174,13 +175,11 @@ class TeamBuilder {
     out.fixed = w;
     if (is_leaf(op)) {
       if (op >= CONST_IND) throw std::logic_error("ode: teams: table operand in a per-lane stream");
-      if (op == PUSH_TIME) return out;
       out.ref = plain_ref(op, a);
     } else if (is_binary(op) && has_operand(w)) {
       const Op leaf = operand_leaf(w);
       if (leaf >= CONST_IND)
         throw std::logic_error("ode: teams: table operand in a per-lane stream");
-      if (leaf == PUSH_TIME) return out;
       out.ref = plain_ref(leaf, a);
       out.operand = true;
       out.left = operand_is_left(w);
@@ -239,6 +238,7 @@ class TeamBuilder {
   Index states_, vars_;
   std::unordered_map<std::uint64_t, Ref> const_of_;
   std::vector<double> consts_;
+  const Ref time_{S_TIME, 0};  // the stage time, written into U at every sweep
   std::vector<Group> groups_;
   std::vector<std::int32_t> phase_begin_{0};
 };
@@ -250,7 +250,7 @@ std::size_t TeamsLayout::scratch_bytes() const {
   for (int t = 0; t < teams; ++t) {
     const std::int32_t* h = ints.data() + int_begin[std::size_t(t)];
     const std::size_t n_u =
-        std::size_t(h[T_STATES]) + std::size_t(h[T_VARS]) + std::size_t(h[T_CONSTS]);
+        std::size_t(h[T_STATES]) + std::size_t(h[T_VARS]) + std::size_t(h[T_CONSTS]) + 1;
     const std::size_t n_int =
         std::size_t(int_begin[std::size_t(t) + 1] - int_begin[std::size_t(t)]);
     most = std::max(most, n_u * sizeof(double) + (n_int * sizeof(std::int32_t) + 7) / 8 * 8);

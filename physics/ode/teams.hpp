@@ -15,7 +15,8 @@ namespace hayate::ode {
 enum TeamField : int {
   T_STATES,  // states the team's streams read (copied into U at every sweep)
   T_VARS,    // variables they read or write (copied into U at the start of a launch)
-  T_CONSTS,  // constants, uniform and per-lane (copied into U at the start of a launch)
+  T_CONSTS,  // constants, uniform and per-lane (copied into U at the start of a launch); the
+             // stage time follows them in U
   T_GROUPS,  // group records
   T_LANES,   // per-lane code offsets and lengths: 2 * kWarp per group when any group is per-lane
   T_ITAB,    // unified-table entries
@@ -24,9 +25,10 @@ enum TeamField : int {
 };
 
 // Every team's program, rewritten so that each leaf reads one team-local array U = [states |
-// variables | constants]: a leaf or operand becomes PUSH_VAR (one U index for the warp) or VAR_IND
-// (a U index per lane), and an algebraic store ASSIGN_ALG(_IND) writes U. Derivative stores keep
-// the global state indices of the assign policy, and time stays PUSH_TIME. The arithmetic is
+// variables | constants | time]: a leaf or operand becomes PUSH_VAR (one U index for the warp) or
+// VAR_IND (a U index per lane), and an algebraic store ASSIGN_ALG(_IND) writes U. Derivative
+// stores keep the global state indices of the assign policy. Time is the last value of U, which
+// the kernel writes at every sweep, so every leaf is the same kind of read. The arithmetic is
 // untouched, so results are bitwise those of the program it came from.
 struct TeamsLayout {
   int teams = 0;
@@ -41,7 +43,7 @@ struct TeamsLayout {
   std::vector<std::int32_t> ints;
   std::vector<double> reals;
 
-  // Scratch memory of the largest team: U in doubles, then its integer block.
+  // Scratch memory of the largest team: U in doubles (time included), then its integer block.
   std::size_t scratch_bytes() const;
 };
 

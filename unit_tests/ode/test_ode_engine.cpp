@@ -242,23 +242,24 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
       tm.code = reinterpret_cast<const std::uint32_t*>(tm.itab + tm.h[T_ITAB]);
       const std::int32_t* end = layout.ints.data() + layout.int_begin[std::size_t(k) + 1];
       ASSERT_EQ(reinterpret_cast<const std::int32_t*>(tm.code) + tm.h[T_CODE], end);
-      // U: the states, then the variables (each once), then the constants (each value once).
+      // U: the states, then the variables (each once), the constants (each value once), time.
       EXPECT_EQ(std::set<std::int32_t>(tm.state_src, tm.state_src + ns).size(), std::size_t(ns));
       EXPECT_EQ(std::set<std::int32_t>(tm.var_src, tm.var_src + nv).size(), std::size_t(nv));
       const double* c = layout.reals.data() + layout.real_begin[std::size_t(k)];
       EXPECT_EQ(std::set<double>(c, c + nc).size(), std::size_t(nc));
-      tm.u.resize(std::size_t(ns + nv + nc));
+      tm.u.resize(std::size_t(ns + nv + nc + 1));
       for (int i = 0; i < ns; ++i) tm.u[std::size_t(i)] = x[std::size_t(tm.state_src[i])];
       for (int j = 0; j < nv; ++j) tm.u[std::size_t(ns + j)] = ref.v[std::size_t(tm.var_src[j])];
       for (int j = 0; j < nc; ++j) tm.u[std::size_t(ns + nv + j)] = c[j];
-      // Every leaf is a U read (uniform or per lane) or time.
+      tm.u[std::size_t(ns + nv + nc)] = t;
+      // Every leaf is a U read (uniform or per lane), time included.
       for (int w = 0; w < tm.h[T_CODE]; ++w) {
         const std::uint32_t word = tm.code[w];
         const Op op = op_of(word);
         const Op leaf = is_leaf(op)                            ? op
                         : (is_binary(op) && has_operand(word)) ? operand_leaf(word)
                                                                : PUSH_VAR;
-        EXPECT_TRUE(leaf == PUSH_VAR || leaf == VAR_IND || leaf == PUSH_TIME) << op_name(leaf);
+        EXPECT_TRUE(leaf == PUSH_VAR || leaf == VAR_IND) << op_name(leaf);
       }
     }
     // Scheduled variables start as NaN in U, so a read before its store (or of another team's
@@ -273,14 +274,13 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
       }
     for (int ph = 0; ph < layout.n_phases; ++ph)
       for (Team& tm : team) {
-        const StateRef s{x.data(), tm.u.data(), t, 1};
         const auto assign = [&](std::size_t i, double value) {
           f[i] = value;
           ++stored_states[i];
         };
         for (int g = tm.phase_begin[ph]; g < tm.phase_begin[ph + 1]; ++g)
           for (int l = 0; l < kWarp; ++l)
-            run_local_group_lane(tm.code, tm.groups, tm.lanes, tm.itab, g, l, s, assign);
+            run_local_group_lane(tm.code, tm.groups, tm.lanes, tm.itab, g, l, tm.u.data(), assign);
       }
     for (Team& tm : team)
       for (int j = 0; j < tm.h[T_VARS]; ++j) {
