@@ -200,12 +200,97 @@ KOKKOS_FORCEINLINE_FUNCTION void leaf_values(Op kind, std::uint32_t a, const std
 // the array, so a binary operation with a stack argument costs one array read, and one with a
 // leaf operand none. With d values on the stack, st[1..d-1] hold values 1..d-1 and st[0] takes
 // the undefined top of an empty stack. The next instruction word is fetched while the current
-// one runs. Dispatch tests leaves first, then binary operations (multiply, add, subtract, divide
-// before the rest).
+// one runs (Prefetch). Dispatch tests leaves first, then binary operations (multiply, add,
+// subtract, divide before the rest).
 template <int W>
 KOKKOS_FORCEINLINE_FUNCTION void pop_into(const double (*st)[W], int& sp, double* top) {
   --sp;
   for (int k = 0; k < W; ++k) top[k] = st[sp][k];
+}
+
+// Instruction fetch one word ahead: the next word's load is issued while the current one runs.
+struct Prefetch {
+  const std::uint32_t* code;
+  int len;
+  std::uint32_t next;
+  KOKKOS_FORCEINLINE_FUNCTION Prefetch(const std::uint32_t* c, int n)
+      : code(c), len(n), next(n > 0 ? c[0] : 0u) {}
+  KOKKOS_FORCEINLINE_FUNCTION std::uint32_t take(int pc) {
+    const std::uint32_t w = next;
+    if (pc + 1 < len) next = code[pc + 1];
+    return w;
+  }
+};
+
+// A two-argument operation on W lanes (x left, y right); multiply, add, subtract and divide are
+// tested first, the common cases.
+template <int W>
+KOKKOS_FORCEINLINE_FUNCTION void apply_binary_lanes(Op op, const double* x, const double* y,
+                                                    double* top) {
+  if (op == MUL)
+    for (int k = 0; k < W; ++k) top[k] = x[k] * y[k];
+  else if (op == ADD)
+    for (int k = 0; k < W; ++k) top[k] = x[k] + y[k];
+  else if (op == SUB)
+    for (int k = 0; k < W; ++k) top[k] = x[k] - y[k];
+  else if (op == DIV)
+    for (int k = 0; k < W; ++k) top[k] = x[k] / y[k];
+  else
+    for (int k = 0; k < W; ++k) top[k] = apply_binary(op, x[k], y[k]);
+}
+
+// The operations that only use the stack: n-ary sums and products, integer powers, select and
+// the one-argument functions (one case per function with the opcode a constant, so each inlines
+// to just that function). Other opcodes leave the stack as it is.
+template <int W>
+KOKKOS_FORCEINLINE_FUNCTION void apply_stack_op(Op op, std::uint32_t a, const double (*st)[W],
+                                                int& sp, double* top) {
+  switch (op) {
+    case ADDN:
+    case MULN: {
+      // Operands are st[sp-n+1 .. sp-1] then top, summed left to right.
+      const int n = int(a);
+      for (int k = 0; k < W; ++k) {
+        double r = st[sp - n + 1][k];
+        if (op == ADDN) {
+          for (int j = sp - n + 2; j < sp; ++j) r += st[j][k];
+          r += top[k];
+        } else {
+          for (int j = sp - n + 2; j < sp; ++j) r *= st[j][k];
+          r *= top[k];
+        }
+        top[k] = r;
+      }
+      sp -= n - 1;
+      break;
+    }
+    case POWI:
+      for (int k = 0; k < W; ++k) top[k] = ipow(top[k], int(a) - kPowiBias);
+      break;
+    case SELECT:
+      for (int k = 0; k < W; ++k) top[k] = apply_select(st[sp - 2][k], st[sp - 1][k], top[k]);
+      sp -= 2;
+      break;
+#define HAYATE_ODE_UNARY_CASE(OP)                                 \
+  case OP:                                                        \
+    for (int k = 0; k < W; ++k) top[k] = apply_unary(OP, top[k]); \
+    break;
+      HAYATE_ODE_UNARY_CASE(EXP)
+      HAYATE_ODE_UNARY_CASE(NEG)
+      HAYATE_ODE_UNARY_CASE(LOG)
+      HAYATE_ODE_UNARY_CASE(LOG10)
+      HAYATE_ODE_UNARY_CASE(SQRT)
+      HAYATE_ODE_UNARY_CASE(ABS)
+      HAYATE_ODE_UNARY_CASE(SIN)
+      HAYATE_ODE_UNARY_CASE(COS)
+      HAYATE_ODE_UNARY_CASE(TAN)
+      HAYATE_ODE_UNARY_CASE(TANH)
+      HAYATE_ODE_UNARY_CASE(FLOOR)
+      HAYATE_ODE_UNARY_CASE(NOT)
+#undef HAYATE_ODE_UNARY_CASE
+    default:
+      break;
+  }
 }
 
 template <int W, class Assign>
@@ -219,10 +304,9 @@ KOKKOS_INLINE_FUNCTION void run_stream_members(const std::uint32_t* code, int le
   for (int k = 0; k < W; ++k) st[0][k] = top[k] = 0.0;
   int sp = 0;
   const std::size_t M = s.M;
-  std::uint32_t next = len > 0 ? code[0] : 0u;
+  Prefetch fetch(code, len);
   for (int pc = 0; pc < len; ++pc) {
-    const std::uint32_t w = next;
-    if (pc + 1 < len) next = code[pc + 1];
+    const std::uint32_t w = fetch.take(pc);
     const Op op = op_of(w);
     const std::uint32_t a = arg_of(w);
     if (is_leaf(op)) {
@@ -248,44 +332,10 @@ KOKKOS_INLINE_FUNCTION void run_stream_members(const std::uint32_t* code, int le
           y[k] = top[k];
         }
       }
-      if (op == MUL)
-        for (int k = 0; k < W; ++k) top[k] = x[k] * y[k];
-      else if (op == ADD)
-        for (int k = 0; k < W; ++k) top[k] = x[k] + y[k];
-      else if (op == SUB)
-        for (int k = 0; k < W; ++k) top[k] = x[k] - y[k];
-      else if (op == DIV)
-        for (int k = 0; k < W; ++k) top[k] = x[k] / y[k];
-      else
-        for (int k = 0; k < W; ++k) top[k] = apply_binary(op, x[k], y[k]);
+      apply_binary_lanes<W>(op, x, y, top);
       continue;
     }
     switch (op) {
-      case ADDN:
-      case MULN: {
-        // Operands are st[sp-n+1 .. sp-1] then top, summed left to right.
-        const int n = int(a);
-        for (int k = 0; k < W; ++k) {
-          double r = st[sp - n + 1][k];
-          if (op == ADDN) {
-            for (int j = sp - n + 2; j < sp; ++j) r += st[j][k];
-            r += top[k];
-          } else {
-            for (int j = sp - n + 2; j < sp; ++j) r *= st[j][k];
-            r *= top[k];
-          }
-          top[k] = r;
-        }
-        sp -= n - 1;
-        break;
-      }
-      case POWI:
-        for (int k = 0; k < W; ++k) top[k] = ipow(top[k], int(a) - kPowiBias);
-        break;
-      case SELECT:
-        for (int k = 0; k < W; ++k) top[k] = apply_select(st[sp - 2][k], st[sp - 1][k], top[k]);
-        sp -= 2;
-        break;
       case ASSIGN_ALG:
         for (int k = 0; k < W; ++k) s.v[a * M + m + k * ms] = top[k];
         pop_into(st, sp, top);
@@ -306,26 +356,8 @@ KOKKOS_INLINE_FUNCTION void run_stream_members(const std::uint32_t* code, int le
         pop_into(st, sp, top);
         break;
       }
-      // One case per operation with the opcode a constant, so the semantics inline to just that
-      // operation.
-#define HAYATE_ODE_UNARY_CASE(OP)                                 \
-  case OP:                                                        \
-    for (int k = 0; k < W; ++k) top[k] = apply_unary(OP, top[k]); \
-    break;
-        HAYATE_ODE_UNARY_CASE(EXP)
-        HAYATE_ODE_UNARY_CASE(NEG)
-        HAYATE_ODE_UNARY_CASE(LOG)
-        HAYATE_ODE_UNARY_CASE(LOG10)
-        HAYATE_ODE_UNARY_CASE(SQRT)
-        HAYATE_ODE_UNARY_CASE(ABS)
-        HAYATE_ODE_UNARY_CASE(SIN)
-        HAYATE_ODE_UNARY_CASE(COS)
-        HAYATE_ODE_UNARY_CASE(TAN)
-        HAYATE_ODE_UNARY_CASE(TANH)
-        HAYATE_ODE_UNARY_CASE(FLOOR)
-        HAYATE_ODE_UNARY_CASE(NOT)
-#undef HAYATE_ODE_UNARY_CASE
       default:
+        apply_stack_op<W>(op, a, st, sp, top);
         break;
     }
   }
@@ -349,14 +381,13 @@ template <class Assign>
 KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
                                              const std::int32_t* itab, int lane, double* u,
                                              const Assign& assign) {
-  double st[kMaxStack];
-  double top = 0.0;
-  st[0] = 0.0;
+  double st[kMaxStack][1];
+  double top[1] = {0.0};
+  st[0][0] = 0.0;
   int sp = 0;
-  std::uint32_t next = len > 0 ? code[0] : 0u;
+  Prefetch fetch(code, len);
   for (int pc = 0; pc < len; ++pc) {
-    const std::uint32_t w = next;
-    if (pc + 1 < len) next = code[pc + 1];
+    const std::uint32_t w = fetch.take(pc);
     const Op op = op_of(w);
     const std::uint32_t a = arg_of(w);
     const std::uint32_t kind = (w >> kOpBits) & ((1u << kKindBits) - 1);  // operand leaf + 1
@@ -365,87 +396,38 @@ KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
     const std::int32_t at = per_lane ? itab[a * kWarp + lane] : std::int32_t(a);
     const double o = (op <= VAR_IND || kind != 0) ? u[at] : 0.0;
     if (op <= VAR_IND) {
-      st[sp] = top;
+      st[sp][0] = top[0];
       ++sp;
-      top = o;
+      top[0] = o;
       continue;
     }
     if (is_binary(op)) {
-      double x, y;  // left and right arguments
+      double x[1], y[1];  // left and right arguments
       if (kind != 0) {
         const bool left = operand_is_left(w);
-        x = left ? o : top;
-        y = left ? top : o;
+        x[0] = left ? o : top[0];
+        y[0] = left ? top[0] : o;
       } else {
         --sp;
-        x = st[sp];
-        y = top;
+        x[0] = st[sp][0];
+        y[0] = top[0];
       }
-      if (op == MUL)
-        top = x * y;
-      else if (op == ADD)
-        top = x + y;
-      else if (op == SUB)
-        top = x - y;
-      else if (op == DIV)
-        top = x / y;
-      else
-        top = apply_binary(op, x, y);
+      apply_binary_lanes<1>(op, x, y, top);
       continue;
     }
     switch (op) {
-      case ADDN:
-      case MULN: {
-        const int n = int(a);
-        double r = st[sp - n + 1];
-        if (op == ADDN) {
-          for (int j = sp - n + 2; j < sp; ++j) r += st[j];
-          r += top;
-        } else {
-          for (int j = sp - n + 2; j < sp; ++j) r *= st[j];
-          r *= top;
-        }
-        top = r;
-        sp -= n - 1;
-        break;
-      }
-      case POWI:
-        top = ipow(top, int(a) - kPowiBias);
-        break;
-      case SELECT:
-        top = apply_select(st[sp - 2], st[sp - 1], top);
-        sp -= 2;
-        break;
       case ASSIGN_ALG:
       case ASSIGN_ALG_IND:
-        u[at] = top;
-        --sp;
-        top = st[sp];
+        u[at] = top[0];
+        pop_into(st, sp, top);
         break;
       case ASSIGN_DERIV:
       case ASSIGN_DERIV_IND:
-        assign(std::size_t(at), top);
-        --sp;
-        top = st[sp];
+        assign(std::size_t(at), top[0]);
+        pop_into(st, sp, top);
         break;
-#define HAYATE_ODE_UNARY_CASE(OP) \
-  case OP:                        \
-    top = apply_unary(OP, top);   \
-    break;
-        HAYATE_ODE_UNARY_CASE(EXP)
-        HAYATE_ODE_UNARY_CASE(NEG)
-        HAYATE_ODE_UNARY_CASE(LOG)
-        HAYATE_ODE_UNARY_CASE(LOG10)
-        HAYATE_ODE_UNARY_CASE(SQRT)
-        HAYATE_ODE_UNARY_CASE(ABS)
-        HAYATE_ODE_UNARY_CASE(SIN)
-        HAYATE_ODE_UNARY_CASE(COS)
-        HAYATE_ODE_UNARY_CASE(TAN)
-        HAYATE_ODE_UNARY_CASE(TANH)
-        HAYATE_ODE_UNARY_CASE(FLOOR)
-        HAYATE_ODE_UNARY_CASE(NOT)
-#undef HAYATE_ODE_UNARY_CASE
       default:
+        apply_stack_op<1>(op, a, st, sp, top);
         break;
     }
   }
