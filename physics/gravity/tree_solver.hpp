@@ -28,22 +28,42 @@ struct TreeParams {
 // cost per target, extrapolated from the last two, exceeds the cycle's average so far. A stale
 // tree's walk grows faster than linearly (docs/gravity.md), so GOTHIC's rule (rebuild once the
 // summed slow-down exceeds a rebuild) waits a step too long. Per target, so that block steps'
-// partial walks count for what they cover.
+// partial walks count for what they cover. Block steps' partial walks are judged in batches of
+// consecutive walks that together evaluate at least N targets (a full evaluation's worth; a
+// full walk is a batch of its own): a tick's cost per target depends on which levels are due
+// (a tick of only the finest, central particles costs more per target than a full one), and
+// taken tick by tick those differences read as growth and rebuilt the tree every second tick
+// (docs/gravity.md). A rebuild can only fall between batches.
 struct RebuildClock {
-  int walks = 0;       // walks on the current tree
-  double seconds = 0;  // their summed cost
-  double targets = 0;  // and the targets they evaluated
-  double last = 0;     // the last walk's cost per target
-  double slope = 0;    // its growth over the one before, kept as the next cycle's estimate
-  double rebuild = 0;  // what the last rebuild cost
+  int walks = 0;        // batches on the current tree
+  double seconds = 0;   // their summed cost
+  double targets = 0;   // and the targets they evaluated
+  double last = 0;      // the last batch's cost per target
+  double slope = 0;     // its growth over the one before, kept as the next cycle's estimate
+  double rebuild = 0;   // what the last rebuild cost
+  double quota = 0;     // targets per batch (N); 0: every walk is a batch
+  int batch_walks = 0;  // the batch being filled
+  double batch_seconds = 0, batch_targets = 0;
 
   void rebuilt(double cost) {
     rebuild = cost;
     walks = 0;
     seconds = 0;
     targets = 0;
+    batch_walks = 0;  // what the batch walked so far was on the old tree
+    batch_seconds = 0;
+    batch_targets = 0;
   }
   void walked(double cost, double count) {
+    ++batch_walks;
+    batch_seconds += cost;
+    batch_targets += count;
+    if (batch_targets < quota) return;
+    cost = batch_seconds;
+    count = batch_targets;
+    batch_walks = 0;
+    batch_seconds = 0;
+    batch_targets = 0;
     const double per_target = cost / (count > 0 ? count : 1.0);
     if (walks > 0) slope = per_target - last;
     ++walks;
@@ -52,7 +72,7 @@ struct RebuildClock {
     last = per_target;
   }
   bool due() const {
-    if (walks == 0) return false;
+    if (walks == 0 || batch_walks > 0) return false;
     const double next = last + (slope > 0 ? slope : 0.0);
     return next * targets >= rebuild + seconds;
   }
@@ -127,6 +147,7 @@ class TreeForce final : public ForceSolver<Space> {
     if (diagnostic) return;
     // A first-step theta walk (no old accelerations yet) costs a different amount from the
     // acceleration-MAC walks after it and is left out of the rebuild rule.
+    clock_.quota = p.n;
     if (theta == (params_.mac == Mac::Theta))
       clock_.walked(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
                     targets.count);
@@ -144,6 +165,9 @@ class TreeForce final : public ForceSolver<Space> {
     cp.put<double>("tree_walk_targets", clock_.targets);
     cp.put<double>("tree_last_walk", clock_.last);
     cp.put<double>("tree_walk_slope", clock_.slope);
+    cp.put<int>("tree_batch_walks", clock_.batch_walks);
+    cp.put<double>("tree_batch_seconds", clock_.batch_seconds);
+    cp.put<double>("tree_batch_targets", clock_.batch_targets);
   }
 
   void restore(const core::CheckpointReader& cp, int n) override {
@@ -157,6 +181,11 @@ class TreeForce final : public ForceSolver<Space> {
     clock_.targets = cp.get<double>("tree_walk_targets");
     clock_.last = cp.get<double>("tree_last_walk");
     clock_.slope = cp.get<double>("tree_walk_slope");
+    if (cp.has("tree_batch_walks")) {  // absent from checkpoints of earlier versions
+      clock_.batch_walks = cp.get<int>("tree_batch_walks");
+      clock_.batch_seconds = cp.get<double>("tree_batch_seconds");
+      clock_.batch_targets = cp.get<double>("tree_batch_targets");
+    }
   }
 
   // Public for nvcc (device lambdas). The walks' target groups: runs of group_size consecutive

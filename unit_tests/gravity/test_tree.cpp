@@ -463,6 +463,64 @@ TEST(GravityTreeRebuild, ClockRebuildsWhenTheNextWalkBeatsTheAverage) {
   }
 }
 
+// Block-step cycles: four ticks whose costs per target differ by which levels are due (the
+// finest, central particles cost most), repeated every cycle. Judged tick by tick, the step
+// from a cheap tick to a dear one reads as growth; judged in batches of N targets, an
+// unchanged cycle never pays for a rebuild, and a growing one does, between batches only.
+TEST(GravityTreeRebuild, ClockJudgesBatchesOfNTargets) {
+  using hayate::gravity::RebuildClock;
+  const double n = 1000;
+  const double share[4] = {0.1, 0.4, 0.1, 1.0};           // targets due per tick / n
+  const double per_target[4] = {3e-5, 2e-5, 3e-5, 1e-5};  // seconds
+  auto cycle = [&](RebuildClock& c, double growth, int& due_mid_batch) {
+    for (int t = 0; t < 4; ++t) {
+      if (c.batch_walks > 0 && c.due()) ++due_mid_batch;
+      c.walked(share[t] * n * per_target[t] * growth, share[t] * n);
+    }
+  };
+  int mid = 0;
+  RebuildClock ticks;  // every walk a batch: a rebuild is due within the first cycle
+  ticks.rebuilt(0.005);
+  bool due = false;
+  for (int t = 0; t < 4 && !due; ++t) {
+    ticks.walked(share[t] * n * per_target[t], share[t] * n);
+    due = ticks.due();
+  }
+  EXPECT_TRUE(due);
+
+  RebuildClock flat;
+  flat.quota = n;
+  flat.rebuilt(0.005);
+  for (int k = 0; k < 50; ++k) {
+    ASSERT_FALSE(flat.due()) << k;
+    cycle(flat, 1.0, mid);
+  }
+  EXPECT_EQ(mid, 0);
+
+  // 2% more per cycle: a cycle (one batch here) costs 24 ms, so a 5 ms rebuild pays after
+  // about sqrt(2 x 5 / (0.02 x 24)) = 4.6 cycles.
+  RebuildClock growing;
+  growing.quota = n;
+  growing.rebuilt(0.005);
+  int cycles = 0;
+  while (!growing.due() && cycles < 100) cycle(growing, 1.0 + 0.02 * cycles++, mid);
+  EXPECT_EQ(mid, 0);
+  EXPECT_GE(cycles, 3);
+  EXPECT_LE(cycles, 7);
+
+  // Ticks of 0.6 N: a batch is two ticks, so the rule can rebuild within a cycle.
+  RebuildClock shorter;
+  shorter.quota = n;
+  shorter.rebuilt(0.005);
+  int walks = 0;
+  while (!shorter.due() && walks < 100) {
+    shorter.walked(0.6 * n * 1e-5 * (1.0 + 0.05 * walks), 0.6 * n);
+    ++walks;
+  }
+  EXPECT_EQ(walks % 2, 0);
+  EXPECT_LT(walks, 100);
+}
+
 TEST(GravityTreeKeys, MortonInterleavesBits) {
   EXPECT_EQ(morton_key(1, 0, 0), 1u);
   EXPECT_EQ(morton_key(0, 1, 0), 2u);
