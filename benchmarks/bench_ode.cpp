@@ -148,6 +148,17 @@ void register_teams_variants() {
                      steps_per_iteration(space));
       },
       [](benchmark::internal::Benchmark* b) { b->MinTime(0.1); });
+  // Without pair words (compiler.pairs: false): a leaf and the binary operation after it
+  // dispatched one by one.
+  CompilerOptions unpaired = all_passes();
+  unpaired.pair_leaves = false;
+  register_for_each_space(
+      "ode/step/lr_line/euler/teams_unpaired",
+      [=](auto space, benchmark::State& state) {
+        device_steps(space, state, "lr_line", 0.01, Method::Euler, ExecMode::Teams, unpaired, 1,
+                     steps_per_iteration(space));
+      },
+      [](benchmark::internal::Benchmark* b) { b->MinTime(0.1); });
   // 4, 8 or 16 bins of 25, 12-13 or 6-7 cells (the default is 25 bins of 4): fewer SMs,
   // fuller warps.
   for (int bins : {4, 8, 16}) {

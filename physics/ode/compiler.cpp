@@ -60,6 +60,7 @@ const char* op_name(Op op) {
                                         "assign_alg_ind",
                                         "assign_deriv_ind"};
   static_assert(OP_COUNT == 43, "one name per opcode, in enum order");
+  if (std::uint32_t(op) >= kPairFirst && std::uint32_t(op) <= kPairLast) return "pair";
   return op < OP_COUNT ? names[op] : "?";
 }
 
@@ -596,6 +597,7 @@ void build_serial(const FlatModel& model, const std::vector<NodePtr>& final_expr
 
 Program compile(const FlatModel& model, const CompilerOptions& options) {
   Program prog;
+  prog.pair_leaves = options.pair_leaves;
   prog.n_states = model.n_states();
   prog.n_vars = model.n_vars();
   prog.n_alg = model.n_alg;

@@ -26,6 +26,9 @@ struct CompilerOptions {
   int partitions = 1;
   // The fused ensemble stream evaluates a variable read once where it is read (no store/load).
   bool inline_single_use = true;
+  // Teams mode: a leaf and the binary operation with a leaf operand after it run as one
+  // dispatch (kPairFirst), in unified streams.
+  bool pair_leaves = true;
 };
 
 // Group kinds: lanes run their own streams, or share the group's unified stream.
@@ -57,6 +60,7 @@ struct Program {
   std::vector<std::uint32_t> serial;
   std::vector<std::int32_t> serial_vars;
   int max_stack = 0;
+  bool pair_leaves = true;  // CompilerOptions::pair_leaves, applied by layout_teams
   // Algebraic variables that fold to constants: stored once, never scheduled.
   std::vector<std::pair<std::uint32_t, double>> constant_vars;
 

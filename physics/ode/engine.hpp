@@ -521,7 +521,11 @@ class Engine {
       bin_begin_ = upload<decltype(bin_begin_)>("hayate::ode::bin_begin", prog.bin_begin);
       counter_ = decltype(counter_)("hayate::ode::grid_counter");
       failed_ = decltype(failed_)("hayate::ode::grid_failed");
-      const TeamsLayout layout = layout_teams(prog, teams_league());
+      TeamsLayout layout = layout_teams(prog, teams_league());
+      // Pairs read both arguments through the table; where that table would push a team's
+      // share out of scratch memory (wb_net: 62 KB instead of 24), the share keeps plain words.
+      if (layout.scratch_bytes() + 64 > std::size_t(Kokkos::TeamPolicy<Space>::scratch_size_max(0)))
+        layout = layout_teams(prog, teams_league(), false);
       team_ints_ = upload<decltype(team_ints_)>("hayate::ode::team_ints", layout.ints);
       team_reals_ = upload<decltype(team_reals_)>("hayate::ode::team_reals", layout.reals);
       team_int_begin_ =

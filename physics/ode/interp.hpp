@@ -401,6 +401,14 @@ KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
       top[0] = o;
       continue;
     }
+    if (std::uint32_t(op) >= kPairFirst) {
+      // A pair: push op(o, the value of the next table slot).
+      double x[1] = {o}, y[1] = {u[itab[(a + 1) * kWarp + lane]]};
+      st[sp][0] = top[0];
+      ++sp;
+      apply_binary_lanes<1>(Op(std::uint32_t(op) - kPairFirst + std::uint32_t(ADD)), x, y, top);
+      continue;
+    }
     if (is_binary(op)) {
       double x[1], y[1];  // left and right arguments
       if (kind != 0) {

@@ -79,6 +79,7 @@ CompilerOptions compiler_options(const Config& config) {
   o.pad = config.boolean("compiler.pad");
   o.unify = config.boolean("compiler.unify");
   o.inline_single_use = config.boolean("compiler.inline");
+  o.pair_leaves = config.boolean("compiler.pairs");
   // Bins only shape the teams mode; the other modes keep warps free to span cells.
   o.partitions = config.string("run.mode") == "teams"
                      ? static_cast<int>(config.integer("compiler.partitions"))
@@ -507,6 +508,10 @@ void declare(core::Schema& s) {
             "slot in the member's working set)")
       .defaults(true);
   s.boolean("compiler.unify", "One opcode stream per warp with per-lane operand tables")
+      .defaults(true);
+  s.boolean("compiler.pairs",
+            "teams: a leaf and the binary operation with a leaf operand after it run as one "
+            "instruction of a unified stream")
       .defaults(true);
   s.integer("compiler.partitions",
             "teams mode: bins of independent cells, one team each (0 = about 4 copies of the "

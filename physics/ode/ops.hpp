@@ -67,11 +67,17 @@ enum Op : std::uint32_t {
   OP_COUNT
 };
 
+// Team programs only (TeamsLayout): a leaf followed by a binary operation with a leaf operand,
+// fused into one dispatch. Opcode kPairFirst + (op - ADD), with a VAR_IND operand (slot k),
+// pushes op(x, y): x is read through table slot k, y through slot k + 1.
+inline constexpr std::uint32_t kPairFirst = OP_COUNT;
+inline constexpr std::uint32_t kPairLast = kPairFirst + (std::uint32_t(OR) - std::uint32_t(ADD));
+
 inline constexpr int kOpBits = 6;
 inline constexpr int kKindBits = 3;
 inline constexpr int kArgShift = kOpBits + kKindBits + 1;
 inline constexpr std::uint32_t kMaxOperand = (1u << (32 - kArgShift)) - 1;
-static_assert(OP_COUNT <= (1u << kOpBits), "opcodes must fit their field");
+static_assert(kPairLast < (1u << kOpBits), "opcodes must fit their field");
 // Fixed evaluation stack per lane; the compiler rejects expressions that need more.
 inline constexpr int kMaxStack = 24;
 // Lanes that share one opcode stream (a CUDA warp); fixed so a compiled program is the same on

@@ -20,7 +20,7 @@ struct Ref {
 
 class TeamBuilder {
  public:
-  explicit TeamBuilder(const Program& p) : p_(p) {}
+  TeamBuilder(const Program& p, bool pairs) : p_(p), pairs_(pairs) {}
 
   void add_group(std::size_t g) {
     const std::int32_t* rec = &p_.groups[g * kGroupFields];
@@ -29,6 +29,7 @@ class TeamBuilder {
     out.count = rec[G_COUNT];
     if (rec[G_KIND] == GROUP_UNIFIED) {
       out.code = rewrite_unified(rec);
+      if (pairs_) out.code = pair_leaves(std::move(out.code));
     } else {
       for (int l = 0; l < rec[G_COUNT]; ++l) {
         const std::size_t lc = g * kWarp + std::size_t(l);
@@ -118,7 +119,7 @@ class TeamBuilder {
     std::uint32_t fixed = 0;
     const Ref* ref = nullptr;
     std::vector<Entry> slot;
-    // Rebuilds the word around its new argument.
+    // Rebuilds the word around its new argument. A pair's slot spans two table rows.
     Op op = PUSH_VAR, leaf = PUSH_VAR;
     bool operand = false, left = false;
     std::uint32_t make(std::uint32_t arg) const {
@@ -192,6 +193,40 @@ class TeamBuilder {
     return out;
   }
 
+  // A leaf (every leaf is a U read here) followed by a binary operation with a leaf operand
+  // becomes one pair word. Its two arguments are two consecutive rows of the unified table (a
+  // uniform value repeated in every lane): the left one where any per-lane operand is, so the
+  // word decodes like one, the right one in the row after it.
+  static std::vector<Word> pair_leaves(std::vector<Word> code) {
+    const auto lanes = [](const Word& w) {
+      return w.slot.empty() ? std::vector<Entry>(kWarp, Entry{w.ref, 0}) : w.slot;
+    };
+    std::vector<Word> out;
+    for (std::size_t i = 0; i < code.size(); ++i) {
+      const Word& w = code[i];
+      // Other words keep op PUSH_VAR with neither a ref nor a slot (their fixed word).
+      const bool leaf = !w.operand && (w.op == PUSH_VAR || w.op == VAR_IND) &&
+                        (w.ref != nullptr || !w.slot.empty());
+      if (!leaf || i + 1 == code.size() || !code[i + 1].operand) {
+        out.push_back(w);
+        continue;
+      }
+      const Word& b = code[i + 1];
+      const Word& x = b.left ? b : w;
+      const Word& y = b.left ? w : b;
+      Word pair;
+      pair.operand = true;
+      pair.op = Op(kPairFirst + (std::uint32_t(b.op) - std::uint32_t(ADD)));
+      pair.leaf = VAR_IND;
+      pair.slot = lanes(x);
+      const std::vector<Entry> second = lanes(y);
+      pair.slot.insert(pair.slot.end(), second.begin(), second.end());
+      out.push_back(std::move(pair));
+      ++i;
+    }
+    return out;
+  }
+
   std::vector<Word> rewrite_unified(const std::int32_t* rec) {
     std::vector<Word> out;
     for (std::int32_t i = 0; i < rec[G_LEN]; ++i) {
@@ -235,6 +270,7 @@ class TeamBuilder {
   }
 
   const Program& p_;
+  bool pairs_;
   Index states_, vars_;
   std::unordered_map<std::uint64_t, Ref> const_of_;
   std::vector<double> consts_;
@@ -258,7 +294,7 @@ std::size_t TeamsLayout::scratch_bytes() const {
   return most;
 }
 
-TeamsLayout layout_teams(const Program& prog, int teams) {
+TeamsLayout layout_teams(const Program& prog, int teams, bool pairs) {
   if (teams < 1) throw std::logic_error("ode: teams: at least one team");
   TeamsLayout out;
   out.teams = teams;
@@ -267,7 +303,7 @@ TeamsLayout layout_teams(const Program& prog, int teams) {
   out.int_begin.push_back(0);
   out.real_begin.push_back(0);
   for (int t = 0; t < teams; ++t) {
-    TeamBuilder team(prog);
+    TeamBuilder team(prog, pairs && prog.pair_leaves);
     for (std::size_t ph = 0; ph < prog.n_phases(); ++ph) {
       for (std::size_t b = std::size_t(t); b < n_bins; b += std::size_t(teams))
         for (std::int32_t g = prog.bin_begin[ph * n_bins + b];

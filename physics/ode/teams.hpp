@@ -47,7 +47,8 @@ struct TeamsLayout {
   std::size_t scratch_bytes() const;
 };
 
-// Team t runs bins t, t + teams, ... of every phase, in that order.
-TeamsLayout layout_teams(const Program& prog, int teams);
+// Team t runs bins t, t + teams, ... of every phase, in that order. Pair words
+// (Program::pair_leaves) unless `pairs` is false.
+TeamsLayout layout_teams(const Program& prog, int teams, bool pairs = true);
 
 }  // namespace hayate::ode

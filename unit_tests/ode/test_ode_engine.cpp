@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <set>
 
 namespace hayate::ode {
@@ -185,6 +186,119 @@ TYPED_TEST(OdeEngine, LineOfCellsInTeamsMatchesReference) {
       compare_per_step<TypeParam>(model, o, method, ExecMode::Teams, 3, 0.01, 9.99, eo);
 }
 
+// The teams interpreter runs its common words without a dispatch branch, selecting among
+// results computed from the same arguments. Every operation of exact IEEE semantics, on signed
+// zeros, infinities, NaN and subnormals, as a stack operation and with its operand on either
+// side, must give bitwise what run_stream gives; the stored value is read back by the next word
+// (the forwarded read), and deeper stacks mix both paths.
+struct StreamAssign {
+  double* f;
+  int i;
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t, double value) const { f[i] = value; }
+};
+
+template <class Space, class T>
+Kokkos::View<T*, typename Space::memory_space> to_device(const std::vector<T>& host) {
+  Kokkos::View<T*, typename Space::memory_space> v("copy", host.size());
+  Kokkos::deep_copy(v, Kokkos::View<const T*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                           host.data(), host.size()));
+  return v;
+}
+
+// Case i runs code[begin(i), begin(i) + length(i)) on u[4i, 4i + 4), its derivative into f(i).
+// (A free function: nvcc rejects device lambdas inside gtest's private TestBody.)
+template <class Space, class Ints, class Code, class Reals>
+void run_team_streams(const Code& code, const Ints& begin, const Ints& length, const Reals& u,
+                      const Reals& f) {
+  Kokkos::parallel_for(
+      Kokkos::RangePolicy<Space>(0, int(begin.extent(0))), KOKKOS_LAMBDA(const int i) {
+        run_local_stream(code.data() + begin(i), length(i), nullptr, 0, u.data() + 4 * i,
+                         StreamAssign{f.data(), i});
+      });
+  Kokkos::fence();
+}
+
+TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
+  using MemSpace = typename TypeParam::memory_space;
+  const double values[] = {0.0,       -0.0,         1.5,      -2.25,   3.0,    INFINITY,
+                           -INFINITY, std::nan(""), 4.9e-324, -1e-310, 1.7e308};
+  std::vector<std::uint32_t> code;
+  std::vector<int> begin, length;
+  std::vector<double> u;  // per case: a, b, the stored slot (NaN until stored), a spare
+  const auto add_case = [&](std::vector<std::uint32_t> words, double a, double b) {
+    begin.push_back(int(code.size()));
+    length.push_back(int(words.size()));
+    code.insert(code.end(), words.begin(), words.end());
+    u.insert(u.end(), {a, b, std::nan(""), 0.0});
+  };
+  // Store the top in slot 2, read it back, and hand it to the derivative store.
+  const std::vector<std::uint32_t> tail = {encode(ASSIGN_ALG, 2), encode(PUSH_VAR, 2),
+                                           encode(ASSIGN_DERIV, 0)};
+  const auto with_tail = [&](std::vector<std::uint32_t> w) {
+    w.insert(w.end(), tail.begin(), tail.end());
+    return w;
+  };
+  const std::uint32_t a = encode(PUSH_VAR, 0), b = encode(PUSH_VAR, 1);
+  for (Op op : {ADD, SUB, MUL, DIV, MIN, MAX, LT, LE, GT, GE, EQ, NE, AND, OR})
+    for (double x : values)
+      for (double y : values) {
+        add_case(with_tail({a, b, encode(op, 0)}), x, y);
+        add_case(with_tail({a, encode_operand(op, PUSH_VAR, false, 1)}), x, y);
+        add_case(with_tail({b, encode_operand(op, PUSH_VAR, true, 0)}), x, y);
+      }
+  for (Op op : {NEG, ABS, SQRT, FLOOR, NOT})
+    for (double x : values) add_case(with_tail({a, encode(op, 0)}), x, 0.0);
+  for (double x : values)
+    for (double y : values) {
+      // a - b * sqrt(a / b), a + b * (a - b) - a, select(a, b, a), a + b + a.
+      add_case(
+          with_tail({a, b, a, b, encode(DIV, 0), encode(SQRT, 0), encode(MUL, 0), encode(SUB, 0)}),
+          x, y);
+      add_case(with_tail({a, b, a, encode_operand(SUB, PUSH_VAR, false, 1), encode(MUL, 0),
+                          encode(ADD, 0), encode_operand(SUB, PUSH_VAR, false, 0)}),
+               x, y);
+      add_case(with_tail({a, b, a, encode(SELECT, 0)}), x, y);
+      add_case(with_tail({a, b, a, encode(ADDN, 3), a, encode(MULN, 2), encode(NEG, 0)}), x, y);
+    }
+  const int n = int(begin.size());
+
+  // Expected: run_stream on the host, whose leaves read the same values as variables.
+  std::vector<double> u_expected = u, f_expected(std::size_t(n), std::nan(""));
+  for (int i = 0; i < n; ++i) {
+    const StateRef s{nullptr, u_expected.data() + 4 * i, 0.0, 1};
+    run_stream(code.data() + begin[std::size_t(i)], length[std::size_t(i)], nullptr, nullptr, 0,
+               nullptr, s, 0, StreamAssign{f_expected.data(), i});
+  }
+
+  auto d_u = to_device<TypeParam>(u);
+  Kokkos::View<double*, MemSpace> d_f("f", std::size_t(n));
+  run_team_streams<TypeParam>(to_device<TypeParam>(code), to_device<TypeParam>(begin),
+                              to_device<TypeParam>(length), d_u, d_f);
+  std::vector<double> got_u(u.size());
+  std::vector<double> got_f(static_cast<std::size_t>(n));
+  Kokkos::deep_copy(
+      Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(got_u.data(), got_u.size()),
+      d_u);
+  Kokkos::deep_copy(
+      Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(got_f.data(), got_f.size()),
+      d_f);
+  const auto same = [](double p, double q) {
+    return (std::isnan(p) && std::isnan(q)) || std::memcmp(&p, &q, sizeof(double)) == 0;
+  };
+  int bad = 0;
+  for (int i = 0; i < n && bad < 10; ++i) {
+    const std::size_t k = std::size_t(i);
+    if (same(got_u[4 * k + 2], u_expected[4 * k + 2]) && same(got_f[k], f_expected[k])) continue;
+    ++bad;
+    ADD_FAILURE() << "case " << i << " a " << u[4 * k] << " b " << u[4 * k + 1] << ": stored "
+                  << got_u[4 * k + 2] << " expected " << u_expected[4 * k + 2] << ", derivative "
+                  << got_f[k] << " expected " << f_expected[k] << "\n"
+                  << disassemble(code, std::size_t(begin[k]), std::size_t(length[k]));
+  }
+  // The cases cover both paths of the interpreter.
+  EXPECT_GT(n, 2000);
+}
+
 // The team programs of teams mode, on the host for any number of teams: every leaf reads the
 // team's value array U, each equation is stored by exactly one team, U holds no value twice,
 // and the derivatives and variables they compute equal the reference interpreter's bitwise
@@ -198,15 +312,19 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
     const FlatModel* model;
     bool unify;
     int partitions, teams;
+    bool pair_leaves;
   };
-  for (const auto& [model, unify, partitions, teams] :
-       {Case{&line, true, 0, 1}, Case{&line, true, 0, 3}, Case{&line, true, 8, 8},
-        Case{&random, true, 3, 2}, Case{&random, false, 4, 3}}) {
-    SCOPED_TRACE(testing::Message()
-                 << "unify " << unify << " bins " << partitions << " teams " << teams);
+  for (const auto& [model, unify, partitions, teams, pair_leaves] :
+       {Case{&line, true, 0, 1, true}, Case{&line, true, 0, 3, true}, Case{&line, true, 8, 8, true},
+        Case{&line, true, 0, 3, false}, Case{&random, true, 3, 2, true},
+        Case{&random, true, 3, 2, false}, Case{&random, false, 4, 3, true}}) {
+    SCOPED_TRACE(testing::Message() << "unify " << unify << " bins " << partitions << " teams "
+                                    << teams << " pairs " << pair_leaves);
     CompilerOptions o = all_passes();
     o.unify = o.pad = unify;
     o.partitions = partitions;
+    o.pair_leaves = pair_leaves;
+    int pairs = 0;
     const Program prog = compile(*model, o);
     const TeamsLayout layout = layout_teams(prog, teams);
     ASSERT_EQ(layout.teams, teams);
@@ -252,14 +370,21 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
       for (int j = 0; j < nv; ++j) tm.u[std::size_t(ns + j)] = ref.v[std::size_t(tm.var_src[j])];
       for (int j = 0; j < nc; ++j) tm.u[std::size_t(ns + nv + j)] = c[j];
       tm.u[std::size_t(ns + nv + nc)] = t;
-      // Every leaf is a U read (uniform or per lane), time included.
+      // Every leaf is a U read (uniform or per lane), time included; a pair reads both its
+      // arguments through the table.
       for (int w = 0; w < tm.h[T_CODE]; ++w) {
         const std::uint32_t word = tm.code[w];
         const Op op = op_of(word);
-        const Op leaf = is_leaf(op)                            ? op
-                        : (is_binary(op) && has_operand(word)) ? operand_leaf(word)
-                                                               : PUSH_VAR;
+        const bool pair = std::uint32_t(op) >= kPairFirst;
+        EXPECT_LE(std::uint32_t(op), kPairLast);
+        const Op leaf = is_leaf(op)                                      ? op
+                        : ((is_binary(op) || pair) && has_operand(word)) ? operand_leaf(word)
+                                                                         : PUSH_VAR;
         EXPECT_TRUE(leaf == PUSH_VAR || leaf == VAR_IND) << op_name(leaf);
+        if (pair) {
+          ++pairs;
+          EXPECT_EQ(operand_leaf(word), VAR_IND);
+        }
       }
     }
     // Scheduled variables start as NaN in U, so a read before its store (or of another team's
@@ -300,6 +425,11 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
       EXPECT_EQ(stored_vars[j], 1) << "variable " << j;
       EXPECT_EQ(v[j], ref.v[j]) << "variable " << j;
     }
+    // Pairs only come from unified streams, and only when asked for.
+    if (unify && pair_leaves)
+      EXPECT_GT(pairs, 0);
+    else
+      EXPECT_EQ(pairs, 0);
   }
 }
 
