@@ -135,57 +135,38 @@ void register_steps() {
 // 8 or 16 bins instead of 25, with only the teams' variables in scratch (program and states in
 // global memory), and with everything in global memory.
 void register_teams_variants() {
-  ode::EngineOptions in_global;
-  in_global.teams_scratch = false;
-  ode::EngineOptions vars_only;
-  vars_only.teams_program = false;
+  // LR-Line, Euler, teams mode with other compiler or engine options.
+  const auto variant = [](const std::string& name, const CompilerOptions& o,
+                          const ode::EngineOptions& e) {
+    register_for_each_space(
+        "ode/step/lr_line/euler/teams_" + name,
+        [=](auto space, benchmark::State& state) {
+          device_steps(space, state, "lr_line", 0.01, Method::Euler, ExecMode::Teams, o, 1,
+                       steps_per_iteration(space), e);
+        },
+        [](benchmark::internal::Benchmark* b) { b->MinTime(0.1); });
+  };
   CompilerOptions unmerged = all_passes();
   unmerged.merge = false;
-  register_for_each_space(
-      "ode/step/lr_line/euler/teams_unmerged",
-      [=](auto space, benchmark::State& state) {
-        device_steps(space, state, "lr_line", 0.01, Method::Euler, ExecMode::Teams, unmerged, 1,
-                     steps_per_iteration(space));
-      },
-      [](benchmark::internal::Benchmark* b) { b->MinTime(0.1); });
+  variant("unmerged", unmerged, {});
   // Without pair words (compiler.pairs: false): a leaf and the binary operation after it
   // dispatched one by one.
   CompilerOptions unpaired = all_passes();
   unpaired.pair_leaves = false;
-  register_for_each_space(
-      "ode/step/lr_line/euler/teams_unpaired",
-      [=](auto space, benchmark::State& state) {
-        device_steps(space, state, "lr_line", 0.01, Method::Euler, ExecMode::Teams, unpaired, 1,
-                     steps_per_iteration(space));
-      },
-      [](benchmark::internal::Benchmark* b) { b->MinTime(0.1); });
+  variant("unpaired", unpaired, {});
   // 4, 8 or 16 bins of 25, 12-13 or 6-7 cells (the default is 25 bins of 4): fewer SMs,
   // fuller warps.
   for (int bins : {4, 8, 16}) {
     CompilerOptions o = all_passes();
     o.partitions = bins;
-    register_for_each_space(
-        "ode/step/lr_line/euler/teams_" + std::to_string(bins) + "bins",
-        [=](auto space, benchmark::State& state) {
-          device_steps(space, state, "lr_line", 0.01, Method::Euler, ExecMode::Teams, o, 1,
-                       steps_per_iteration(space));
-        },
-        [](benchmark::internal::Benchmark* b) { b->MinTime(0.1); });
+    variant(std::to_string(bins) + "bins", o, {});
   }
-  register_for_each_space(
-      "ode/step/lr_line/euler/teams_vars",
-      [=](auto space, benchmark::State& state) {
-        device_steps(space, state, "lr_line", 0.01, Method::Euler, ExecMode::Teams, all_passes(), 1,
-                     steps_per_iteration(space), vars_only);
-      },
-      [](benchmark::internal::Benchmark* b) { b->MinTime(0.1); });
-  register_for_each_space(
-      "ode/step/lr_line/euler/teams_global",
-      [=](auto space, benchmark::State& state) {
-        device_steps(space, state, "lr_line", 0.01, Method::Euler, ExecMode::Teams, all_passes(), 1,
-                     steps_per_iteration(space), in_global);
-      },
-      [](benchmark::internal::Benchmark* b) { b->MinTime(0.1); });
+  ode::EngineOptions vars_only;
+  vars_only.teams_program = false;
+  variant("vars", all_passes(), vars_only);
+  ode::EngineOptions in_global;
+  in_global.teams_scratch = false;
+  variant("global", all_passes(), in_global);
 }
 
 // The serial reference interpreter on one core: the baseline of the speed-up goals.
