@@ -489,6 +489,9 @@ struct TeamsLocalKernel {
   }
 };
 
+// Room for the scratch allocator's alignment of the teams kernel's second view.
+inline constexpr std::size_t kScratchAlignment = 64;
+
 template <class Space>
 class Engine {
  public:
@@ -524,7 +527,8 @@ class Engine {
       TeamsLayout layout = layout_teams(prog, teams_league());
       // Pairs read both arguments through the table; where that table would push a team's
       // share out of scratch memory (wb_net: 62 KB instead of 24), the share keeps plain words.
-      if (layout.scratch_bytes() + 64 > std::size_t(Kokkos::TeamPolicy<Space>::scratch_size_max(0)))
+      if (layout.scratch_bytes() + kScratchAlignment >
+          std::size_t(Kokkos::TeamPolicy<Space>::scratch_size_max(0)))
         layout = layout_teams(prog, teams_league(), false);
       team_ints_ = upload<decltype(team_ints_)>("hayate::ode::team_ints", layout.ints);
       team_reals_ = upload<decltype(team_reals_)>("hayate::ode::team_reals", layout.reals);
@@ -790,8 +794,7 @@ class Engine {
                          first_step,
                          steps,
                          dt};
-    // Room for the scratch allocator's alignment of the second view.
-    const std::size_t local_bytes = team_scratch_ + 64;
+    const std::size_t local_bytes = team_scratch_ + kScratchAlignment;
     const std::size_t bytes = std::max<std::size_t>(prog_.n_vars, 1) * sizeof(double);
     const std::size_t most = std::size_t(Kokkos::TeamPolicy<Space>::scratch_size_max(0));
     TeamsLocalKernel<Space> local{
