@@ -487,13 +487,14 @@ void similarity_order(std::vector<std::size_t>& phase, const std::vector<Task>& 
 // components in model order (cells of a network in instance order, so that the same equation of
 // neighbouring cells shares a bin and unifies) are cut into `parts` contiguous runs of about equal
 // instruction count.
+// `comp` receives every task's component (the index of its first equation's root).
 std::vector<std::size_t> partition(const std::vector<Task>& tasks,
                                    const std::vector<std::vector<std::size_t>>& phases,
                                    const std::vector<std::vector<std::size_t>>& deps,
-                                   std::size_t n_eq, int parts) {
+                                   std::size_t n_eq, int parts, std::vector<std::size_t>& comp) {
   std::vector<std::size_t> bin(tasks.size(), 0);
+  comp.assign(tasks.size(), 0);
   parts = std::max(parts, 1);
-  if (parts == 1) return bin;
   std::vector<std::size_t> parent(n_eq);
   std::iota(parent.begin(), parent.end(), std::size_t(0));
   const std::function<std::size_t(std::size_t)> find = [&](std::size_t i) {
@@ -513,6 +514,9 @@ std::vector<std::size_t> partition(const std::vector<Task>& tasks,
         for (std::size_t d : deps[e]) join(e, d);
       }
     }
+  for (const auto& phase : phases)
+    for (std::size_t t : phase) comp[t] = find(tasks[t].eqs[0]);
+  if (parts == 1) return bin;
   std::vector<std::size_t> weight(n_eq, 0);
   for (const auto& phase : phases)
     for (std::size_t t : phase) weight[find(tasks[t].eqs[0])] += tasks[t].code.size();
@@ -762,90 +766,169 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
     }
     parts = static_cast<int>((most + kCopiesPerBin - 1) / kCopiesPerBin);
   }
-  const std::vector<std::size_t> bin = partition(tasks, phases, deps, n_eq, parts);
+  std::vector<std::size_t> comp;
+  const std::vector<std::size_t> bin = partition(tasks, phases, deps, n_eq, parts, comp);
   prog.n_bins = static_cast<std::size_t>(std::max(parts, 1));
-  prog.phase_begin.push_back(0);
   std::vector<std::size_t> serial_order;
   for (auto& all : phases) {
     prog.n_tasks += all.size();
     for (std::size_t t : all)
       serial_order.insert(serial_order.end(), tasks[t].eqs.begin(), tasks[t].eqs.end());
-    // Split into warps of kWarp lanes, bin by bin; with padding a warp never mixes opcode
-    // sequences.
-    std::vector<std::vector<std::size_t>> warps;
-    for (std::size_t b = 0; b < prog.n_bins; ++b) {
-      prog.bin_begin.push_back(static_cast<std::int32_t>(prog.n_groups() + warps.size()));
-      std::vector<std::size_t> phase;
-      for (std::size_t t : all)
-        if (bin[t] == b) phase.push_back(t);
-      if (options.reorder) similarity_order(phase, tasks);
-      const std::size_t first = warps.size();
-      for (std::size_t t : phase) {
-        if (warps.size() == first || warps.back().size() == static_cast<std::size_t>(kWarp) ||
-            (options.pad && tasks[warps.back().front()].key != tasks[t].key))
-          warps.emplace_back();
-        warps.back().push_back(t);
-      }
-    }
-    for (const auto& w : warps) {
-      const std::size_t g = prog.n_groups();
-      prog.groups.resize(prog.groups.size() + kGroupFields, 0);
-      prog.lane_code.resize(prog.lane_code.size() + kWarp, 0);
-      prog.lane_len.resize(prog.lane_len.size() + kWarp, 0);
-      std::int32_t* rec = &prog.groups[g * kGroupFields];
-      rec[G_COUNT] = static_cast<std::int32_t>(w.size());
-      const bool same = std::all_of(w.begin(), w.end(),
-                                    [&](std::size_t t) { return tasks[t].key == tasks[w[0]].key; });
-      if (options.unify && same) {
-        rec[G_KIND] = GROUP_UNIFIED;
-        rec[G_CODE] = static_cast<std::int32_t>(prog.code.size());
-        rec[G_LEN] = static_cast<std::int32_t>(tasks[w[0]].code.size());
-        rec[G_ITAB] = static_cast<std::int32_t>(prog.itab.size() / kWarp);
-        rec[G_CTAB] = static_cast<std::int32_t>(prog.ctab.size() / kWarp);
-        std::uint32_t islots = 0, cslots = 0;
-        for (std::size_t i = 0; i < tasks[w[0]].code.size(); ++i) {
-          const std::uint32_t w0 = tasks[w[0]].code[i];
-          const bool uniform = std::all_of(w.begin(), w.end(),
-                                           [&](std::size_t t) { return tasks[t].code[i] == w0; });
-          if (uniform) {
-            prog.code.push_back(w0);
-            continue;
-          }
-          // What differs between lanes: a leaf, a binary operation's operand, or a store.
-          const bool operand = is_binary(op_of(w0)) && has_operand(w0);
-          const Op op = operand ? operand_leaf(w0) : op_of(w0);
-          // Idle lanes repeat lane 0's operand: they never run, but the table stays dense.
-          const auto lane_arg = [&](int l) {
-            return arg_of(tasks[w[static_cast<std::size_t>(l) < w.size() ? l : 0]].code[i]);
-          };
-          const auto put = [&](Op ind, std::uint32_t slot) {
-            prog.code.push_back(operand ? with_operand(w0, ind, slot) : encode(ind, slot));
-          };
-          if (op == PUSH_CONST) {
-            for (int l = 0; l < kWarp; ++l) prog.ctab.push_back(prog.consts[lane_arg(l)]);
-            put(CONST_IND, cslots++);
-          } else {
-            for (int l = 0; l < kWarp; ++l)
-              prog.itab.push_back(static_cast<std::int32_t>(lane_arg(l)));
-            const Op ind = op == PUSH_STATE   ? STATE_IND
-                           : op == PUSH_VAR   ? VAR_IND
-                           : op == ASSIGN_ALG ? ASSIGN_ALG_IND
-                                              : ASSIGN_DERIV_IND;
-            put(ind, islots++);
-          }
-        }
-      } else {
-        rec[G_KIND] = GROUP_PER_LANE;
-        for (std::size_t l = 0; l < w.size(); ++l) {
-          prog.lane_code[g * kWarp + l] = static_cast<std::int32_t>(prog.code.size());
-          prog.lane_len[g * kWarp + l] = static_cast<std::int32_t>(tasks[w[l]].code.size());
-          prog.code.insert(prog.code.end(), tasks[w[l]].code.begin(), tasks[w[l]].code.end());
-        }
-      }
-    }
-    prog.phase_begin.push_back(static_cast<std::int32_t>(prog.n_groups()));
   }
-  prog.bin_begin.push_back(static_cast<std::int32_t>(prog.n_groups()));
+  // Warps of every phase, bin by bin (a task may sit in several bins: halo_program).
+  const auto form_groups = [&](Program& out, const std::vector<std::vector<char>>& in_bin) {
+    out.phase_begin.push_back(0);
+    for (auto& all : phases) {
+      // Split into warps of kWarp lanes, bin by bin; with padding a warp never mixes opcode
+      // sequences.
+      std::vector<std::vector<std::size_t>> warps;
+      for (std::size_t b = 0; b < out.n_bins; ++b) {
+        out.bin_begin.push_back(static_cast<std::int32_t>(out.n_groups() + warps.size()));
+        std::vector<std::size_t> phase;
+        for (std::size_t t : all)
+          if (in_bin[b][t]) phase.push_back(t);
+        if (options.reorder) similarity_order(phase, tasks);
+        const std::size_t first = warps.size();
+        for (std::size_t t : phase) {
+          if (warps.size() == first || warps.back().size() == static_cast<std::size_t>(kWarp) ||
+              (options.pad && tasks[warps.back().front()].key != tasks[t].key))
+            warps.emplace_back();
+          warps.back().push_back(t);
+        }
+      }
+      for (const auto& w : warps) {
+        const std::size_t g = out.n_groups();
+        out.groups.resize(out.groups.size() + kGroupFields, 0);
+        out.lane_code.resize(out.lane_code.size() + kWarp, 0);
+        out.lane_len.resize(out.lane_len.size() + kWarp, 0);
+        std::int32_t* rec = &out.groups[g * kGroupFields];
+        rec[G_COUNT] = static_cast<std::int32_t>(w.size());
+        const bool same = std::all_of(
+            w.begin(), w.end(), [&](std::size_t t) { return tasks[t].key == tasks[w[0]].key; });
+        if (options.unify && same) {
+          rec[G_KIND] = GROUP_UNIFIED;
+          rec[G_CODE] = static_cast<std::int32_t>(out.code.size());
+          rec[G_LEN] = static_cast<std::int32_t>(tasks[w[0]].code.size());
+          rec[G_ITAB] = static_cast<std::int32_t>(out.itab.size() / kWarp);
+          rec[G_CTAB] = static_cast<std::int32_t>(out.ctab.size() / kWarp);
+          std::uint32_t islots = 0, cslots = 0;
+          for (std::size_t i = 0; i < tasks[w[0]].code.size(); ++i) {
+            const std::uint32_t w0 = tasks[w[0]].code[i];
+            const bool uniform = std::all_of(w.begin(), w.end(),
+                                             [&](std::size_t t) { return tasks[t].code[i] == w0; });
+            if (uniform) {
+              out.code.push_back(w0);
+              continue;
+            }
+            // What differs between lanes: a leaf, a binary operation's operand, or a store.
+            const bool operand = is_binary(op_of(w0)) && has_operand(w0);
+            const Op op = operand ? operand_leaf(w0) : op_of(w0);
+            // Idle lanes repeat lane 0's operand: they never run, but the table stays dense.
+            const auto lane_arg = [&](int l) {
+              return arg_of(tasks[w[static_cast<std::size_t>(l) < w.size() ? l : 0]].code[i]);
+            };
+            const auto put = [&](Op ind, std::uint32_t slot) {
+              out.code.push_back(operand ? with_operand(w0, ind, slot) : encode(ind, slot));
+            };
+            if (op == PUSH_CONST) {
+              for (int l = 0; l < kWarp; ++l) out.ctab.push_back(out.consts[lane_arg(l)]);
+              put(CONST_IND, cslots++);
+            } else {
+              for (int l = 0; l < kWarp; ++l)
+                out.itab.push_back(static_cast<std::int32_t>(lane_arg(l)));
+              const Op ind = op == PUSH_STATE   ? STATE_IND
+                             : op == PUSH_VAR   ? VAR_IND
+                             : op == ASSIGN_ALG ? ASSIGN_ALG_IND
+                                                : ASSIGN_DERIV_IND;
+              put(ind, islots++);
+            }
+          }
+        } else {
+          rec[G_KIND] = GROUP_PER_LANE;
+          for (std::size_t l = 0; l < w.size(); ++l) {
+            out.lane_code[g * kWarp + l] = static_cast<std::int32_t>(out.code.size());
+            out.lane_len[g * kWarp + l] = static_cast<std::int32_t>(tasks[w[l]].code.size());
+            out.code.insert(out.code.end(), tasks[w[l]].code.begin(), tasks[w[l]].code.end());
+          }
+        }
+      }
+      out.phase_begin.push_back(static_cast<std::int32_t>(out.n_groups()));
+    }
+    out.bin_begin.push_back(static_cast<std::int32_t>(out.n_groups()));
+  };
+  std::vector<std::vector<char>> in_bin(prog.n_bins, std::vector<char>(tasks.size(), 0));
+  for (const auto& all : phases)
+    for (std::size_t t : all) in_bin[bin[t]][t] = 1;
+  form_groups(prog, in_bin);
+  if (options.halo > 0 && prog.n_bins > 1) {
+    // Halo: bin b also evaluates the components within `halo` rings of state reads around its
+    // own (a ring adds the components that write a state the set reads). Its own states then
+    // stay exact for halo + 1 sweeps without seeing any other bin: ring r goes stale one sweep
+    // after ring r + 1 does. A set that reads nothing outside itself stays exact for ever.
+    std::vector<std::size_t> writer(prog.n_states, SIZE_MAX);  // component of d(state)/dt
+    prog.state_bin.assign(prog.n_states, -1);
+    for (const auto& all : phases)
+      for (std::size_t t : all)
+        for (std::uint32_t w : tasks[t].code)
+          if (op_of(w) == ASSIGN_DERIV) {
+            writer[arg_of(w)] = comp[t];
+            prog.state_bin[arg_of(w)] = static_cast<std::int32_t>(bin[t]);
+          }
+    std::vector<std::vector<std::size_t>> reads(n_eq);  // components a component reads from
+    for (const auto& all : phases)
+      for (std::size_t t : all)
+        for (std::uint32_t w : tasks[t].code) {
+          const bool operand = is_binary(op_of(w)) && has_operand(w);
+          if ((operand ? operand_leaf(w) : op_of(w)) != PUSH_STATE) continue;
+          const std::size_t from = writer[arg_of(w)];
+          if (from != SIZE_MAX && from != comp[t]) reads[comp[t]].push_back(from);
+        }
+    for (auto& r : reads) {
+      std::sort(r.begin(), r.end());
+      r.erase(std::unique(r.begin(), r.end()), r.end());
+    }
+    // Ring by ring for every bin at once: a program per halo width, up to the first that closes.
+    std::vector<std::vector<char>> in(prog.n_bins, std::vector<char>(n_eq, 0));
+    std::vector<std::vector<std::size_t>> set(prog.n_bins), frontier(prog.n_bins);
+    for (const auto& all : phases)
+      for (std::size_t t : all)
+        if (!in[bin[t]][comp[t]]) {
+          in[bin[t]][comp[t]] = 1;
+          set[bin[t]].push_back(comp[t]);
+          frontier[bin[t]].push_back(comp[t]);
+        }
+    for (int h = 1; h <= options.halo; ++h) {
+      bool closed = true;
+      std::vector<std::vector<char>> in_halo(prog.n_bins, std::vector<char>(tasks.size(), 0));
+      for (std::size_t b = 0; b < prog.n_bins; ++b) {
+        std::vector<std::size_t> next;
+        for (std::size_t c : frontier[b])
+          for (std::size_t from : reads[c])
+            if (!in[b][from]) {
+              in[b][from] = 1;
+              next.push_back(from);
+            }
+        set[b].insert(set[b].end(), next.begin(), next.end());
+        frontier[b] = std::move(next);
+        for (std::size_t c : set[b])
+          for (std::size_t from : reads[c]) closed = closed && in[b][from];
+        for (const auto& all : phases)
+          for (std::size_t t : all) in_halo[b][t] = in[b][comp[t]];
+      }
+      Program halo;
+      halo.n_states = prog.n_states;
+      halo.n_vars = prog.n_vars;
+      halo.n_alg = prog.n_alg;
+      halo.consts = prog.consts;
+      halo.n_bins = prog.n_bins;
+      halo.pair_leaves = prog.pair_leaves;
+      form_groups(halo, in_halo);
+      halo.halo = h;
+      halo.halo_sweeps = closed ? 0 : h + 1;
+      prog.halo_programs.push_back(std::make_shared<const Program>(std::move(halo)));
+      if (closed) break;
+    }
+  }
   build_serial(model, final_expr, eq_of, serial_order, options.inline_single_use, prog);
   return prog;
 }

@@ -6,6 +6,7 @@
 #include "ode/model.hpp"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +30,11 @@ struct CompilerOptions {
   // Teams mode: a leaf and the binary operation with a leaf operand after it run as one
   // dispatch (kPairFirst), in unified streams.
   bool pair_leaves = true;
+  // Teams mode: each bin may also evaluate the cells within up to this many rings of state reads
+  // around its own (a halo), so a team runs halo + 1 sweeps between exchanges with the other
+  // teams; the engine takes the widest halo whose layout fits (benchmarks/NOTES.md, fifteenth
+  // round: LR-Line 8.7 -> 7.3 us per Euler step with 8).
+  int halo = 8;
 };
 
 // Group kinds: lanes run their own streams, or share the group's unified stream.
@@ -61,6 +67,16 @@ struct Program {
   std::vector<std::int32_t> serial_vars;
   int max_stack = 0;
   bool pair_leaves = true;  // CompilerOptions::pair_leaves, applied by layout_teams
+  // Halo (CompilerOptions::halo > 0 and more than one bin): halo_programs[h - 1] holds the groups
+  // of every bin extended by its halo of h rings, in a program of its own (its groups, code,
+  // tables and bin_begin; phase_begin spans all bins; halo and halo_sweeps set), for teams mode
+  // only; the list stops at the first halo that reads nothing outside itself. state_bin: the bin
+  // whose equations write each state.
+  int halo = 0;         // in a halo program: its rings
+  int halo_sweeps = 1;  // sweeps a bin's own states stay exact without an exchange (halo + 1; 0
+                        // when no extended bin reads anything outside itself)
+  std::vector<std::int32_t> state_bin;
+  std::vector<std::shared_ptr<const Program>> halo_programs;
   // Algebraic variables that fold to constants: stored once, never scheduled.
   std::vector<std::pair<std::uint32_t, double>> constant_vars;
 

@@ -84,6 +84,8 @@ CompilerOptions compiler_options(const Config& config) {
   o.partitions = config.string("run.mode") == "teams"
                      ? static_cast<int>(config.integer("compiler.partitions"))
                      : 1;
+  o.halo =
+      config.string("run.mode") == "teams" ? static_cast<int>(config.integer("compiler.halo")) : 0;
   return o;
 }
 
@@ -518,6 +520,12 @@ void declare(core::Schema& s) {
             "most repeated equation per bin)")
       .defaults(0)
       .range(0, 1 << 16);
+  s.integer("compiler.halo",
+            "teams mode on GPUs: rings of neighbouring cells each team also evaluates, so teams "
+            "exchange states every halo + 1 sweeps instead of every sweep; the widest halo up to "
+            "this that fits in shared memory is taken (0 = no halo; host backends use none)")
+      .defaults(8)
+      .range(0, 64);
   s.section("ensemble", "Many copies of the model with different parameters or initial values");
   s.integer("ensemble.members", "Number of ensemble members M").defaults(1).range(1, 1 << 26);
   const auto declare_sweep = [](core::Section& r) {
