@@ -7,6 +7,7 @@
 #include "ode/engine.hpp"
 #include "ode/reference.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
@@ -109,6 +110,10 @@ void device_steps(Space space, benchmark::State& state, const std::string& model
   }
   counters(state, prog, members, method, steps);
   state.counters["bins"] = double(prog.n_bins);
+  if (mode == ExecMode::Teams) {
+    state.counters["halo"] = double(engine.teams_halo());
+    state.counters["block_steps"] = double(engine.teams_block_steps());
+  }
 }
 
 // Per-phase kernels, one team (persistent) and, for the networks, one team per bin of cells.
@@ -167,6 +172,33 @@ void register_teams_variants() {
   ode::EngineOptions in_global;
   in_global.teams_scratch = false;
   variant("global", all_passes(), in_global);
+}
+
+// The networks in teams mode with a halo of up to H rings (compiler.halo; the default, 8, is the
+// plain teams benchmark; 0 is none): teams exchange states every h + 1 sweeps (whole steps)
+// instead of every sweep. The counters halo (h) and block_steps
+// say what the engine laid out (block_steps -1: no halo fitted or held a whole step).
+void register_halo() {
+  for (const char* model : {"lr_line", "lr_ring", "rybak_cpg", "wb_net"})
+    for (Method method : {Method::Euler, Method::RK4})
+      for (int halo : {0, 1, 2, 3, 4, 6, 8, 12, 16}) {
+        if (method == Method::RK4 && halo > 0 && halo < 3) continue;
+        const auto c = std::find_if(std::begin(cases), std::end(cases),
+                                    [&](const auto& k) { return std::string(k.model) == model; });
+        const double dt = c->dt;
+        const std::string name = std::string("ode/step/") + model + "/" + method_name(method) +
+                                 "/teams_halo" + std::to_string(halo);
+        CompilerOptions o = all_passes();
+        o.halo = halo;
+        const std::string m = model;
+        register_for_each_space(
+            name,
+            [=](auto space, benchmark::State& state) {
+              device_steps(space, state, m, dt, method, ExecMode::Teams, o, 1,
+                           steps_per_iteration(space));
+            },
+            [](benchmark::internal::Benchmark* b) { b->MinTime(0.1); });
+      }
 }
 
 // The serial reference interpreter on one core: the baseline of the speed-up goals.
@@ -290,6 +322,7 @@ void register_ensembles() {
 void register_ode_suite() {
   register_steps();
   register_teams_variants();
+  register_halo();
   register_reference();
   register_passes();
   register_ensembles();

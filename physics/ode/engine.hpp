@@ -39,6 +39,10 @@ struct EngineOptions {
   bool teams_scratch = true;  // teams: each team's variables in team scratch memory when they fit
   int fused_width = 0;        // fused: members per thread, 1, 2 or 4 (0 = by the ensemble's size)
   bool teams_program = true;  // teams: the team's program and every value it reads in scratch too
+  // teams on host spaces: use the program's halo (one team per bin, a kernel per block). Off by
+  // default: on CPU threads the halo's extra cells cost their full time (benchmarks/NOTES.md,
+  // fifteenth round); the tests switch it on to check the halo layouts on every backend.
+  bool teams_host_halo = false;
 };
 
 // Error of a teams-mode run whose teams were not all resident at once (grid barrier timed out).
@@ -389,47 +393,73 @@ KOKKOS_INLINE_FUNCTION void run_local_group_lane(const std::uint32_t* code,
   }
 }
 
-// A sweep of the teams kernel when the team's program lives in scratch: refresh the states the
-// team reads and the time in U, run the phases (team barrier after each), then wait for every
-// team.
-template <class Member>
-struct LocalSweep {
-  const Member& team;
-  const std::uint32_t* code;
-  const std::int32_t *groups, *lanes, *itab, *phase_begin, *state_src;
-  int n_phases, n_states, time_slot, league;
-  double* u;
-  unsigned long long* counter;
-  int* failed;
-  unsigned long long* arrivals;
-  int* ok;
+// Integrator stages of the teams kernel on a team's scratch copy: a derivative store names the
+// U index k of its state, whose stage input is u[k]; the stage result goes to next[k] (the running
+// sum to acc[k]), so every stream of the sweep still reads the stage input. The arithmetic is
+// AssignEuler's and AssignRK4's, so the values are bitwise theirs. In a sweep that ends a block
+// the result of a state the team owns also goes to global memory at once (`to`), so the stores
+// are under way long before the grid barrier's fence waits for them.
+struct Publish {
+  double* to = nullptr;               // null: not the last sweep of a block
+  const std::int32_t* src = nullptr;  // state_src, then the TeamState flags of the ns states
+  int ns = 0;
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t k, double x) const {
+    if (to != nullptr && src[ns + int(k)] == STATE_OWNED) to[src[k]] = x;
+  }
+};
 
-  template <class Assign>
-  KOKKOS_INLINE_FUNCTION void operator()(const double* in, double t, const Assign& assign) const {
-    if (!*ok) return;
-    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, n_states),
-                         [&](const int i) { u[i] = in[state_src[i]]; });
-    Kokkos::single(Kokkos::PerTeam(team), [&]() { u[time_slot] = t; });
-    team.team_barrier();
-    for (int ph = 0; ph < n_phases; ++ph) {
-      Kokkos::parallel_for(
-          Kokkos::TeamThreadRange(team, phase_begin[ph], phase_begin[ph + 1]), [&](const int g) {
-            Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, kWarp), [&](const int l) {
-              run_local_group_lane(code, groups, lanes, itab, g, l, u, assign);
-            });
-          });
-      team.team_barrier();
+// The stage buffers follow U in scratch (next at u + next, then acc and x0 for RK4), so a policy
+// holds one pointer: the teams kernel needs every register it can keep for a team of a warp per
+// group of its widest phase.
+struct LocalEuler {
+  double* u;
+  int next;
+  double dt;
+  Publish publish;
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t k, double value) const {
+    const double x = u[k] + dt * value;
+    u[next + int(k)] = x;
+    publish(k, x);
+  }
+};
+
+struct LocalRK4 {  // acc at u + next + ns, the step's initial state x0 at u + next + 2 ns
+  double* u;
+  int next;
+  double a_dt, b_dt;
+  int first, last;
+  Publish publish;
+  KOKKOS_INLINE_FUNCTION void operator()(std::size_t k, double value) const {
+    double* acc = u + next + publish.ns;
+    double* x0 = acc + publish.ns;
+    const double xv = first ? u[k] : x0[k];
+    double sum;
+    if (first) {
+      x0[k] = xv;
+      sum = xv + b_dt * value;
+    } else {
+      sum = acc[k] + b_dt * value;
     }
-    *arrivals += 1;
-    *ok = grid_barrier(team, counter, failed, *arrivals * (unsigned long long)(league), league);
+    acc[k] = sum;
+    if (!last) {
+      const double y = xv + a_dt * value;
+      u[next + int(k)] = y;
+      publish(k, y);
+    } else {
+      publish(k, sum);
+    }
   }
 };
 
 // Teams kernel with each team's program and values in scratch (TeamsLayout): the team copies its
-// integer block and U (constants and variables; states at every sweep) once per launch, and
-// every operand of its streams is then a shared-memory read. Variables are not written back:
-// the engine's variables are those of the last evaluate(), as with the variables-only scratch.
-template <class Space>
+// integer block and U (constants, variables, states) once per launch, and every operand of its
+// streams is then a shared-memory read. A sweep runs the phases (team barrier after each) with a
+// Local* policy, then moves the results into U. Every `block_sweeps` sweeps (and at the end) the
+// team publishes its own states to out[block % 2]; between blocks all teams meet at the grid
+// barrier and refresh the states they do not own from there. With a halo layout a block is
+// several sweeps (Program::halo_sweeps), otherwise one, or the whole launch for a single team.
+// Variables are not written back: the engine's variables are those of the last evaluate().
+template <class Space, bool RK4>
 struct TeamsLocalKernel {
   using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
   using Scratch = typename Space::scratch_memory_space;
@@ -437,20 +467,25 @@ struct TeamsLocalKernel {
   const double* reals;
   const std::int64_t *int_begin, *real_begin;
   int n_phases, league;
-  Method method;
-  double* bufs[4];
+  const double* in;  // the states at the start of the launch
+  double* out[2];
   const double* v;
   unsigned long long* counter;
   int* failed;
   std::int64_t first_step, steps;
   double dt;
+  int block_sweeps;
   int level;  // scratch level: 0, or 1 on host spaces when level 0 is too small
+
+  static constexpr int stage_buffers = RK4 ? 3 : 1;
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
     const int t = team.league_rank();
     const std::int32_t* blob = ints + int_begin[t];
     const int n_int = int(int_begin[t + 1] - int_begin[t]);
     const int ns = blob[T_STATES], nv = blob[T_VARS], nc = blob[T_CONSTS];
+    const int n_u = ns + nv + nc + 1;  // time last
+    constexpr int nb = stage_buffers;
 #if defined(__CUDA_ARCH__)
     // Level 0 (shared memory) on a GPU, as a constant: the compiler then sees that the program
     // and U are in shared memory and addresses them so (32-bit shared loads, not generic ones).
@@ -459,33 +494,101 @@ struct TeamsLocalKernel {
     const int level = this->level;
 #endif
     Kokkos::View<double*, Scratch, Kokkos::MemoryTraits<Kokkos::Unmanaged>> uview(
-        team.team_scratch(level), std::size_t(ns + nv + nc + 1));  // time last
+        team.team_scratch(level), std::size_t(n_u + nb * ns));
     Kokkos::View<std::int32_t*, Scratch, Kokkos::MemoryTraits<Kokkos::Unmanaged>> iview(
         team.team_scratch(level), std::size_t(n_int));
     double* u = uview.data();
+    double* next = u + n_u;
+    double* acc = next + ns;  // RK4 only, as x0 after it
     std::int32_t* local = iview.data();
     const double* consts = reals + real_begin[t];
-    const std::int32_t* var_src = blob + kTeamFields + ns;
+    const std::int32_t* var_src = blob + kTeamFields + 2 * ns;
     Kokkos::parallel_for(Kokkos::TeamVectorRange(team, n_int),
                          [&](const int i) { local[i] = blob[i]; });
     Kokkos::parallel_for(Kokkos::TeamVectorRange(team, nc),
                          [&](const int j) { u[ns + nv + j] = consts[j]; });
     Kokkos::parallel_for(Kokkos::TeamVectorRange(team, nv),
                          [&](const int j) { u[ns + j] = v[var_src[j]]; });
+    const std::int32_t* state_src = blob + kTeamFields;
+    Kokkos::parallel_for(Kokkos::TeamVectorRange(team, ns),
+                         [&](const int i) { u[i] = in[state_src[i]]; });
+    const int time_slot = n_u - 1;
+    Kokkos::single(Kokkos::PerTeam(team), [&]() { u[time_slot] = double(first_step) * dt; });
     team.team_barrier();
-    const std::int32_t* state_src = local + kTeamFields;
-    const std::int32_t* phase_begin = state_src + ns + nv;
+    state_src = local + kTeamFields;
+    const std::int32_t* state_flag = state_src + ns;
+    const std::int32_t* phase_begin = state_flag + ns + nv;
     const std::int32_t* groups = phase_begin + n_phases + 1;
     const std::int32_t* lanes = groups + std::size_t(local[T_GROUPS]) * kGroupFields;
     const std::int32_t* itab = lanes + local[T_LANES];
     const std::uint32_t* code = reinterpret_cast<const std::uint32_t*>(itab + local[T_ITAB]);
-    double* b[4] = {bufs[0], bufs[1], bufs[2], bufs[3]};
+
+    const auto phases = [&](const auto& assign) {
+      for (int ph = 0; ph < n_phases; ++ph) {
+        Kokkos::parallel_for(
+            Kokkos::TeamThreadRange(team, phase_begin[ph], phase_begin[ph + 1]), [&](const int g) {
+              Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, kWarp), [&](const int l) {
+                run_local_group_lane(code, groups, lanes, itab, g, l, u, assign);
+              });
+            });
+        team.team_barrier();
+      }
+    };
     unsigned long long arrivals = 0;
-    int ok = 1;
-    const LocalSweep<member_type> sweep{
-        team, code,         groups, lanes, itab,    phase_begin, state_src, n_phases,
-        ns,   ns + nv + nc, league, u,     counter, failed,      &arrivals, &ok};
-    run_steps(method, first_step, steps, dt, b, sweep, &ok);
+    int ok = 1, in_block = 0, block = 0;
+    const std::int64_t sweeps = steps * (RK4 ? 4 : 1);
+    std::int64_t done = 0;
+    // Where the sweep that is about to run publishes the team's own states: the buffer of the
+    // current block if it ends the block, else nowhere.
+    const auto publish = [&]() {
+      const bool exchange = in_block + 1 == block_sweeps || done + 1 == sweeps;
+      return Publish{exchange ? out[block & 1] : nullptr, state_src, ns};
+    };
+    // The stage results become the next stage input, with the time of the next sweep. At the end
+    // of a block (the states were published by the stores), unless it was the last, the team
+    // waits for every team and takes the others' states from what they published.
+    const auto end_sweep = [&](const double* from, double next_time, const Publish& pub) {
+      ++done;
+      ++in_block;
+      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, ns), [&](const int i) {
+        if (state_flag[i] != STATE_READ) u[i] = from[i];
+      });
+      Kokkos::single(Kokkos::PerTeam(team), [&]() { u[time_slot] = next_time; });
+      if (pub.to == nullptr || done == sweeps) {
+        team.team_barrier();
+        return;
+      }
+      ++block;
+      in_block = 0;
+      arrivals += 1;
+      ok = grid_barrier(team, counter, failed, arrivals * (unsigned long long)(league), league);
+      if (!ok) return;
+      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, ns), [&](const int i) {
+        if (state_flag[i] != STATE_OWNED) u[i] = pub.to[state_src[i]];
+      });
+      team.team_barrier();
+    };
+    for (std::int64_t n = 0; n < steps && ok; ++n) {
+      const double t0 = double(first_step + n) * dt, t1 = double(first_step + n + 1) * dt;
+      if constexpr (!RK4) {
+        const Publish pub = publish();
+        phases(LocalEuler{u, n_u, dt, pub});
+        end_sweep(next, t1, pub);
+      } else {
+        // RK4 as step_schedule spells it, one call site for the four stages.
+        const double ts[5] = {t0, t0 + 0.5 * dt, t0 + 0.5 * dt, t0 + dt, t1};
+        const double a_dt[4] = {0.5 * dt, 0.5 * dt, dt, 0.0};
+        const double b_dt[4] = {dt / 6.0, dt / 3.0, dt / 3.0, dt / 6.0};
+#if defined(__CUDA_ARCH__)
+#pragma unroll 1
+#endif
+        for (int k = 0; k < 4 && ok; ++k) {
+          const Publish pub = publish();
+          phases(LocalRK4{u, n_u, a_dt[k], b_dt[k], k == 0, k == 3, pub});
+          end_sweep(k == 3 ? acc : next, ts[k + 1], pub);
+        }
+      }
+    }
   }
 };
 
@@ -524,19 +627,49 @@ class Engine {
       bin_begin_ = upload<decltype(bin_begin_)>("hayate::ode::bin_begin", prog.bin_begin);
       counter_ = decltype(counter_)("hayate::ode::grid_counter");
       failed_ = decltype(failed_)("hayate::ode::grid_failed");
-      TeamsLayout layout = layout_teams(prog, teams_league());
-      // Pairs read both arguments through the table; where that table would push a team's
-      // share out of scratch memory (wb_net: 62 KB instead of 24), the share keeps plain words.
-      if (layout.scratch_bytes() + kScratchAlignment >
-          std::size_t(Kokkos::TeamPolicy<Space>::scratch_size_max(0)))
-        layout = layout_teams(prog, teams_league(), false);
+      // The widest halo layout whose blocks hold at least one step, when every bin gets a team
+      // of its own (GPUs; host spaces only when asked, and then run the teams block by block),
+      // then no halo. Pairs read
+      // both arguments through the table. Where a layout would push a team's share out of
+      // shared memory (wb_net's pairs: 62 KB instead of 24) the next one down is taken; host
+      // spaces take level-1 scratch, the same memory.
+      const int spp = method == Method::Euler ? 1 : 4;
+      const bool own_teams =
+          on_host ? options.teams_host_halo : int(prog.n_bins) <= multiprocessors<Space>();
+      const std::size_t most =
+          std::size_t(Kokkos::TeamPolicy<Space>::scratch_size_max(on_host ? 1 : 0));
+      const int buffers = method == Method::Euler ? TeamsLocalKernel<Space, false>::stage_buffers
+                                                  : TeamsLocalKernel<Space, true>::stage_buffers;
+      TeamsLayout layout;
+      bool fits = false;
+      for (int h = own_teams ? int(prog.halo_programs.size()) : 0; h >= 0 && !fits; --h) {
+        const int sweeps = h > 0 ? prog.halo_programs[std::size_t(h) - 1]->halo_sweeps : 1;
+        if (h > 0 && sweeps != 0 && sweeps < spp) continue;
+        for (bool pairs : {true, false}) {
+          teams_league_ = h > 0 ? int(prog.n_bins) : teams_league();
+          layout = layout_teams(prog, teams_league_, pairs, h);
+          fits = layout.scratch_bytes(buffers) + kScratchAlignment <= most;
+          if (fits) break;
+        }
+      }
+      teams_halo_ = layout.halo;
+      if (layout.halo > 0) {
+        const int sweeps = prog.halo_programs[std::size_t(layout.halo) - 1]->halo_sweeps;
+        halo_steps_ = sweeps == 0 ? 0 : sweeps / spp;
+      }
+      for (int t = 0; t < layout.teams; ++t) {
+        const std::int32_t* h = layout.ints.data() + layout.int_begin[std::size_t(t)];
+        const std::int32_t* phase_begin = h + kTeamFields + 2 * h[T_STATES] + h[T_VARS];
+        for (int ph = 0; ph < layout.n_phases; ++ph)
+          team_widest_ = std::max(team_widest_, int(phase_begin[ph + 1] - phase_begin[ph]));
+      }
       team_ints_ = upload<decltype(team_ints_)>("hayate::ode::team_ints", layout.ints);
       team_reals_ = upload<decltype(team_reals_)>("hayate::ode::team_reals", layout.reals);
       team_int_begin_ =
           upload<decltype(team_int_begin_)>("hayate::ode::team_int_begin", layout.int_begin);
       team_real_begin_ =
           upload<decltype(team_real_begin_)>("hayate::ode::team_real_begin", layout.real_begin);
-      team_scratch_ = layout.scratch_bytes();
+      team_scratch_ = layout.scratch_bytes(buffers);
     }
     if (!prog.constant_vars.empty()) {
       auto v = Kokkos::create_mirror_view(v_);
@@ -547,6 +680,9 @@ class Engine {
   }
 
   std::size_t members() const { return M_; }
+  // Teams mode: steps between exchanges of the halo layout (0: a whole launch), -1 without one.
+  std::int64_t teams_block_steps() const { return halo_steps_; }
+  int teams_halo() const { return halo_steps_ < 0 ? 0 : teams_halo_; }
   const Program& program() const { return prog_; }
   View x() const { return bufs_[0]; }
   View v() const { return v_; }
@@ -776,6 +912,14 @@ class Engine {
   }
 
   void teams(std::int64_t first_step, std::int64_t steps, double dt) {
+    const std::size_t local_bytes = team_scratch_ + kScratchAlignment;
+    const std::size_t most = std::size_t(Kokkos::TeamPolicy<Space>::scratch_size_max(0));
+    const int vector = on_host ? 1 : kWarp;
+    // On host spaces a team program beyond level 0 goes to level 1 (the same memory there); on a
+    // GPU level 1 is global memory, and the variables-only kernel is used instead.
+    const int level = local_bytes <= most ? 0 : on_host ? 1 : -1;
+    if (options_.teams_scratch && options_.teams_program && level >= 0)
+      return teams_local(first_step, steps, dt, level, local_bytes);
     const int n_bins = int(prog_.n_bins);
     const int league = teams_league();
     if (league > 1) Kokkos::deep_copy(counter_, 0ull);
@@ -794,53 +938,89 @@ class Engine {
                          first_step,
                          steps,
                          dt};
-    const std::size_t local_bytes = team_scratch_ + kScratchAlignment;
     const std::size_t bytes = std::max<std::size_t>(prog_.n_vars, 1) * sizeof(double);
-    const std::size_t most = std::size_t(Kokkos::TeamPolicy<Space>::scratch_size_max(0));
-    TeamsLocalKernel<Space> local{
-        team_ints_.data(),
-        team_reals_.data(),
-        team_int_begin_.data(),
-        team_real_begin_.data(),
-        int(prog_.n_phases()),
-        league,
-        method_,
-        {bufs_[0].data(), bufs_[1].data(), bufs_[2].data(), bufs_[3].data()},
-        v_.data(),
-        counter_.data(),
-        failed_.data(),
-        first_step,
-        steps,
-        dt,
-        0};
-    // A warp per group of the widest phase, as far as the kernel's registers allow.
-    const auto team_size = [&](const auto& kernel) {
-      if (on_host) return 1;
-      std::size_t widest = 1;
-      for (std::size_t ph = 0; ph < prog_.n_phases(); ++ph)
-        for (int b = 0; b < n_bins; ++b)
-          widest = std::max<std::size_t>(
-              widest, prog_.bin_begin[ph * n_bins + b + 1] - prog_.bin_begin[ph * n_bins + b]);
-      widest *= std::size_t((n_bins + league - 1) / league);
-      const int max_team = Kokkos::TeamPolicy<Space>(league, 1, kWarp)
-                               .team_size_max(kernel, Kokkos::ParallelForTag());
-      return int(std::min<std::size_t>(widest, std::size_t(max_team)));
-    };
-    const int vector = on_host ? 1 : kWarp;
-    // On host spaces a team program beyond level 0 goes to level 1 (the same memory there); on a
-    // GPU level 1 is global memory, and the variables-only kernel is used instead.
-    const int level = local_bytes <= most ? 0 : on_host ? 1 : -1;
-    if (options_.teams_scratch && options_.teams_program && level >= 0) {
-      local.level = level;
-      Kokkos::TeamPolicy<Space> policy(league, team_size(local), vector);
-      policy.set_scratch_size(level, Kokkos::PerTeam(local_bytes));
-      Kokkos::parallel_for("hayate::ode::teams_local", policy, local);
-    } else {
-      k.scratch = options_.teams_scratch && bytes <= most;
-      Kokkos::TeamPolicy<Space> policy(league, team_size(k), vector);
-      if (k.scratch) policy.set_scratch_size(0, Kokkos::PerTeam(bytes));
-      Kokkos::parallel_for("hayate::ode::teams", policy, k);
+    k.scratch = options_.teams_scratch && bytes <= most;
+    std::size_t widest = 1;  // a warp per group of the widest phase, as far as registers allow
+    for (std::size_t ph = 0; ph < prog_.n_phases(); ++ph)
+      for (int b = 0; b < n_bins; ++b)
+        widest = std::max<std::size_t>(
+            widest, prog_.bin_begin[ph * n_bins + b + 1] - prog_.bin_begin[ph * n_bins + b]);
+    widest *= std::size_t((n_bins + league - 1) / league);
+    Kokkos::TeamPolicy<Space> policy(league, team_size(k, widest), vector);
+    if (k.scratch) policy.set_scratch_size(0, Kokkos::PerTeam(bytes));
+    Kokkos::parallel_for("hayate::ode::teams", policy, k);
+    check_co_residency(league);
+    for (std::int64_t n = 0; n < steps; ++n)
+      std::swap(bufs_[0], bufs_[method_ == Method::Euler ? 1 : 3]);
+  }
+
+  // Teams with their programs in scratch. A GPU runs the whole launch in one kernel (teams meet
+  // at the grid barrier between blocks); host spaces run one kernel per block when there are
+  // several teams (the kernel's end is the barrier), as their teams are not all running at once.
+  void teams_local(std::int64_t first_step, std::int64_t steps, double dt, int level,
+                   std::size_t bytes) {
+    if (method_ == Method::Euler)
+      teams_local<false>(first_step, steps, dt, level, bytes);
+    else
+      teams_local<true>(first_step, steps, dt, level, bytes);
+  }
+
+  template <bool RK4>
+  void teams_local(std::int64_t first_step, std::int64_t steps, double dt, int level,
+                   std::size_t bytes) {
+    const int league = teams_league_;
+    const int spp = RK4 ? 4 : 1;
+    std::int64_t block_steps = halo_steps_ > 0 ? halo_steps_ : steps;  // halo: its blocks
+    int block_sweeps = int(std::min<std::int64_t>(block_steps * spp, 1 << 30));
+    if (halo_steps_ < 0 && league > 1) block_steps = 0, block_sweeps = 1;  // exchange every sweep
+    const bool launch_per_block = on_host && league > 1;
+    const std::int64_t per_launch = launch_per_block ? block_steps : steps;
+    TeamsLocalKernel<Space, RK4> k{team_ints_.data(),
+                                   team_reals_.data(),
+                                   team_int_begin_.data(),
+                                   team_real_begin_.data(),
+                                   int(prog_.n_phases()),
+                                   league,
+                                   nullptr,
+                                   {nullptr, nullptr},
+                                   v_.data(),
+                                   counter_.data(),
+                                   failed_.data(),
+                                   0,
+                                   0,
+                                   dt,
+                                   block_sweeps,
+                                   level};
+    Kokkos::TeamPolicy<Space> policy(league, team_size(k, std::size_t(team_widest_)),
+                                     on_host ? 1 : kWarp);
+    policy.set_scratch_size(level, Kokkos::PerTeam(bytes));
+    for (std::int64_t done = 0; done < steps;) {
+      const std::int64_t n = std::min(per_launch, steps - done);
+      if (league > 1) Kokkos::deep_copy(counter_, 0ull);
+      // Block j publishes to out[j % 2]; the first never overwrites what the launch reads.
+      k.in = bufs_[0].data();
+      k.out[0] = bufs_[1].data();
+      k.out[1] = bufs_[0].data();
+      k.first_step = first_step + done;
+      k.steps = n;
+      Kokkos::parallel_for("hayate::ode::teams_local", policy, k);
+      check_co_residency(league);
+      const std::int64_t blocks = (n * spp + block_sweeps - 1) / block_sweeps;
+      if (blocks % 2 == 1) std::swap(bufs_[0], bufs_[1]);
+      done += n;
     }
+  }
+
+  // A warp per group of the widest phase, as far as the kernel's registers allow.
+  template <class Kernel>
+  int team_size(const Kernel& kernel, std::size_t widest) const {
+    if (on_host) return 1;
+    const int max_team =
+        Kokkos::TeamPolicy<Space>(1, 1, kWarp).team_size_max(kernel, Kokkos::ParallelForTag());
+    return int(std::min<std::size_t>(widest, std::size_t(max_team)));
+  }
+
+  void check_co_residency(int league) {
     int failed = 0;
     if (league > 1) Kokkos::deep_copy(failed, failed_);
     if (failed) {
@@ -849,8 +1029,6 @@ class Engine {
           "ode: teams mode: the grid barrier timed out, so not every team was resident at once "
           "(is another program sharing the GPU?); use run.mode: persistent or phases");
     }
-    for (std::int64_t n = 0; n < steps; ++n)
-      std::swap(bufs_[0], bufs_[method_ == Method::Euler ? 1 : 3]);
   }
 
   static void copy_in(const View& v, const std::vector<double>& host) {
@@ -880,6 +1058,11 @@ class Engine {
   Kokkos::View<double*, MemSpace> team_reals_;
   Kokkos::View<std::int64_t*, MemSpace> team_int_begin_, team_real_begin_;
   std::size_t team_scratch_ = 0;
+  int teams_league_ = 1;  // teams of the layout
+  int team_widest_ = 1;   // most groups in one phase of one team
+  // Steps per block of the halo layout (0: the whole launch); -1 without a halo.
+  std::int64_t halo_steps_ = -1;
+  int teams_halo_ = 0;  // rings of the halo layout
   Kokkos::View<unsigned long long, MemSpace> counter_;
   Kokkos::View<int, MemSpace> failed_;
   View bufs_[4];

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -44,8 +45,10 @@ class TeamBuilder {
 
   void end_phase() { phase_begin_.push_back(std::int32_t(groups_.size())); }
 
-  // Appends the team's integer block and constants.
-  void emit(std::vector<std::int32_t>& ints, std::vector<double>& reals) const {
+  // Appends the team's integer block and constants. owned(state): the team's own bins write
+  // it (the others of its stores are halo).
+  template <class Owned>
+  void emit(std::vector<std::int32_t>& ints, std::vector<double>& reals, const Owned& owned) const {
     const std::uint32_t n_states = std::uint32_t(states_.order.size());
     const std::uint32_t n_vars = std::uint32_t(vars_.order.size());
     const std::uint32_t n_consts = std::uint32_t(consts_.size());
@@ -70,8 +73,7 @@ class TeamBuilder {
         for (const Word& w : g.code) {
           if (!w.slot.empty()) {
             code.push_back(w.make(std::uint32_t(itab.size() / kWarp) - std::uint32_t(rec[G_ITAB])));
-            for (const auto& entry : w.slot)
-              itab.push_back(entry.ref ? std::int32_t(u(*entry.ref)) : entry.global);
+            for (const auto& entry : w.slot) itab.push_back(std::int32_t(u(*entry.ref)));
           } else {
             code.push_back(word(w));
           }
@@ -95,6 +97,8 @@ class TeamBuilder {
         std::int32_t(code.size())};
     ints.insert(ints.end(), header, header + kTeamFields);
     for (std::uint32_t i : states_.order) ints.push_back(std::int32_t(i));
+    for (std::uint32_t i : states_.order)
+      ints.push_back(!written_.count(i) ? STATE_READ : owned(i) ? STATE_OWNED : STATE_HALO);
     for (std::uint32_t i : vars_.order) ints.push_back(std::int32_t(i));
     ints.insert(ints.end(), phase_begin_.begin(), phase_begin_.end());
     ints.insert(ints.end(), recs.begin(), recs.end());
@@ -110,10 +114,9 @@ class TeamBuilder {
 
  private:
   // A rewritten word: fixed, or made from one U index (ref), or from a team-local table slot
-  // whose kWarp entries are U indices or global state indices (derivative stores).
+  // whose kWarp entries are U indices.
   struct Entry {
     const Ref* ref = nullptr;
-    std::int32_t global = 0;
   };
   struct Word {
     std::uint32_t fixed = 0;
@@ -143,6 +146,12 @@ class TeamBuilder {
       return &it->second;
     }
   };
+
+  // A state the team's derivative stores write: it has a place in U like the states read.
+  const Ref* written(std::uint32_t state) {
+    written_.insert(state);
+    return states_.at(S_STATE, state);
+  }
 
   const Ref* constant(double value) {
     std::uint64_t bits;
@@ -186,10 +195,12 @@ class TeamBuilder {
       out.left = operand_is_left(w);
     } else if (op == ASSIGN_ALG) {
       out.ref = vars_.at(S_VAR, a);
+    } else if (op == ASSIGN_DERIV) {
+      out.ref = written(a);
     } else if (op == ASSIGN_ALG_IND || op == ASSIGN_DERIV_IND) {
       throw std::logic_error("ode: teams: table store in a per-lane stream");
     }
-    out.op = out.operand ? op : (op == ASSIGN_ALG ? ASSIGN_ALG : PUSH_VAR);
+    out.op = out.operand ? op : (op == ASSIGN_ALG || op == ASSIGN_DERIV ? op : PUSH_VAR);
     return out;
   }
 
@@ -199,7 +210,7 @@ class TeamBuilder {
   // word decodes like one, the right one in the row after it.
   static std::vector<Word> pair_leaves(std::vector<Word> code) {
     const auto lanes = [](const Word& w) {
-      return w.slot.empty() ? std::vector<Entry>(kWarp, Entry{w.ref, 0}) : w.slot;
+      return w.slot.empty() ? std::vector<Entry>(kWarp, Entry{w.ref}) : w.slot;
     };
     std::vector<Word> out;
     for (std::size_t i = 0; i < code.size(); ++i) {
@@ -258,7 +269,7 @@ class TeamBuilder {
           if (kind == STATE_IND)
             e.ref = states_.at(S_STATE, std::uint32_t(idx));
           else if (op == ASSIGN_DERIV_IND)
-            e.global = idx;
+            e.ref = written(std::uint32_t(idx));
           else
             e.ref = vars_.at(S_VAR, std::uint32_t(idx));
         }
@@ -277,11 +288,12 @@ class TeamBuilder {
   const Ref time_{S_TIME, 0};  // the stage time, written into U at every sweep
   std::vector<Group> groups_;
   std::vector<std::int32_t> phase_begin_{0};
+  std::set<std::uint32_t> written_;
 };
 
 }  // namespace
 
-std::size_t TeamsLayout::scratch_bytes() const {
+std::size_t TeamsLayout::scratch_bytes(int state_buffers) const {
   std::size_t most = 0;
   for (int t = 0; t < teams; ++t) {
     const std::int32_t* h = ints.data() + int_begin[std::size_t(t)];
@@ -289,29 +301,37 @@ std::size_t TeamsLayout::scratch_bytes() const {
         std::size_t(h[T_STATES]) + std::size_t(h[T_VARS]) + std::size_t(h[T_CONSTS]) + 1;
     const std::size_t n_int =
         std::size_t(int_begin[std::size_t(t) + 1] - int_begin[std::size_t(t)]);
-    most = std::max(most, n_u * sizeof(double) + (n_int * sizeof(std::int32_t) + 7) / 8 * 8);
+    most = std::max(most,
+                    (n_u + std::size_t(state_buffers) * std::size_t(h[T_STATES])) * sizeof(double) +
+                        (n_int * sizeof(std::int32_t) + 7) / 8 * 8);
   }
   return most;
 }
 
-TeamsLayout layout_teams(const Program& prog, int teams, bool pairs) {
+TeamsLayout layout_teams(const Program& prog, int teams, bool pairs, int halo) {
   if (teams < 1) throw std::logic_error("ode: teams: at least one team");
+  if (halo < 0 || std::size_t(halo) > prog.halo_programs.size())
+    throw std::logic_error("ode: teams: the program has no halo that wide");
+  const Program& src = halo > 0 ? *prog.halo_programs[std::size_t(halo) - 1] : prog;
   TeamsLayout out;
   out.teams = teams;
-  out.n_phases = int(prog.n_phases());
-  const std::size_t n_bins = prog.n_bins;
+  out.n_phases = int(src.n_phases());
+  out.halo = halo;
+  const std::size_t n_bins = src.n_bins;
   out.int_begin.push_back(0);
   out.real_begin.push_back(0);
   for (int t = 0; t < teams; ++t) {
-    TeamBuilder team(prog, pairs && prog.pair_leaves);
-    for (std::size_t ph = 0; ph < prog.n_phases(); ++ph) {
+    TeamBuilder team(src, pairs && prog.pair_leaves);
+    for (std::size_t ph = 0; ph < src.n_phases(); ++ph) {
       for (std::size_t b = std::size_t(t); b < n_bins; b += std::size_t(teams))
-        for (std::int32_t g = prog.bin_begin[ph * n_bins + b];
-             g < prog.bin_begin[ph * n_bins + b + 1]; ++g)
+        for (std::int32_t g = src.bin_begin[ph * n_bins + b];
+             g < src.bin_begin[ph * n_bins + b + 1]; ++g)
           team.add_group(std::size_t(g));
       team.end_phase();
     }
-    team.emit(out.ints, out.reals);
+    // Without a halo every state a team writes is its own.
+    team.emit(out.ints, out.reals,
+              [&](std::uint32_t state) { return halo == 0 || prog.state_bin[state] % teams == t; });
     out.int_begin.push_back(std::int64_t(out.ints.size()));
     out.real_begin.push_back(std::int64_t(out.reals.size()));
   }

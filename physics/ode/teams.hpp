@@ -24,10 +24,18 @@ enum TeamField : int {
   kTeamFields
 };
 
+// What a team does with each of its states (the flag after state_src in its integer block).
+enum TeamState : std::int32_t {
+  STATE_READ = 0,   // read only: another team writes it
+  STATE_OWNED = 1,  // written by the team's own bins: the team publishes it
+  STATE_HALO = 2,   // written by the team's halo: a private copy, refreshed at every exchange
+};
+
 // Every team's program, rewritten so that each leaf reads one team-local array U = [states |
 // variables | constants | time]: a leaf or operand becomes PUSH_VAR (one U index for the warp) or
 // VAR_IND (a U index per lane), and an algebraic store ASSIGN_ALG(_IND) writes U. Derivative
-// stores keep the global state indices of the assign policy. Time is the last value of U, which
+// stores ASSIGN_DERIV(_IND) name the U index of their state too: the teams kernel's assign
+// policies keep the stage buffers in scratch beside U. Time is the last value of U, which
 // the kernel writes at every sweep, so every leaf is the same kind of read. The arithmetic is
 // untouched, so results are bitwise those of the program it came from.
 struct TeamsLayout {
@@ -35,20 +43,25 @@ struct TeamsLayout {
   int n_phases = 0;
   // Team t: ints[int_begin[t], int_begin[t + 1]) and reals[real_begin[t], real_begin[t + 1]).
   // Its integer block is the header (kTeamFields counts), then state_src (global state index of
-  // each U state), var_src (global variable index of each U variable), phase_begin (n_phases + 1
-  // group offsets), the group records (G_CODE and G_ITAB team-local, G_CTAB the group's offset in
-  // the lane table), the lane table, the unified table (U indices, or global state indices in
-  // derivative-store slots) and the code. reals holds the constants of U.
+  // each U state), state_flag (TeamState of each U state), var_src (global variable index of each U
+  // variable), phase_begin (n_phases + 1 group offsets), the group records (G_CODE and G_ITAB
+  // team-local, G_CTAB the group's offset in the lane table), the lane table, the unified table (U
+  // indices) and the code. reals holds the constants of U.
   std::vector<std::int64_t> int_begin, real_begin;
   std::vector<std::int32_t> ints;
   std::vector<double> reals;
 
-  // Scratch memory of the largest team: U in doubles (time included), then its integer block.
-  std::size_t scratch_bytes() const;
+  int halo = 0;  // rings of the halo program it was laid out from (0: none)
+
+  // Scratch memory of the largest team: U in doubles (time included), `state_buffers` arrays of
+  // its states (the integrator's stage buffers), then its integer block.
+  std::size_t scratch_bytes(int state_buffers = 0) const;
 };
 
 // Team t runs bins t, t + teams, ... of every phase, in that order. Pair words
-// (Program::pair_leaves) unless `pairs` is false.
-TeamsLayout layout_teams(const Program& prog, int teams, bool pairs = true);
+// (Program::pair_leaves) unless `pairs` is false; with halo > 0, the bins extended by that many
+// rings (Program::halo_programs), and a state is the team's own when Program::state_bin puts it
+// in one of the team's bins.
+TeamsLayout layout_teams(const Program& prog, int teams, bool pairs = true, int halo = 0);
 
 }  // namespace hayate::ode

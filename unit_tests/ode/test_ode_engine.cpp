@@ -186,6 +186,67 @@ TYPED_TEST(OdeEngine, LineOfCellsInTeamsMatchesReference) {
       compare_per_step<TypeParam>(model, o, method, ExecMode::Teams, 3, 0.01, 9.99, eo);
 }
 
+// Teams with a halo run several sweeps between exchanges, each recomputing its neighbours' cells
+// next to its own: the states must be bitwise those of teams without a halo, over runs that
+// end inside a block and resume, for Euler and RK4 (whose blocks are whole steps). wb_net's
+// all-to-all synapses close every halo at three rings: each team then evaluates the whole
+// network and never exchanges (on a GPU that does not fit: it takes one ring).
+TYPED_TEST(OdeEngine, TeamsWithAHaloMatchTeamsWithoutBitwise) {
+  struct Case {
+    const char* file;
+    int halo;
+    Method method;
+    std::int64_t block_steps;      // expected steps per block (0: the whole launch, -1: no halo)
+    std::int64_t gpu_block_steps;  // where a GPU's shared memory takes a narrower halo
+  };
+  for (const auto& [file, halo, method, block_steps, gpu_block_steps] :
+       {Case{"inputs/ode/lr_line.model.yaml", 1, Method::Euler, 2, 2},
+        Case{"inputs/ode/lr_line.model.yaml", 6, Method::Euler, 7, 7},
+        Case{"inputs/ode/lr_line.model.yaml", 1, Method::RK4, -1, -1},
+        Case{"inputs/ode/lr_line.model.yaml", 8, Method::RK4, 2, 2},
+        Case{"inputs/ode/wb_net.model.yaml", 1, Method::Euler, 2, 2},
+        Case{"inputs/ode/wb_net.model.yaml", 5, Method::Euler, 0, 2}}) {
+    SCOPED_TRACE(testing::Message()
+                 << file << " halo " << halo << " rk4 " << (method == Method::RK4));
+    const FlatModel model = load_model_file(test::source_path(file));
+    CompilerOptions o = all_passes();
+    o.partitions = 0;
+    o.halo = 0;
+    const Program plain = compile(model, o);
+    o.halo = halo;
+    const Program with_halo = compile(model, o);
+    ASSERT_FALSE(with_halo.halo_programs.empty());
+    Engine<TypeParam> a(plain, 1, method, ExecMode::Teams);
+    EngineOptions host_halo;
+    host_halo.teams_host_halo = true;
+    Engine<TypeParam> b(with_halo, 1, method, ExecMode::Teams, host_halo);
+    EXPECT_EQ(a.teams_block_steps(), -1);
+    if (!Engine<TypeParam>::on_host && int(with_halo.n_bins) > multiprocessors<TypeParam>())
+      continue;
+    EXPECT_EQ(b.teams_block_steps(), Engine<TypeParam>::on_host ? block_steps : gpu_block_steps);
+    const double dt = 0.01;
+    for (Engine<TypeParam>* e : {&a, &b}) {
+      e->set_states(model.state_init);
+      // Over the stimulus, in two launches of 17 and 12 steps.
+      e->advance(995, 17, dt);
+      e->advance(1012, 12, dt);
+    }
+    const auto xa = a.states_host(), xb = b.states_host();
+    ASSERT_EQ(xa.size(), xb.size());
+    int bad = 0;
+    for (std::size_t i = 0; i < xa.size() && bad < 5; ++i)
+      if (std::memcmp(&xa[i], &xb[i], sizeof(double)) != 0) {
+        ++bad;
+        ADD_FAILURE() << "state " << i << ": " << xa[i] << " with a halo " << xb[i];
+      }
+    // And both still follow the reference interpreter.
+    ReferenceInterpreter ref(plain, 1, method);
+    ref.x() = model.state_init;
+    ref.advance(995, 29, dt);
+    EXPECT_LE(rel_diff(xa, ref.x()), 1e-9);
+  }
+}
+
 // The teams interpreter runs its common words without a dispatch branch, selecting among
 // results computed from the same arguments. Every operation of exact IEEE semantics, on signed
 // zeros, infinities, NaN and subnormals, as a stack operation and with its operand on either
@@ -300,10 +361,10 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
 }
 
 // The team programs of teams mode, on the host for any number of teams: every leaf reads the
-// team's value array U, each equation is stored by exactly one team, U holds no value twice,
-// and the derivatives and variables they compute equal the reference interpreter's bitwise
-// (the operations are the same; only where the operands come from changed). Phases run team
-// by team, as the bins of a phase never read each other.
+// team's value array U, each state is owned (published) by exactly one team, U holds no value
+// twice, and the derivatives and variables they compute equal the reference interpreter's
+// bitwise (the operations are the same; only where the operands come from changed), in the
+// halo too. Phases run team by team, as the bins of a phase never read each other.
 TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
   const FlatModel line = load_model_file(test::source_path("inputs/ode/lr_line.model.yaml"));
   test::RandomModel gen(5);
@@ -313,20 +374,27 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
     bool unify;
     int partitions, teams;
     bool pair_leaves;
+    int halo;
   };
-  for (const auto& [model, unify, partitions, teams, pair_leaves] :
-       {Case{&line, true, 0, 1, true}, Case{&line, true, 0, 3, true}, Case{&line, true, 8, 8, true},
-        Case{&line, true, 0, 3, false}, Case{&random, true, 3, 2, true},
-        Case{&random, true, 3, 2, false}, Case{&random, false, 4, 3, true}}) {
+  for (const auto& [model, unify, partitions, teams, pair_leaves, halo] :
+       {Case{&line, true, 0, 1, true, 0}, Case{&line, true, 0, 3, true, 0},
+        Case{&line, true, 8, 8, true, 0}, Case{&line, true, 0, 3, false, 0},
+        Case{&random, true, 3, 2, true, 0}, Case{&random, true, 3, 2, false, 0},
+        Case{&random, false, 4, 3, true, 0}, Case{&line, true, 8, 8, true, 2},
+        Case{&line, true, 25, 25, false, 5}, Case{&random, true, 3, 3, true, 1},
+        Case{&random, false, 4, 4, true, 2}}) {
     SCOPED_TRACE(testing::Message() << "unify " << unify << " bins " << partitions << " teams "
-                                    << teams << " pairs " << pair_leaves);
+                                    << teams << " pairs " << pair_leaves << " halo " << halo);
     CompilerOptions o = all_passes();
     o.unify = o.pad = unify;
     o.partitions = partitions;
     o.pair_leaves = pair_leaves;
+    o.halo = halo;
     int pairs = 0;
     const Program prog = compile(*model, o);
-    const TeamsLayout layout = layout_teams(prog, teams);
+    ASSERT_EQ(prog.halo_programs.size(), std::size_t(halo));  // none of these closes
+    const TeamsLayout layout = layout_teams(prog, teams, true, halo);
+    std::size_t halo_stores = 0;
     ASSERT_EQ(layout.teams, teams);
     ASSERT_EQ(layout.int_begin.size(), std::size_t(teams) + 1);
     EXPECT_GT(layout.scratch_bytes(), 0u);
@@ -343,7 +411,8 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
     std::vector<int> stored_states(prog.n_states, 0), stored_vars(prog.n_vars, 0);
     struct Team {
       std::vector<double> u;
-      const std::int32_t *h, *state_src, *var_src, *phase_begin, *groups, *lanes, *itab;
+      const std::int32_t *h, *state_src, *state_flag, *var_src, *phase_begin, *groups, *lanes,
+          *itab;
       const std::uint32_t* code;
     };
     std::vector<Team> team(static_cast<std::size_t>(teams));
@@ -352,7 +421,8 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
       tm.h = layout.ints.data() + layout.int_begin[std::size_t(k)];
       const int ns = tm.h[T_STATES], nv = tm.h[T_VARS], nc = tm.h[T_CONSTS];
       tm.state_src = tm.h + kTeamFields;
-      tm.var_src = tm.state_src + ns;
+      tm.state_flag = tm.state_src + ns;
+      tm.var_src = tm.state_flag + ns;
       tm.phase_begin = tm.var_src + nv;
       tm.groups = tm.phase_begin + layout.n_phases + 1;
       tm.lanes = tm.groups + std::size_t(tm.h[T_GROUPS]) * kGroupFields;
@@ -399,7 +469,15 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
       }
     for (int ph = 0; ph < layout.n_phases; ++ph)
       for (Team& tm : team) {
-        const auto assign = [&](std::size_t i, double value) {
+        // Derivative stores name the U index of their state.
+        const auto assign = [&](std::size_t k, double value) {
+          const std::size_t i = std::size_t(tm.state_src[k]);
+          ASSERT_NE(tm.state_flag[k], STATE_READ) << "state " << i;
+          if (tm.state_flag[k] == STATE_HALO) {
+            EXPECT_EQ(value, ref.f[i]) << "halo state " << i;
+            ++halo_stores;
+            return;
+          }
           f[i] = value;
           ++stored_states[i];
         };
@@ -407,15 +485,25 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
           for (int l = 0; l < kWarp; ++l)
             run_local_group_lane(tm.code, tm.groups, tm.lanes, tm.itab, g, l, tm.u.data(), assign);
       }
+    // Without a halo every variable is stored by one team; with one, the variables of a team's
+    // halo are stored again there (with the same values).
     for (Team& tm : team)
       for (int j = 0; j < tm.h[T_VARS]; ++j) {
         const std::size_t var = std::size_t(tm.var_src[j]);
         if (var >= prog.n_alg) continue;
         const double value = tm.u[std::size_t(tm.h[T_STATES] + j)];
         if (std::isnan(value) || folded.count(std::uint32_t(var))) continue;
+        if (stored_vars[var] > 0 && halo > 0) {
+          EXPECT_EQ(value, v[var]) << "variable " << var;
+          continue;
+        }
         v[var] = value;
         ++stored_vars[var];
       }
+    if (halo > 0)
+      EXPECT_GT(halo_stores, 0u);
+    else
+      EXPECT_EQ(halo_stores, 0u);
     for (std::size_t i = 0; i < prog.n_states; ++i) {
       EXPECT_EQ(stored_states[i], 1) << "state " << i;
       EXPECT_EQ(f[i], ref.f[i]) << "state " << i;
