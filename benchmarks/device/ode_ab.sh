@@ -10,13 +10,8 @@ set -uo pipefail
 out=${1:?usage: benchmarks/device/ode_ab.sh OUTPUT_DIR OLD_HAYATE_BENCH [FILTER]}
 old=${2:?usage: benchmarks/device/ode_ab.sh OUTPUT_DIR OLD_HAYATE_BENCH [FILTER]}
 filter=${3:-'^ode/step/(lr_line|lr_ring|rybak_cpg|wb_net)/(euler|rk4)/(teams|teams_unmerged|reference)/(cuda|one_core)'}
-root=$(pwd)
-build="$root/build/cuda"
-[ -d "$build/devlibs" ] && export LD_LIBRARY_PATH="$build/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export HAYATE_ODE_INPUTS="$root/inputs/ode"
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-{ date -u; git rev-parse HEAD 2>/dev/null; nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv 2>/dev/null; } > "$out/ab_device.txt"
+. "$(dirname "$0")/ode_env.sh"
+ode_env "$out" ab_device.txt
 status=0
 for round in 1 2; do
   for which in old new; do

@@ -6,13 +6,8 @@
 set -uo pipefail
 out=${1:?usage: benchmarks/device/ode_halo.sh OUTPUT_DIR [FILTER]}
 filter=${2:-'^ode/step/(lr_line|lr_ring|rybak_cpg|wb_net)/(euler|rk4)/(teams|teams_halo[0-9]+)/cuda|^ode/step/lr_line/(euler|rk4)/reference'}
-root=$(pwd)
-build="$root/build/cuda"
-[ -d "$build/devlibs" ] && export LD_LIBRARY_PATH="$build/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-export HAYATE_ODE_INPUTS="$root/inputs/ode"
-mkdir -p "$out"
-out=$(cd "$out" && pwd)
-{ date -u; git rev-parse HEAD 2>/dev/null; nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv 2>/dev/null; } > "$out/halo_device.txt"
+. "$(dirname "$0")/ode_env.sh"
+ode_env "$out" halo_device.txt
 status=0
 "$build/benchmarks/hayate_bench" --benchmark_filter="$filter" --benchmark_repetitions=5 \
   --benchmark_report_aggregates_only=true --benchmark_out_format=json \
