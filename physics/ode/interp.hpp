@@ -371,12 +371,17 @@ KOKKOS_INLINE_FUNCTION void run_stream(const std::uint32_t* code, int len, const
   run_stream_members<1>(code, len, itab, ctab, lane, consts, s, m, 0, assign);
 }
 
-// A team program's stream (TeamsLayout): every leaf and operand is a value of the team's array
-// u, at the word's index or, for a per-lane word (VAR_IND, ASSIGN_*_IND), at the lane's entry of
-// the unified table; the stage time is a value of u as well. A team's step is the latency of its
-// longest streams, so the table and u reads are issued at the top of each word, ahead of the
-// opcode's compare-and-branch chain: they overlap it instead of following it. The operations
-// and their order are those of run_stream, so the results are bitwise the same.
+// A team program's stream (TeamsLayout, words made by team_word): every leaf and operand is a
+// value of the team's array u, at the word's index or, for a per-lane word, at the lane's entry
+// of the unified table; the stage time is a value of u as well. A team's step is the latency of
+// its longest streams, and on a GPU a branch costs several times an arithmetic instruction on
+// that path, so the decode takes the operand from two bit tests of the word, and the binary
+// family (a pair, an operand on either side, or a stack argument) chooses its arguments by
+// selects and computes +, * and - side by side, one dispatch branch instead of up to six. The
+// operations and their order are those of run_stream, so the results are bitwise the same.
+static_assert(std::uint32_t(MUL) == std::uint32_t(ADD) + 1 &&
+                  std::uint32_t(SUB) == std::uint32_t(ADD) + 2,
+              "the teams interpreter takes ADD, MUL and SUB as one range");
 template <class Assign>
 KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
                                              const std::int32_t* itab, int lane, double* u,
@@ -385,42 +390,38 @@ KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
   double top[1] = {0.0};
   st[0][0] = 0.0;
   int sp = 0;
+  const std::int32_t* tab = itab != nullptr ? itab + lane : nullptr;  // the lane's column
   Prefetch fetch(code, len);
   for (int pc = 0; pc < len; ++pc) {
     const std::uint32_t w = fetch.take(pc);
     const Op op = op_of(w);
     const std::uint32_t a = arg_of(w);
-    const std::uint32_t kind = (w >> kOpBits) & ((1u << kKindBits) - 1);  // operand leaf + 1
-    const bool per_lane =
-        op == VAR_IND || kind == std::uint32_t(VAR_IND) + 1 || op >= ASSIGN_ALG_IND;
-    const std::int32_t at = per_lane ? itab[a * kWarp + lane] : std::int32_t(a);
-    const double o = (op <= VAR_IND || kind != 0) ? u[at] : 0.0;
+    const std::int32_t at = (w & kTeamPerLane) != 0 ? tab[a * kWarp] : std::int32_t(a);
+    const double o = (w & kTeamReads) != 0 ? u[at] : 0.0;
+    const bool pair = std::uint32_t(op) >= kPairFirst;
+    if (pair || is_binary(op)) {
+      // pair: push the top, then op(o, second table value); operand: op(o, top) or op(top, o);
+      // stack: op(value below the top, top).
+      const bool stack = (w & kTeamReads) == 0;
+      const bool left = operand_is_left(w);
+      const double second = pair ? u[tab[(a + 1) * kWarp]] : st[sp - 1][0];
+      if (pair) st[sp][0] = top[0];
+      sp += pair ? 1 : stack ? -1 : 0;
+      const double x[1] = {pair || left ? o : stack ? second : top[0]};
+      const double y[1] = {pair ? second : left || stack ? top[0] : o};
+      const Op bop = pair ? Op(std::uint32_t(op) - kPairFirst + std::uint32_t(ADD)) : op;
+      if (bop <= SUB) {  // ADD, MUL, SUB
+        const double sum = x[0] + y[0], product = x[0] * y[0], difference = x[0] - y[0];
+        top[0] = bop == ADD ? sum : bop == MUL ? product : difference;
+      } else {
+        apply_binary_lanes<1>(bop, x, y, top);
+      }
+      continue;
+    }
     if (op <= VAR_IND) {
       st[sp][0] = top[0];
       ++sp;
       top[0] = o;
-      continue;
-    }
-    if (std::uint32_t(op) >= kPairFirst) {
-      // A pair: push op(o, the value of the next table slot).
-      double x[1] = {o}, y[1] = {u[itab[(a + 1) * kWarp + lane]]};
-      st[sp][0] = top[0];
-      ++sp;
-      apply_binary_lanes<1>(Op(std::uint32_t(op) - kPairFirst + std::uint32_t(ADD)), x, y, top);
-      continue;
-    }
-    if (is_binary(op)) {
-      double x[1], y[1];  // left and right arguments
-      if (kind != 0) {
-        const bool left = operand_is_left(w);
-        x[0] = left ? o : top[0];
-        y[0] = left ? top[0] : o;
-      } else {
-        --sp;
-        x[0] = st[sp][0];
-        y[0] = top[0];
-      }
-      apply_binary_lanes<1>(op, x, y, top);
       continue;
     }
     switch (op) {

@@ -113,6 +113,27 @@ KOKKOS_INLINE_FUNCTION constexpr Op operand_leaf(std::uint32_t word) {
 KOKKOS_INLINE_FUNCTION constexpr bool operand_is_left(std::uint32_t word) {
   return ((word >> (kOpBits + kKindBits)) & 1u) != 0;
 }
+// A word of a team program (TeamsLayout): every word that reads or writes the team's array U
+// says so in its operand-kind field, leaves and stores included: PUSH_VAR + 1 for one U index,
+// VAR_IND + 1 for a row of the unified table (a U index per lane), 0 for none. The teams
+// interpreter then decodes a word with two bit tests instead of comparing its opcode.
+KOKKOS_INLINE_FUNCTION constexpr std::uint32_t team_word(std::uint32_t word) {
+  const std::uint32_t op = word & ((1u << kOpBits) - 1);
+  const std::uint32_t kind = op == std::uint32_t(VAR_IND) || op == std::uint32_t(ASSIGN_ALG_IND) ||
+                                     op == std::uint32_t(ASSIGN_DERIV_IND)
+                                 ? std::uint32_t(VAR_IND) + 1
+                             : op == std::uint32_t(PUSH_VAR) || op == std::uint32_t(ASSIGN_ALG) ||
+                                     op == std::uint32_t(ASSIGN_DERIV)
+                                 ? std::uint32_t(PUSH_VAR) + 1
+                                 : 0u;
+  return kind == 0 ? word : (word & ~(((1u << kKindBits) - 1) << kOpBits)) | (kind << kOpBits);
+}
+// Operand-kind bits of a team word: any U access, and a per-lane one.
+inline constexpr std::uint32_t kTeamReads = ((1u << kKindBits) - 1) << kOpBits;
+inline constexpr std::uint32_t kTeamPerLane = 4u << kOpBits;
+static_assert(((std::uint32_t(VAR_IND) + 1) & 4u) != 0 && ((std::uint32_t(PUSH_VAR) + 1) & 4u) == 0,
+              "the per-lane bit of a team word tells VAR_IND from PUSH_VAR");
+
 // The same word with another operand (the unify pass moves per-lane operands to tables).
 KOKKOS_INLINE_FUNCTION constexpr std::uint32_t with_operand(std::uint32_t word, Op leaf,
                                                             std::uint32_t arg) {

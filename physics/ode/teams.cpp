@@ -105,6 +105,7 @@ class TeamBuilder {
     ints.insert(ints.end(), lanes.begin(), lanes.end());
     ints.insert(ints.end(), itab.begin(), itab.end());
     for (std::uint32_t w : code) {
+      w = team_word(w);
       std::int32_t bits;
       std::memcpy(&bits, &w, sizeof bits);
       ints.push_back(bits);

@@ -247,11 +247,12 @@ TYPED_TEST(OdeEngine, TeamsWithAHaloMatchTeamsWithoutBitwise) {
   }
 }
 
-// The teams interpreter runs its common words without a dispatch branch, selecting among
-// results computed from the same arguments. Every operation of exact IEEE semantics, on signed
-// zeros, infinities, NaN and subnormals, as a stack operation and with its operand on either
-// side, must give bitwise what run_stream gives; the stored value is read back by the next word
-// (the forwarded read), and deeper stacks mix both paths.
+// The teams interpreter decodes team words (team_word) by bit tests, and for the binary family
+// (pairs, an operand on either side, a stack argument) selects its arguments and the result of
+// +, * and - instead of branching. Every operation of exact IEEE semantics, on signed zeros,
+// infinities, NaN and subnormals, as a stack operation, with its operand on either side and as a
+// pair, must give bitwise what run_stream gives; the stored value is read back by the next word,
+// and deeper stacks mix the paths.
 struct StreamAssign {
   double* f;
   int i;
@@ -268,12 +269,13 @@ Kokkos::View<T*, typename Space::memory_space> to_device(const std::vector<T>& h
 
 // Case i runs code[begin(i), begin(i) + length(i)) on u[4i, 4i + 4), its derivative into f(i).
 // (A free function: nvcc rejects device lambdas inside gtest's private TestBody.)
+// The unified table has two rows: lane 0 reads u[0] (a) through row 0 and u[1] (b) through row 1.
 template <class Space, class Ints, class Code, class Reals>
-void run_team_streams(const Code& code, const Ints& begin, const Ints& length, const Reals& u,
-                      const Reals& f) {
+void run_team_streams(const Code& code, const Ints& begin, const Ints& length, const Ints& itab,
+                      const Reals& u, const Reals& f) {
   Kokkos::parallel_for(
       Kokkos::RangePolicy<Space>(0, int(begin.extent(0))), KOKKOS_LAMBDA(const int i) {
-        run_local_stream(code.data() + begin(i), length(i), nullptr, 0, u.data() + 4 * i,
+        run_local_stream(code.data() + begin(i), length(i), itab.data(), 0, u.data() + 4 * i,
                          StreamAssign{f.data(), i});
       });
   Kokkos::fence();
@@ -283,13 +285,20 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
   using MemSpace = typename TypeParam::memory_space;
   const double values[] = {0.0,       -0.0,         1.5,      -2.25,   3.0,    INFINITY,
                            -INFINITY, std::nan(""), 4.9e-324, -1e-310, 1.7e308};
-  std::vector<std::uint32_t> code;
-  std::vector<int> begin, length;
+  std::vector<std::uint32_t> code, team_code;  // run_stream's words, run_local_stream's
+  std::vector<int> begin, length, team_begin, team_length;
   std::vector<double> u;  // per case: a, b, the stored slot (NaN until stored), a spare
-  const auto add_case = [&](std::vector<std::uint32_t> words, double a, double b) {
+  // `team`: the team words of the case when they are not those of `words` (pairs).
+  const auto add_case = [&](std::vector<std::uint32_t> words, double a, double b,
+                            std::vector<std::uint32_t> team = {}) {
     begin.push_back(int(code.size()));
     length.push_back(int(words.size()));
     code.insert(code.end(), words.begin(), words.end());
+    if (team.empty()) team = words;
+    for (std::uint32_t& w : team) w = team_word(w);  // idempotent
+    team_begin.push_back(int(team_code.size()));
+    team_length.push_back(int(team.size()));
+    team_code.insert(team_code.end(), team.begin(), team.end());
     u.insert(u.end(), {a, b, std::nan(""), 0.0});
   };
   // Store the top in slot 2, read it back, and hand it to the derivative store.
@@ -306,6 +315,12 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
         add_case(with_tail({a, b, encode(op, 0)}), x, y);
         add_case(with_tail({a, encode_operand(op, PUSH_VAR, false, 1)}), x, y);
         add_case(with_tail({b, encode_operand(op, PUSH_VAR, true, 0)}), x, y);
+        // A pair op(a, b) on a non-empty stack, then an operation on both.
+        const std::uint32_t pair = encode_operand(
+            Op(kPairFirst + (std::uint32_t(op) - std::uint32_t(ADD))), VAR_IND, false, 0);
+        add_case(with_tail({b, a, encode_operand(op, PUSH_VAR, false, 1), encode(MIN, 0),
+                            encode(NEG, 0)}),
+                 x, y, with_tail({b, pair, encode(MIN, 0), encode(NEG, 0)}));
       }
   for (Op op : {NEG, ABS, SQRT, FLOOR, NOT})
     for (double x : values) add_case(with_tail({a, encode(op, 0)}), x, 0.0);
@@ -333,8 +348,11 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
 
   auto d_u = to_device<TypeParam>(u);
   Kokkos::View<double*, MemSpace> d_f("f", std::size_t(n));
-  run_team_streams<TypeParam>(to_device<TypeParam>(code), to_device<TypeParam>(begin),
-                              to_device<TypeParam>(length), d_u, d_f);
+  std::vector<int> itab(2 * kWarp, 0);
+  itab[kWarp] = 1;
+  run_team_streams<TypeParam>(to_device<TypeParam>(team_code), to_device<TypeParam>(team_begin),
+                              to_device<TypeParam>(team_length), to_device<TypeParam>(itab), d_u,
+                              d_f);
   std::vector<double> got_u(u.size());
   std::vector<double> got_f(static_cast<std::size_t>(n));
   Kokkos::deep_copy(
