@@ -36,8 +36,9 @@ enum TeamState : std::int32_t {
 // VAR_IND (a U index per lane), and an algebraic store ASSIGN_ALG(_IND) writes U. Derivative
 // stores ASSIGN_DERIV(_IND) name the U index of their state too: the teams kernel's assign
 // policies keep the stage buffers in scratch beside U. Time is the last value of U, which
-// the kernel writes at every sweep, so every leaf is the same kind of read. The arithmetic is
-// untouched, so results are bitwise those of the program it came from.
+// the kernel writes at every sweep, so every leaf is the same kind of read. The words are team
+// words (team_word: each marks its U access). The arithmetic is untouched, so results are
+// bitwise those of the program it came from.
 struct TeamsLayout {
   int teams = 0;
   int n_phases = 0;
