@@ -221,6 +221,11 @@ struct LJForce {
   Sink sink;
   PairTable<Real> table;
   int natoms;
+  // List entries whose records the thread-per-atom loop loads together. Measured
+  // (benchmarks/NOTES.md, seventeenth round): on an H100 4 beat 1 and 8 (whose registers cost
+  // more occupancy than the extra loads in flight bought, in double); on two CPU cores 4 and 1
+  // were within the noise, so every backend runs the same loop.
+  static constexpr int kGather = 4;
   // EV only: each atom's energy and virial shares, summed by a separate reduction. A
   // parallel_reduce of the pair loop itself ran at an eighth of the SM's warps on CUDA
   // (4.5x the plain kernel's time at 2M atoms).
@@ -248,7 +253,7 @@ struct LJForce {
       f(ByType{&table});
   }
 
-  // The per-neighbor work, shared by every variant.
+  // The per-neighbor work, shared by every variant: the displacement, then the force from it.
   template <class Access, class Coeff>
   KOKKOS_INLINE_FUNCTION void pair_term(const int j, const Real xi, const Real yi, const Real zi,
                                         const int ti, Accum<Real>& a, const Access& acc,
@@ -256,6 +261,13 @@ struct LJForce {
     Real dx, dy, dz;
     int tj;
     pos.delta(j, xi, yi, zi, dx, dy, dz, tj);
+    pair_force(j, dx, dy, dz, ti, tj, a, acc, coeff);
+  }
+
+  template <class Access, class Coeff>
+  KOKKOS_INLINE_FUNCTION void pair_force(const int j, const Real dx, const Real dy, const Real dz,
+                                         const int ti, const int tj, Accum<Real>& a,
+                                         const Access& acc, const Coeff& coeff) const {
     const Real r2 = dx * dx + dy * dy + dz * dz;
     const PairForce<Real> p = lj_pair(r2, coeff(ti, tj));
     const Real fx = dx * p.fpair, fy = dy * p.fpair, fz = dz * p.fpair;
@@ -280,7 +292,21 @@ struct LJForce {
     Accum<Real> a;
     const int n = row.size();
     with_coeff([&](const auto& coeff) {
-      for (int k = 0; k < n; ++k) pair_term(row(k), xi, yi, zi, ti, a, acc, coeff);
+      int k = 0;
+      // kGather entries' records are loaded before the first of their pair forces: on a GPU a
+      // double division has a slow-path branch that the compiler does not move loads across,
+      // so one entry at a time left every gather's latency exposed (at 100k atoms the kernel
+      // has a third of the SM's warps to hide it with). Same pairs in the same order: the same
+      // bits.
+      for (; k + kGather <= n; k += kGather) {
+        int j[kGather], tj[kGather];
+        Real dx[kGather], dy[kGather], dz[kGather];
+        for (int b = 0; b < kGather; ++b) j[b] = row(k + b);
+        for (int b = 0; b < kGather; ++b) pos.delta(j[b], xi, yi, zi, dx[b], dy[b], dz[b], tj[b]);
+        for (int b = 0; b < kGather; ++b)
+          pair_force(j[b], dx[b], dy[b], dz[b], ti, tj[b], a, acc, coeff);
+      }
+      for (; k < n; ++k) pair_term(row(k), xi, yi, zi, ti, a, acc, coeff);
     });
     acc.add_i(i, a.fx, a.fy, a.fz);
     if (EV) {
