@@ -137,6 +137,21 @@ NodePtr fold(NodePtr n) {
     }
     if (n->args.size() == 1) return std::move(n->args[0]);
   }
+  // Exact identities: x * 1, x / 1 and x - (+0) are x bit for bit (signed zeros, infinities and
+  // NaN too), and each would cost an instruction on a stream's path (-(I_ion + ...) / C, C = 1).
+  const auto is = [](const NodePtr& a, double v) {
+    return a->is_const() && a->value == v && std::signbit(a->value) == std::signbit(v);
+  };
+  if (n->op == MUL && n->args.size() >= 2) {
+    std::vector<NodePtr> kept;
+    for (auto& a : n->args)
+      if (!is(a, 1.0)) kept.push_back(std::move(a));
+    if (kept.empty()) return make_const(1.0, n->pos, n->src);
+    if (kept.size() == 1) return std::move(kept[0]);
+    n->args = std::move(kept);
+  }
+  if ((n->op == DIV && is(n->args[1], 1.0)) || (n->op == SUB && is(n->args[1], 0.0)))
+    return std::move(n->args[0]);
   const bool all_const =
       std::all_of(n->args.begin(), n->args.end(), [](const NodePtr& a) { return a->is_const(); });
   if (all_const) {

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <functional>
 #include <string>
 
 namespace hayate::ode {
@@ -65,6 +67,45 @@ TEST(OdeLanguage, FoldingKeepsTheOrderOfEvaluation) {
   c->args[0]->op = PUSH_STATE;
   c = fold(std::move(c));
   EXPECT_EQ(c->op, POWI);
+}
+
+// x * 1, x / 1 and x - (+0) fold to x: bit for bit the same value (signed zeros, infinities and
+// NaN included), one instruction fewer; x - (-0) and x + 0 are not identities for x = -0 / +0
+// and stay.
+TEST(OdeLanguage, FoldingDropsExactIdentities) {
+  const auto folded = [](const std::string& text) {
+    ExprSource src{"e", 1, 1, text, ""};
+    NodePtr n = parse_expression(src);
+    // Resolve every symbol (x, y) to states 0 and 1 by hand.
+    std::function<void(Node&)> resolve = [&](Node& m) {
+      if (m.symbol) {
+        m.symbol = false;
+        m.op = PUSH_STATE;
+        m.index = m.name == "x" ? 0 : 1;
+      }
+      for (auto& a : m.args) resolve(*a);
+    };
+    resolve(*n);
+    const double values[] = {0.0, -0.0, 2.5, -INFINITY, std::nan("")};
+    for (double x : values)
+      for (double y : {3.0, -0.0}) {
+        const double s[2] = {x, y};
+        const double before = evaluate(*n, s, nullptr, 0.0);
+        NodePtr f = fold(n->clone());
+        const double after = evaluate(*f, s, nullptr, 0.0);
+        EXPECT_TRUE((std::isnan(before) && std::isnan(after)) ||
+                    std::memcmp(&before, &after, sizeof(double)) == 0)
+            << text << " at x = " << x;
+      }
+    return to_string(*fold(std::move(n)));
+  };
+  EXPECT_EQ(folded("-(x + y)/1"), "-(x[0] + x[1])");
+  EXPECT_EQ(folded("1*x*1*y*1"), "x[0]*x[1]");
+  EXPECT_EQ(folded("x*1"), "x[0]");
+  EXPECT_EQ(folded("x - 0"), "x[0]");
+  EXPECT_EQ(folded("x - -0"), "x[0] - -0");
+  EXPECT_EQ(folded("x + 0"), "x[0] + 0");
+  EXPECT_EQ(folded("x/2"), "x[0]/2");
 }
 
 const char* good_model = R"yaml(modules:
