@@ -8,7 +8,8 @@
 # sampled particles against double direct summation after every cycle. Builds nothing: expects
 # build/cuda from the repo root (or the executable named by HAYATE_BIN, to compare builds).
 # Usage: benchmarks/device/gravity_block.sh OUTPUT_DIR [CASE ...], CASE one of the tags below
-# (default all; at most ~6 minutes; parts 1 and 2 are gravity.sh and gravity_tree.sh)
+# (default all; at most ~6 minutes; parts 1 and 2 are gravity.sh and gravity_tree.sh).
+# HAYATE_SET="key=value ..." adds --set options to every run (variants of one binary).
 set -uo pipefail
 if [ $# -lt 1 ]; then
   echo "usage: $0 OUTPUT_DIR [CASE ...]" >&2
@@ -27,6 +28,8 @@ if [ ! -x "$hayate" ]; then
 fi
 [ -d "$build/devlibs" ] && export LD_LIBRARY_PATH="$build/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export OMP_PROC_BIND=spread OMP_PLACES=threads
+extra=()
+for kv in ${HAYATE_SET:-}; do extra+=(--set "$kv"); done
 status=0
 log() { echo "[gravity_block.sh $(date +%H:%M:%S)] $*"; }
 { nvidia-smi --query-gpu=name,memory.total,clocks.max.sm --format=csv || true; } > "$out/device.txt"
@@ -40,7 +43,7 @@ run() {  # name input n cycles extra...
     --output "$out/runs/$name" --set precision=float --set system.n="$n" \
     --set time.integrator=block --set run.steps="$cycles" --set output.every="$cycles" \
     --set output.snapshot_every=0 --set output.force_error_every=1 \
-    --set output.force_error_sample=1024 "$@" > "$out/runs/$name.log" 2>&1 ||
+    --set output.force_error_sample=1024 "${extra[@]}" "$@" > "$out/runs/$name.log" 2>&1 ||
     { status=1; log "run $name FAILED"; }
   rm -f "$out/runs/$name/snapshots.xyz"  # the final frame: large and not needed here
 }
