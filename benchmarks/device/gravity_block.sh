@@ -43,7 +43,7 @@ run() {  # name input n cycles extra...
     --output "$out/runs/$name" --set precision=float --set system.n="$n" \
     --set time.integrator=block --set run.steps="$cycles" --set output.every="$cycles" \
     --set output.snapshot_every=0 --set output.force_error_every=1 \
-    --set output.force_error_sample=1024 "${extra[@]}" "$@" > "$out/runs/$name.log" 2>&1 ||
+    --set output.force_error_sample=1024 ${extra[@]+"${extra[@]}"} "$@" > "$out/runs/$name.log" 2>&1 ||
     { status=1; log "run $name FAILED"; }
   rm -f "$out/runs/$name/snapshots.xyz"  # the final frame: large and not needed here
 }
