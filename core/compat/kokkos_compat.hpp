@@ -34,6 +34,14 @@ template <class T>
 KOKKOS_INLINE_FUNCTION T fabs(T x) {
   return HAYATE_KOKKOS_MATH_NS::fabs(x);
 }
+// x * y + z rounded once (Kokkos 3.4 has no fma of its own).
+KOKKOS_INLINE_FUNCTION double fma(double x, double y, double z) {
+#if defined(__CUDA_ARCH__)
+  return ::fma(x, y, z);
+#else
+  return std::fma(x, y, z);
+#endif
+}
 template <class T>
 KOKKOS_INLINE_FUNCTION T floor(T x) {
   return HAYATE_KOKKOS_MATH_NS::floor(x);

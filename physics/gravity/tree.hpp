@@ -47,6 +47,85 @@ KOKKOS_INLINE_FUNCTION std::uint64_t morton_key(std::uint64_t ix, std::uint64_t 
   return spread_bits(ix) | spread_bits(iy) << 1 | spread_bits(iz) << 2;
 }
 
+// A node's mass and mass-weighted position sums (the vector reduction's sum type).
+struct MassSums {
+  double m = 0, mx = 0, my = 0, mz = 0;
+  KOKKOS_INLINE_FUNCTION void add(double w, double x, double y, double z) {
+    m += w;
+    mx += w * x;
+    my += w * y;
+    mz += w * z;
+  }
+  KOKKOS_INLINE_FUNCTION MassSums& operator+=(const MassSums& o) {
+    m += o.m;
+    mx += o.mx;
+    my += o.my;
+    mz += o.mz;
+    return *this;
+  }
+  KOKKOS_INLINE_FUNCTION void operator+=(const volatile MassSums& o) volatile {
+    m += o.m;
+    mx += o.mx;
+    my += o.my;
+    mz += o.mz;
+  }
+};
+
+// What a node needs of its members about its centre of mass: bounding box, reach (largest
+// distance, squared for a leaf's particles) and quadrupole. "+=" merges two partial results
+// (min, max, max, sum), so Kokkos' sum reduction over this type computes all of them at once.
+struct Spread {
+  double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
+  double reach = 0;
+  double q[6] = {0, 0, 0, 0, 0, 0};
+  // Adds w (3 s s^T - |s|^2 I) to q.
+  KOKKOS_INLINE_FUNCTION void add_quad(double w, double sx, double sy, double sz) {
+    const double s2 = sx * sx + sy * sy + sz * sz;
+    q[0] += w * (3 * sx * sx - s2);
+    q[1] += w * (3 * sy * sy - s2);
+    q[2] += w * (3 * sz * sz - s2);
+    q[3] += w * 3 * sx * sy;
+    q[4] += w * 3 * sx * sz;
+    q[5] += w * 3 * sy * sz;
+  }
+  KOKKOS_INLINE_FUNCTION Spread& operator+=(const Spread& o) {
+    for (int d = 0; d < 3; ++d) {
+      lo[d] = o.lo[d] < lo[d] ? o.lo[d] : lo[d];
+      hi[d] = o.hi[d] > hi[d] ? o.hi[d] : hi[d];
+    }
+    reach = o.reach > reach ? o.reach : reach;
+    for (int j = 0; j < 6; ++j) q[j] += o.q[j];
+    return *this;
+  }
+  KOKKOS_INLINE_FUNCTION void operator+=(const volatile Spread& o) volatile {
+    for (int d = 0; d < 3; ++d) {
+      lo[d] = o.lo[d] < lo[d] ? o.lo[d] : lo[d];
+      hi[d] = o.hi[d] > hi[d] ? o.hi[d] : hi[d];
+    }
+    reach = o.reach > reach ? o.reach : reach;
+    for (int j = 0; j < 6; ++j) q[j] += o.q[j];
+  }
+};
+
+}  // namespace hayate::gravity
+
+namespace Kokkos {
+template <>
+struct reduction_identity<hayate::gravity::MassSums> {
+  KOKKOS_FORCEINLINE_FUNCTION static hayate::gravity::MassSums sum() {
+    return hayate::gravity::MassSums();
+  }
+};
+template <>
+struct reduction_identity<hayate::gravity::Spread> {
+  KOKKOS_FORCEINLINE_FUNCTION static hayate::gravity::Spread sum() {
+    return hayate::gravity::Spread();
+  }
+};
+}  // namespace Kokkos
+
+namespace hayate::gravity {
+
 template <class Space>
 class Tree {
  public:
@@ -94,6 +173,7 @@ class Tree {
     n_ = n;
     bits_ = 21;
     ensure_size(codes_, n, "hayate::gravity::tree_codes");
+    sorted_mass_ = false;
     order_ = IntView(
         Kokkos::view_alloc(std::string("hayate::gravity::tree_order"), Kokkos::WithoutInitializing),
         n);
@@ -127,12 +207,19 @@ class Tree {
   }
 
   // Mass, centre of mass, b_J and quadrupole of every node from the current positions.
-  // One launch per level over that level's nodes (consecutive in the breadth-first numbering),
-  // leaves reading the particles gathered into sorted order first. Looping over all nodes per
-  // level, leaves gathering through `order`, left most lanes idle and every load a random one:
-  // 2.9 ms per evaluation at 2^23 on the H100.
+  // One launch per level over that level's nodes (consecutive in the breadth-first numbering);
+  // each node is one thread whose vector lanes take its particles (a leaf) or its children side
+  // by side, reading the particles gathered into sorted order. A node per thread looping over
+  // its members took 0.9 ms at 2^23 on the H100; looping over all nodes per level with leaves
+  // gathering through `order`, 2.9 ms.
   void moments(const Vec& x, const Scalar& m) {
-    const auto order = order_, begin = begin_, end = end_, skip = skip_, dfs_of = dfs_of_;
+    gather(x, m);
+    using Policy = Kokkos::TeamPolicy<Space>;
+    using Member = typename Policy::member_type;
+    constexpr int lanes = TreeDefaults<Space>::reduce_lanes;
+    constexpr int per_team = TreeDefaults<Space>::reduce_per_team;
+    const auto begin = begin_, end = end_, dfs_of = dfs_of_;
+    const auto child_first = child_first_, child_count = child_count_;
     const auto mono = mono_;
     const auto size = size_;
     const auto quad = quad_;
@@ -140,93 +227,111 @@ class Tree {
     if (int(box_.extent(0)) != nn)
       box_ = uninitialized<Kokkos::View<double* [6], Mem>>("hayate::gravity::tree_box", nn);
     const auto box = box_;
-    grow(sorted_, "hayate::gravity::tree_sorted", n_);
     const auto sorted = sorted_;
+    if (int(level_base_.size()) != levels_ + 1) set_level_bases();
+    for (int l = levels_ - 1; l >= 0; --l) {
+      const int first = level_base_[l], count = level_base_[l + 1] - first;
+      Kokkos::parallel_for(
+          "hayate::gravity::tree_moments",
+          Policy((count + per_team - 1) / per_team, per_team, lanes),
+          KOKKOS_LAMBDA(const Member& team) {
+            const int bfs = first + team.league_rank() * team.team_size() + team.team_rank();
+            if (bfs >= first + count) return;
+            const int node = dfs_of(bfs);
+            const int children = child_count(bfs), cf = child_first(bfs);
+            const bool leaf = children == 0;
+            const int kb = begin(node), members = leaf ? end(node) - kb : children;
+            MassSums sum;
+            Kokkos::parallel_reduce(
+                Kokkos::ThreadVectorRange(team, members),
+                [&](const int j, MassSums& t) {
+                  if (leaf) {
+                    const int k = kb + j;
+                    t.add(sorted(k, 3), sorted(k, 0), sorted(k, 1), sorted(k, 2));
+                  } else {
+                    const int ch = dfs_of(cf + j);
+                    t.add(mono(ch, 3), mono(ch, 0), mono(ch, 1), mono(ch, 2));
+                  }
+                },
+                sum);
+            const double c[3] = {sum.mx / sum.m, sum.my / sum.m, sum.mz / sum.m};
+            Spread spread;
+            Kokkos::parallel_reduce(
+                Kokkos::ThreadVectorRange(team, members),
+                [&](const int j, Spread& t) {
+                  if (leaf) {
+                    const int k = kb + j;
+                    const double p[3] = {sorted(k, 0), sorted(k, 1), sorted(k, 2)};
+                    double r2 = 0;
+                    for (int d = 0; d < 3; ++d) {
+                      r2 += (p[d] - c[d]) * (p[d] - c[d]);
+                      t.lo[d] = p[d] < t.lo[d] ? p[d] : t.lo[d];
+                      t.hi[d] = p[d] > t.hi[d] ? p[d] : t.hi[d];
+                    }
+                    t.reach = r2 > t.reach ? r2 : t.reach;  // squared for a leaf
+                    t.add_quad(sorted(k, 3), p[0] - c[0], p[1] - c[1], p[2] - c[2]);
+                  } else {
+                    // The child's particles lie within b_child of its centre of mass and
+                    // inside its bounding box: the nearer of the two bounds is kept, so b_J
+                    // stays an upper bound but does not compound level after level.
+                    const int ch = dfs_of(cf + j);
+                    double r2 = 0, corner2 = 0;
+                    for (int d = 0; d < 3; ++d) {
+                      r2 += (mono(ch, d) - c[d]) * (mono(ch, d) - c[d]);
+                      const double below = c[d] - box(ch, d), above = box(ch, 3 + d) - c[d];
+                      const double far = below > above ? below : above;
+                      corner2 += far * far;
+                      t.lo[d] = box(ch, d) < t.lo[d] ? box(ch, d) : t.lo[d];
+                      t.hi[d] = box(ch, 3 + d) > t.hi[d] ? box(ch, 3 + d) : t.hi[d];
+                    }
+                    const double via_com = compat::sqrt(r2) + size(ch, 0);
+                    const double via_box = compat::sqrt(corner2);
+                    const double reach = via_box < via_com ? via_box : via_com;
+                    t.reach = reach > t.reach ? reach : t.reach;
+                    // Parallel-axis shift of the child's quadrupole.
+                    t.add_quad(mono(ch, 3), mono(ch, 0) - c[0], mono(ch, 1) - c[1],
+                               mono(ch, 2) - c[2]);
+                    for (int q = 0; q < 6; ++q) t.q[q] += quad(ch, q);
+                  }
+                },
+                spread);
+            Kokkos::single(Kokkos::PerThread(team), [&]() {
+              for (int d = 0; d < 3; ++d) mono(node, d) = c[d];
+              mono(node, 3) = sum.m;
+              size(node, 0) = leaf ? compat::sqrt(spread.reach) : spread.reach;
+              for (int d = 0; d < 3; ++d) {
+                box(node, d) = spread.lo[d];
+                box(node, 3 + d) = spread.hi[d];
+              }
+              for (int q = 0; q < 6; ++q) quad(node, q) = spread.q[q];
+            });
+          });
+    }
+  }
+
+  // Positions (and, once per tree, masses) in sorted order: the one gather through `order`
+  // an evaluation needs; the moments, the group boxes and the walk's particles read them in
+  // order.
+  void gather(const Vec& x, const Scalar& m) {
+    if (sorted_.extent(0) < std::size_t(n_)) {
+      grow(sorted_, "hayate::gravity::tree_sorted", n_);
+      sorted_mass_ = false;
+    }
+    const auto order = order_;
+    const auto sorted = sorted_;
+    const bool with_mass = !sorted_mass_;
     Kokkos::parallel_for(
         "hayate::gravity::tree_gather_sorted", Kokkos::RangePolicy<Space>(0, n_),
         KOKKOS_LAMBDA(const int k) {
           const int i = order(k);
           for (int d = 0; d < 3; ++d) sorted(k, d) = x(i, d);
-          sorted(k, 3) = m(i);
+          if (with_mass) sorted(k, 3) = m(i);
         });
-    if (int(level_base_.size()) != levels_ + 1) set_level_bases();
-    for (int l = levels_ - 1; l >= 0; --l) {
-      Kokkos::parallel_for(
-          "hayate::gravity::tree_moments",
-          Kokkos::RangePolicy<Space>(level_base_[l], level_base_[l + 1]),
-          KOKKOS_LAMBDA(const int bfs) {
-            const int node = dfs_of(bfs);
-            double mt = 0, c[3] = {0, 0, 0}, b = 0, q[6] = {0, 0, 0, 0, 0, 0};
-            double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
-            // Adds m (3 s s^T - |s|^2 I) to q.
-            auto add_quad = [&](double w, double sx, double sy, double sz) {
-              const double s2 = sx * sx + sy * sy + sz * sz;
-              q[0] += w * (3 * sx * sx - s2);
-              q[1] += w * (3 * sy * sy - s2);
-              q[2] += w * (3 * sz * sz - s2);
-              q[3] += w * 3 * sx * sy;
-              q[4] += w * 3 * sx * sz;
-              q[5] += w * 3 * sy * sz;
-            };
-            const bool leaf = skip(node) == node + 1;
-            if (leaf) {
-              for (int k = begin(node); k < end(node); ++k) {
-                mt += sorted(k, 3);
-                for (int d = 0; d < 3; ++d) c[d] += sorted(k, 3) * sorted(k, d);
-              }
-              for (int d = 0; d < 3; ++d) c[d] /= mt;
-              for (int k = begin(node); k < end(node); ++k) {
-                const double px = sorted(k, 0), py = sorted(k, 1), pz = sorted(k, 2);
-                const double p[3] = {px, py, pz};
-                double r2 = 0;
-                for (int d = 0; d < 3; ++d) {
-                  r2 += (p[d] - c[d]) * (p[d] - c[d]);
-                  lo[d] = p[d] < lo[d] ? p[d] : lo[d];
-                  hi[d] = p[d] > hi[d] ? p[d] : hi[d];
-                }
-                b = r2 > b ? r2 : b;
-                add_quad(sorted(k, 3), px - c[0], py - c[1], pz - c[2]);
-              }
-              b = compat::sqrt(b);
-            } else {
-              for (int ch = node + 1; ch < skip(node); ch = skip(ch)) {
-                mt += mono(ch, 3);
-                for (int d = 0; d < 3; ++d) c[d] += mono(ch, 3) * mono(ch, d);
-              }
-              for (int d = 0; d < 3; ++d) c[d] /= mt;
-              for (int ch = node + 1; ch < skip(node); ch = skip(ch)) {
-                // The child's particles lie within b_child of its centre of mass and inside
-                // its bounding box: the nearer of the two bounds is kept, so b_J stays an
-                // upper bound but does not compound level after level.
-                double r2 = 0, corner2 = 0;
-                for (int d = 0; d < 3; ++d) {
-                  r2 += (mono(ch, d) - c[d]) * (mono(ch, d) - c[d]);
-                  const double below = c[d] - box(ch, d), above = box(ch, 3 + d) - c[d];
-                  const double far = below > above ? below : above;
-                  corner2 += far * far;
-                  lo[d] = box(ch, d) < lo[d] ? box(ch, d) : lo[d];
-                  hi[d] = box(ch, 3 + d) > hi[d] ? box(ch, 3 + d) : hi[d];
-                }
-                const double via_com = compat::sqrt(r2) + size(ch, 0);
-                const double via_box = compat::sqrt(corner2);
-                const double reach = via_box < via_com ? via_box : via_com;
-                b = reach > b ? reach : b;
-                // Parallel-axis shift of the child's quadrupole.
-                add_quad(mono(ch, 3), mono(ch, 0) - c[0], mono(ch, 1) - c[1], mono(ch, 2) - c[2]);
-                for (int j = 0; j < 6; ++j) q[j] += quad(ch, j);
-              }
-            }
-            for (int d = 0; d < 3; ++d) mono(node, d) = c[d];
-            mono(node, 3) = mt;
-            size(node, 0) = b;
-            for (int d = 0; d < 3; ++d) {
-              box(node, d) = lo[d];
-              box(node, 3 + d) = hi[d];
-            }
-            for (int j = 0; j < 6; ++j) quad(node, j) = q[j];
-          });
-    }
+    sorted_mass_ = true;
   }
+
+  // Positions and masses in sorted order, as of the last moments().
+  const Kokkos::View<double* [4], Mem>& sorted() const { return sorted_; }
 
   // Breadth-first numbers of each level's first node (levels_ + 1 entries), from the nodes'
   // levels (after a restore; a build sets them from its level counts).
@@ -264,6 +369,7 @@ class Tree {
     centre_ = cp.get<std::array<double, 3>>("tree_centre");
     half_ = cp.get<double>("tree_half");
     allocate_nodes(n_nodes_);
+    sorted_mass_ = false;
     order_ = IntView("hayate::gravity::tree_order", n);
     cp.get_view("tree_order", order_);
     cp.get_view("tree_begin", begin_);
@@ -479,6 +585,7 @@ class Tree {
   std::vector<IntView> lv_begin_, lv_end_, lv_offset_;
   std::vector<int> level_base_;            // breadth-first numbers where each level starts
   Kokkos::View<double* [4], Mem> sorted_;  // positions and masses in sorted order
+  bool sorted_mass_ = false;               // sorted_'s masses belong to the current order
   Kokkos::View<std::uint64_t*, Mem> node_key_;
   IntView src_of_, all_begin_, all_end_, all_level_;
 };

@@ -292,6 +292,53 @@ TYPED_TEST(GravityTree, SubsetOfTargetsMatchesTheFullWalk) {
     for (int c = 0; c < 3; ++c) ASSERT_EQ(s(k, c), a(idx[k], c)) << k;
 }
 
+// The group boxes read |a_old|^2 in sorted order from what the integration walks stored, not
+// from p.acc: after partial evaluations whose rows the caller copies into p.acc (as block steps
+// do), drifts, rebuilds and diagnostic walks in between, it must equal |p.acc|^2 bit for bit.
+TYPED_TEST(GravityTree, StoredAccelerationsFollowTheWalksAndRebuilds) {
+  using Space = TypeParam;
+  using V = Kokkos::View<double* [3], typename Space::memory_space>;
+  auto p = to_device<Space>(plummer(3000, 1.0, 1.0, 1.0, 36));
+  DirectSolver<Space> direct(Precision::Mixed, {}, 1.0, 0.02);
+  TreeParams params;
+  params.rebuild_every = 3;
+  TreeForce<Space> tree(Precision::Mixed, params, 1.0, 0.02, direct);
+  hayate::core::Timers timers;
+  tree.accelerations(p, {{}, p.n}, false, {p.acc, {}, {}}, timers, false);
+  std::mt19937 rng(36);
+  for (int step = 0; step < 8; ++step) {
+    drift(p, 1.0 / 256);
+    std::vector<int> idx;
+    for (int i = 0; i < p.n; ++i)
+      if (rng() % 3 == 0) idx.push_back(i);
+    const auto index = device_indices<Space>(idx);
+    const Targets<Space> targets{index, int(idx.size())};
+    V sub("sub", idx.size()), diag("diag", idx.size());
+    tree.accelerations(p, targets, false, {sub, {}, {}}, timers, false);
+    {
+      auto acc = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.acc);
+      auto s = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sub);
+      for (std::size_t k = 0; k < idx.size(); ++k)
+        for (int c = 0; c < 3; ++c) acc(idx[k], c) = s(k, c);
+      Kokkos::deep_copy(p.acc, acc);
+    }
+    // A diagnostic walk (every particle's potential as thermo output asks) changes nothing.
+    const Kokkos::View<double*, typename Space::memory_space> pot("pot", idx.size());
+    tree.accelerations(p, targets, true, {diag, pot, {}}, timers, true);
+    tree.accelerations(p, targets, false, {diag, {}, {}}, timers, true);
+    auto a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.acc);
+    auto order = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.tree().order());
+    auto a2 = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.a2_sorted());
+    for (int k = 0; k < p.n; ++k) {
+      const int i = order(k);
+      const double expect =
+          std::fma(a(i, 2), a(i, 2), std::fma(a(i, 1), a(i, 1), a(i, 0) * a(i, 0)));
+      ASSERT_EQ(a2(k), expect) << "step " << step << " sorted position " << k;
+    }
+  }
+  EXPECT_GE(tree.rebuilds(), 3);
+}
+
 // The radix sort against std::stable_sort on random keys with many duplicates, for several key
 // widths and sizes around the chunk size; the CUDA specialization too where it exists.
 TYPED_TEST(GravityTree, RadixSortMatchesStableSort) {
