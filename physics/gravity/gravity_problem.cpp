@@ -82,6 +82,13 @@ class GravityProblem final : public core::Problem {
         config.fail("tree.sort",
                     "the cuda sort runs on the cuda backend only; use auto or "
                     "portable");
+      const std::string kernel = config.string("tree.kernel");
+      t.kernel = kernel == "portable" ? WalkKernel::Portable
+                                      : (kernel == "cuda" ? WalkKernel::Cuda : WalkKernel::Auto);
+      if (t.kernel == WalkKernel::Cuda && !uses_cuda_walk<Space>(t.kernel))
+        config.fail("tree.kernel",
+                    "the cuda walk kernel runs on the cuda backend only; use auto or "
+                    "portable");
       solver_ = std::make_unique<TreeForce<Space>>(precision, t, G_, eps_, direct);
     } else {
       direct_ = std::make_unique<DirectForce<Space>>(direct);
@@ -447,6 +454,11 @@ void declare(core::Schema& s) {
   s.choice("tree.sort", {"auto", "portable", "cuda"},
            "Key sort: portable radix sort, or CUB's radix sort (cuda backend only); auto = cuda "
            "on the cuda backend")
+      .defaults("auto");
+  s.choice("tree.kernel", {"auto", "portable", "cuda"},
+           "Group walk's team primitives: Kokkos' team scan, barriers and level-1 scratch "
+           "(portable), or a warp's shuffle scan, __syncwarp and per-multiprocessor stack "
+           "slots (cuda backend only); auto = cuda on the cuda backend")
       .defaults("auto");
   s.section("time", "Time integration");
   s.choice("time.integrator", {"leapfrog", "block", "hermite"},

@@ -21,6 +21,7 @@ struct TreeParams {
   bool quadrupole = true;
   Walk walk = Walk::Group;
   SortMethod sort = SortMethod::Auto;
+  WalkKernel kernel = WalkKernel::Auto;
 };
 
 // The automatic rebuild rule (rebuild_every = 0). It keeps the cost per target evaluation of
@@ -464,15 +465,32 @@ class TreeForce final : public ForceSolver<Space> {
     static_assert(team_size <= 128, "the walk's scan packs per-team counts in 8-bit fields");
     Kernel k;
     k.d = d;
-    k.link = links_;
+    k.link = links_.data();
     if (overflow_.data() == nullptr)
       overflow_ = Kokkos::View<int, Mem>("hayate::gravity::tree_overflow");
-    k.overflow = overflow_;
+    k.overflow = overflow_.data();
     k.shape.ts = team_size;
     k.shape.levels = tree_.levels();
     Kokkos::TeamPolicy<Space> policy(n_groups, team_size);
     policy.set_scratch_size(0, Kokkos::PerTeam(Kernel::scratch0(k.shape)));
-    policy.set_scratch_size(1, Kokkos::PerTeam(Kernel::scratch1(k.shape)));
+#ifdef KOKKOS_ENABLE_CUDA
+    if constexpr (std::is_same<Space, Kokkos::Cuda>::value) {
+      k.warp = uses_cuda_walk<Space>(params_.kernel) && team_size == 32;
+      if (k.warp) {
+        const int slots = cuda::sm_id_count() * cuda::slots_per_sm;
+        const std::size_t need = std::size_t(slots) * std::size_t(k.shape.stack());
+        if (slot_busy_.extent(0) == 0)
+          slot_busy_ = Kokkos::View<unsigned*, Mem>("hayate::gravity::tree_slot_busy",
+                                                    slots / cuda::slots_per_sm);
+        if (stack_pool_.extent(0) < need)
+          stack_pool_ = Tree<Space>::template uninitialized<Kokkos::View<int*, Mem>>(
+              "hayate::gravity::tree_stack_pool", need);
+        k.stack_pool = stack_pool_.data();
+        k.slot_busy = slot_busy_.data();
+      }
+    }
+#endif
+    if (!k.warp) policy.set_scratch_size(1, Kokkos::PerTeam(Kernel::scratch1(k.shape)));
     Kokkos::parallel_for(label, policy, k);
     int overflowed = 0;
     Kokkos::deep_copy(overflowed, overflow_);
@@ -533,6 +551,8 @@ class TreeForce final : public ForceSolver<Space> {
   bool groups_valid_ = false;
   Kokkos::View<WalkLink*, Mem> links_;
   Kokkos::View<int, Mem> overflow_;
+  Kokkos::View<int*, Mem> stack_pool_;     // tree.kernel = cuda: the walk's traversal stacks
+  Kokkos::View<unsigned*, Mem> slot_busy_;  // and their per-multiprocessor busy words
   Kokkos::View<Body<float>*, Mem> bodies_f_, nodes_f_;
   Kokkos::View<Body<double>*, Mem> bodies_d_, nodes_d_;
   Kokkos::View<NodeGeom<float>*, Mem> geom_f_;

@@ -13,20 +13,37 @@
 //             list fills it is flushed in tiles: the threads stage one entry each in scratch,
 //             then every thread sums the whole tile onto its own targets.
 // Both orders are fixed by the tree, so results are reproducible run to run on a backend.
+#include "cuda/warp_team.hpp"
 #include "gravity/direct.hpp"
 #include "gravity/pair.hpp"
 
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace hayate::gravity {
 
 enum class Mac { Acceleration, Theta };
 enum class Walk { Particle, Group };
+// The group walk's team primitives: Kokkos' (portable) or a warp's own (cuda, teams of one
+// warp on the cuda backend; backends/cuda/warp_team.hpp). Auto = cuda where it runs.
+enum class WalkKernel { Auto, Portable, Cuda };
 
+template <class Space>
+constexpr bool uses_cuda_walk(WalkKernel kernel) {
+#ifdef KOKKOS_ENABLE_CUDA
+  return std::is_same<Space, Kokkos::Cuda>::value && kernel != WalkKernel::Portable;
+#else
+  (void)kernel;
+  return false;
+#endif
+}
+
+// 8- or 16-byte aligned so that a node test loads it in one instruction (4-byte alignment made
+// it two 4-byte loads, like WalkLink below).
 template <class T>
-struct NodeGeom {
+struct alignas(2 * sizeof(T)) NodeGeom {
   T b;     // max distance of the node's particles from its centre of mass (upper bound)
   T side;  // side of the node's cell at build time
 };
@@ -40,7 +57,7 @@ struct GroupBox {
 
 // Breadth-first node link: children first .. first + count - 1 (count > 0), or a leaf's sorted
 // particles first .. first - count - 1 (count < 0).
-struct WalkLink {
+struct alignas(8) WalkLink {
   int first, count;
 };
 
@@ -224,9 +241,15 @@ struct GroupWalkKernel {
   using Scratch = Kokkos::View<V*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
 
   WalkData<Space, T> d;
-  Kokkos::View<const WalkLink*, Mem> link;  // breadth-first
-  Kokkos::View<int, Mem> overflow;          // set when the traversal stack is too small
+  const WalkLink* link = nullptr;  // breadth-first
+  int* overflow = nullptr;         // set when the traversal stack is too small
   GroupWalkShape shape;
+  // tree.kernel = cuda (backends/cuda/warp_team.hpp): a team of one warp scans by shuffles,
+  // synchronizes with __syncwarp and takes its stack from `stack_pool` through a
+  // per-multiprocessor slot instead of Kokkos' level-1 scratch. Raw pointers, as in WalkData.
+  bool warp = false;
+  int* stack_pool = nullptr;          // slots x shape.stack() ints
+  unsigned* slot_busy = nullptr;      // a word of busy slots per multiprocessor
 
   static std::size_t scratch0(const GroupWalkShape& s) {
     return Scratch<int>::shmem_size(s.node_list()) + 2 * Scratch<int>::shmem_size(s.range_list()) +
@@ -243,6 +266,32 @@ struct GroupWalkKernel {
     Scratch<NodeRecord<T>> tile_node;  // nodes
   };
 
+  // The team's barrier over scratch: a warp's own on CUDA when the team is one warp.
+  KOKKOS_INLINE_FUNCTION void sync(const Member& team) const {
+#if defined(__CUDA_ARCH__)
+    if (warp) {
+      __syncwarp();
+      return;
+    }
+#endif
+    team.team_barrier();
+  }
+
+  // Exclusive scan of `mine` over the team; `all` gets the team's total (through `total` in
+  // scratch on the portable path).
+  KOKKOS_INLINE_FUNCTION std::uint64_t scan(const Member& team, const std::uint64_t mine,
+                                            std::uint64_t& all,
+                                            const Scratch<std::uint64_t>& total) const {
+#if defined(__CUDA_ARCH__)
+    if (warp) return hayate::cuda::warp_exclusive_scan(mine, team.team_rank(), all);
+#endif
+    const std::uint64_t before = team.team_scan(mine);
+    if (team.team_rank() == team.team_size() - 1) total(0) = before + mine;
+    team.team_barrier();
+    all = total(0);
+    return before;
+  }
+
   // Sums the listed nodes onto the thread's targets, one staged tile at a time.
   KOKKOS_INLINE_FUNCTION void flush_nodes(const Member& team, const Lists& l, const int count,
                                           const Body<T>* ti, Acc (*v)[4]) const {
@@ -255,19 +304,23 @@ struct GroupWalkKernel {
         l.tile_node(rank).c = d.nodes(id);
         if (quadrupole) l.tile_node(rank).q = d.quad(id);
       }
-      team.team_barrier();
-      for (int j = 0; j < m; ++j) {
-        if (quadrupole) {
+      sync(team);
+      // Two loops rather than the test inside one: nvcc kept it in the loop (two of ~40
+      // instructions per node).
+      if (quadrupole) {
+        for (int j = 0; j < m; ++j) {
           const NodeRecord<T> r = l.tile_node(j);
           for (int t = 0; t < TPT; ++t)
             Policy::template interact_node<WithPotential>(ti[t], r.c, r.q, d.eps2, v[t]);
-        } else {
+        }
+      } else {
+        for (int j = 0; j < m; ++j) {
           const Body<T> c = l.tile_node(j).c;
           for (int t = 0; t < TPT; ++t)
             Policy::template interact<WithPotential>(ti[t], c, d.eps2, v[t]);
         }
       }
-      team.team_barrier();
+      sync(team);
     }
   }
 
@@ -290,13 +343,13 @@ struct GroupWalkKernel {
         }
         l.tile(rank) = d.bodies(l.range_begin(lo) + f - l.range_offset(lo));
       }
-      team.team_barrier();
+      sync(team);
       for (int j = 0; j < m; ++j) {
         const Body<T> b = l.tile(j);
         for (int t = 0; t < TPT; ++t)
           Policy::template interact<WithPotential>(ti[t], b, d.eps2, v[t]);
       }
-      team.team_barrier();
+      sync(team);
     }
   }
 
@@ -313,9 +366,19 @@ struct GroupWalkKernel {
     l.tile = Scratch<Body<T>>(team.team_scratch(0), ts);
     l.tile_node = Scratch<NodeRecord<T>>(team.team_scratch(0), ts);
     const Scratch<std::uint64_t> total(team.team_scratch(0), 1);
-    const Scratch<int> stack(team.team_scratch(1), shape.stack());
     const int node_cap = shape.node_list(), range_cap = shape.range_list(),
               stack_cap = shape.stack();
+    int* stack = nullptr;
+    int slot = -1;
+#if defined(__CUDA_ARCH__)
+    if (warp) {
+      if (rank == 0) total(0) = std::uint64_t(hayate::cuda::acquire_sm_slot(slot_busy));
+      __syncwarp();
+      slot = int(total(0));
+      stack = stack_pool + std::size_t(slot) * std::size_t(stack_cap);
+    }
+#endif
+    if (slot < 0) stack = Scratch<int>(team.team_scratch(1), stack_cap).data();
 
     Body<T> ti[TPT];
     Acc v[TPT][4];
@@ -323,8 +386,8 @@ struct GroupWalkKernel {
     // Every thread keeps the same copy of the list and stack sizes: they only change by the
     // team scan's totals.
     int n_listed = 0, n_ranges = 0, n_particles = 0, sp = 1;
-    if (rank == 0) stack(0) = 0;  // the root
-    team.team_barrier();
+    if (rank == 0) stack[0] = 0;  // the root
+    sync(team);
     while (sp > 0) {
       const int popped = sp < ts ? sp : ts;
       bool accept = false;
@@ -334,8 +397,8 @@ struct GroupWalkKernel {
       // pushed (16-31), particles of opened leaves (32-63).
       std::uint64_t mine = 0;
       if (rank < popped) {
-        node = stack(sp - popped + rank);
-        lk = link(node);
+        node = stack[sp - popped + rank];
+        lk = link[node];
         accept = group_accepts<M>(d.nodes(node), d.geom(node), box, d.G, d.parameter);
         if (accept)
           mine = 1;
@@ -344,16 +407,14 @@ struct GroupWalkKernel {
         else
           mine = std::uint64_t(lk.count) << 16;
       }
-      team.team_barrier();  // the popped entries are read before children overwrite them
-      const std::uint64_t before = team.team_scan(mine);
-      if (rank == ts - 1) total(0) = before + mine;
-      team.team_barrier();
-      const std::uint64_t all = total(0);
+      sync(team);  // the popped entries are read before children overwrite them
+      std::uint64_t all = 0;
+      const std::uint64_t before = scan(team, mine, all, total);
       const int add_nodes = int(all & 255), add_ranges = int(all >> 8 & 255);
       const int add_children = int(all >> 16 & 0xffff), add_particles = int(all >> 32);
       sp -= popped;
       if (sp + add_children > stack_cap) {
-        if (rank == 0) overflow() = 1;
+        if (rank == 0) *overflow = 1;
         break;
       }
       if (n_listed + add_nodes > node_cap) {
@@ -374,15 +435,20 @@ struct GroupWalkKernel {
           l.range_offset(r) = n_particles + int(before >> 32);
         } else {
           const int at = sp + int(before >> 16 & 0xffff);
-          for (int q = 0; q < lk.count; ++q) stack(at + q) = lk.first + q;
+          for (int q = 0; q < lk.count; ++q) stack[at + q] = lk.first + q;
         }
       }
       n_listed += add_nodes;
       n_ranges += add_ranges;
       n_particles += add_particles;
       sp += add_children;
-      team.team_barrier();
+      sync(team);
     }
+#if defined(__CUDA_ARCH__)
+    // Every lane is past its last stack access (the barrier above, or the scan before an
+    // overflow's break).
+    if (slot >= 0 && rank == 0) hayate::cuda::release_sm_slot(slot_busy, slot);
+#endif
     flush_nodes(team, l, n_listed, ti, v);
     flush_particles(team, l, n_ranges, n_particles, ti, v);
     d.template store_targets<TPT, WithPotential>(gb, ge, rank, ts, v);

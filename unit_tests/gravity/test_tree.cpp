@@ -464,6 +464,45 @@ TYPED_TEST(GravityTree, GroupWalkMatchesParticleWalk) {
   }
 }
 
+// The group walk's cuda team primitives (warp scan, __syncwarp, per-multiprocessor stack slots)
+// must give the portable kernel's results bit for bit: the lists, and so the order of the sums,
+// are the same. Deep trees (leaf size 1, clustered particles) fill the traversal stack. On
+// spaces without the cuda kernel both runs take the portable path.
+TYPED_TEST(GravityTree, CudaWalkKernelMatchesPortableBitwise) {
+  using Space = TypeParam;
+  using V = Kokkos::View<double* [3], typename Space::memory_space>;
+  using S = Kokkos::View<double*, typename Space::memory_space>;
+  auto p = to_device<Space>(hernquist(3000, 1.0, 0.05, 200.0, 1.0, 31));
+  for (const Precision precision : {Precision::Float, Precision::Double}) {
+    for (const int leaf : {1, 16}) {
+      std::vector<std::vector<double>> result;
+      for (const WalkKernel kernel : {WalkKernel::Portable, WalkKernel::Auto}) {
+        TreeParams params;
+        params.leaf_size = leaf;
+        params.kernel = kernel;
+        DirectSolver<Space> direct(precision, {}, 1.0, 0.01);
+        TreeForce<Space> tree(precision, params, 1.0, 0.01, direct);
+        hayate::core::Timers timers;
+        tree.accelerations(p, {{}, p.n}, false, {p.acc, {}, {}}, timers, false);
+        V acc("acc", p.n);
+        S pot("pot", p.n);
+        tree.accelerations(p, {{}, p.n}, true, {acc, pot, {}}, timers, false);
+        auto a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), acc);
+        auto u = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), pot);
+        std::vector<double> r;
+        for (int i = 0; i < p.n; ++i) {
+          for (int c = 0; c < 3; ++c) r.push_back(a(i, c));
+          r.push_back(u(i));
+        }
+        result.push_back(r);
+      }
+      for (std::size_t i = 0; i < result[0].size(); ++i)
+        ASSERT_EQ(result[1][i], result[0][i])
+            << "entry " << i << " leaf " << leaf << " precision " << int(precision);
+    }
+  }
+}
+
 // The automatic rebuild rule on made-up walk costs (seconds): it rebuilds when the next walk,
 // extrapolated, would cost more per target than the cycle's average.
 TEST(GravityTreeRebuild, ClockRebuildsWhenTheNextWalkBeatsTheAverage) {
