@@ -49,8 +49,7 @@ __device__ __forceinline__ void release_sm_slot(unsigned* busy, const int slot) 
 
 // Exclusive prefix sum of v over the 32 lanes of a full warp (lane = the caller's lane), and
 // the warp's total in every lane.
-__device__ __forceinline__ std::uint64_t warp_exclusive_scan(const std::uint64_t v,
-                                                             const int lane,
+__device__ __forceinline__ std::uint64_t warp_exclusive_scan(const std::uint64_t v, const int lane,
                                                              std::uint64_t& total) {
   std::uint64_t inclusive = v;
 #pragma unroll

@@ -551,7 +551,7 @@ class TreeForce final : public ForceSolver<Space> {
   bool groups_valid_ = false;
   Kokkos::View<WalkLink*, Mem> links_;
   Kokkos::View<int, Mem> overflow_;
-  Kokkos::View<int*, Mem> stack_pool_;     // tree.kernel = cuda: the walk's traversal stacks
+  Kokkos::View<int*, Mem> stack_pool_;      // tree.kernel = cuda: the walk's traversal stacks
   Kokkos::View<unsigned*, Mem> slot_busy_;  // and their per-multiprocessor busy words
   Kokkos::View<Body<float>*, Mem> bodies_f_, nodes_f_;
   Kokkos::View<Body<double>*, Mem> bodies_d_, nodes_d_;

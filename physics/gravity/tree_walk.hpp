@@ -248,8 +248,8 @@ struct GroupWalkKernel {
   // synchronizes with __syncwarp and takes its stack from `stack_pool` through a
   // per-multiprocessor slot instead of Kokkos' level-1 scratch. Raw pointers, as in WalkData.
   bool warp = false;
-  int* stack_pool = nullptr;          // slots x shape.stack() ints
-  unsigned* slot_busy = nullptr;      // a word of busy slots per multiprocessor
+  int* stack_pool = nullptr;      // slots x shape.stack() ints
+  unsigned* slot_busy = nullptr;  // a word of busy slots per multiprocessor
 
   static std::size_t scratch0(const GroupWalkShape& s) {
     return Scratch<int>::shmem_size(s.node_list()) + 2 * Scratch<int>::shmem_size(s.range_list()) +

@@ -279,10 +279,9 @@ TEST(GravityInput, BadInputsFailWithLocationAndExitCode2) {
       {"problem: gravity\nsolver: tree\ntree:\n  kernel: cuda\n", "run --quiet --backend serial",
        "bad_kernel.yaml:4:11"},
   };
-  const char* names[] = {"bad_eps",  "bad_solver", "bad_key",  "bad_ecc",
-                         "bad_file", "bad_nofile", "bad_tile", "bad_hermite",
-                         "bad_dacc", "bad_walk",   "bad_sort", "bad_ipt",
-                         "bad_kernel"};
+  const char* names[] = {"bad_eps",    "bad_solver", "bad_key",     "bad_ecc",  "bad_file",
+                         "bad_nofile", "bad_tile",   "bad_hermite", "bad_dacc", "bad_walk",
+                         "bad_sort",   "bad_ipt",    "bad_kernel"};
   for (std::size_t k = 0; k < cases.size(); ++k) {
     const std::string path = write_file(std::string(names[k]) + ".yaml", cases[k].yaml);
     const bool run = cases[k].command.rfind("run", 0) == 0;
