@@ -18,6 +18,10 @@ class ForceSolver {
   virtual void accelerations(const Particles<Space>& p, const Targets<Space>& targets,
                              bool with_potential, const ForceOutput<Space>& out,
                              core::Timers& timers, bool diagnostic) = 0;
+  // Called by the integrators after a drift and before they pick the targets of the next
+  // evaluation: a solver may rebuild its structures here and reorder the particles (every
+  // per-particle array of p, rows identified by p.id), as the tree does (tree.reorder).
+  virtual void prepare(Particles<Space>& /*p*/, core::Timers& /*timers*/) {}
   virtual void save(core::CheckpointWriter&) const {}
   virtual void restore(const core::CheckpointReader&, int /*n*/) {}
 };

@@ -74,6 +74,7 @@ class GravityProblem final : public core::Problem {
       t.group_cell = int(config.integer("tree.group_cell"));
       t.rebuild_every = int(config.integer("tree.rebuild_every"));
       t.quadrupole = config.boolean("tree.quadrupole");
+      t.reorder = config.boolean("tree.reorder");
       t.walk = config.string("tree.walk") == "particle" ? Walk::Particle : Walk::Group;
       const std::string sort = config.string("tree.sort");
       t.sort = sort == "portable" ? SortMethod::Portable
@@ -118,10 +119,12 @@ class GravityProblem final : public core::Problem {
     step_ = 0;
     time_ = 0;
     have_e0_ = false;
-    if (integrator_ == Integrator::Hermite)
+    if (integrator_ == Integrator::Hermite) {
       hermite_forces(p_.acc, p_.jerk, ctx);
-    else
+    } else {
+      solver().prepare(p_, ctx.timers);
       all_forces(ctx);
+    }
     open_output(ctx);
   }
 
@@ -141,6 +144,7 @@ class GravityProblem final : public core::Problem {
     cp.get_view("jerk", p_.jerk);
     cp.get_view("m", p_.m);
     cp.get_view("level", p_.level);
+    if (cp.has("id")) cp.get_view("id", p_.id);  // absent from earlier versions' checkpoints
     solver().restore(cp, p_.n);
     open_output(ctx);
   }
@@ -158,6 +162,7 @@ class GravityProblem final : public core::Problem {
     cp.put_view("jerk", p_.jerk);
     cp.put_view("m", p_.m);
     cp.put_view("level", p_.level);
+    cp.put_view("id", p_.id);
     solver_or_direct().save(cp);
   }
 
@@ -232,9 +237,7 @@ class GravityProblem final : public core::Problem {
     auto scope = ctx.timers.scope("force_error");
     const int count = int(std::min<std::int64_t>(force_error_sample_, p_.n));
     Kokkos::View<int*, typename Space::memory_space> index("hayate::gravity::sample", count);
-    auto h = Kokkos::create_mirror_view(index);
-    for (int k = 0; k < count; ++k) h(k) = int(std::int64_t(k) * p_.n / count);
-    Kokkos::deep_copy(index, h);
+    sample_rows(p_, count, index);
     Vec approx("hayate::gravity::sample_acc", count), exact("hayate::gravity::sample_ref", count);
     solver().accelerations(p_, {index, count}, false, {approx, {}, {}}, ctx.timers, true);
     DirectSolver<Space> reference(Precision::Double, {}, G_, eps_);
@@ -257,6 +260,7 @@ class GravityProblem final : public core::Problem {
       kick(p_, 0.5 * dt_);
       drift(p_, dt_);
     }
+    solver().prepare(p_, ctx.timers);
     all_forces(ctx);
     auto scope = ctx.timers.scope("integrate");
     kick(p_, 0.5 * dt_);
@@ -293,6 +297,10 @@ class GravityProblem final : public core::Problem {
         const std::int64_t next = (tick / stride + 1) * stride;
         drift(p_, double(next - tick) * dt_min);
         tick = next;
+      }
+      solver().prepare(p_, ctx.timers);  // may reorder the particles: select after it
+      {
+        auto scope = ctx.timers.scope("integrate");
         count = block_select(p_, tick, max_level_, active_);
       }
       solver().accelerations(p_, {active_, count}, false, {tmp_acc_, {}, {}}, ctx.timers, false);
@@ -331,17 +339,19 @@ class GravityProblem final : public core::Problem {
     auto x = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p_.x);
     auto v = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p_.v);
     auto m = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p_.m);
+    auto id = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p_.id);
     core::XyzFrame f;
     f.species.assign(p_.n, "P");
     core::XyzColumn mass{"mass", 1, {}}, pos{"pos", 3, {}}, vel{"velo", 3, {}};
     mass.values.resize(p_.n);
     pos.values.resize(3 * std::size_t(p_.n));
     vel.values.resize(3 * std::size_t(p_.n));
-    for (int i = 0; i < p_.n; ++i) {
-      mass.values[i] = m(i);
+    for (int i = 0; i < p_.n; ++i) {  // in the initial conditions' order
+      const std::size_t j = std::size_t(id(i));
+      mass.values[j] = m(i);
       for (int c = 0; c < 3; ++c) {
-        pos.values[3 * i + c] = x(i, c);
-        vel.values[3 * i + c] = v(i, c);
+        pos.values[3 * j + c] = x(i, c);
+        vel.values[3 * j + c] = v(i, c);
       }
     }
     f.columns = {std::move(mass), std::move(pos), std::move(vel)};
@@ -447,6 +457,11 @@ void declare(core::Schema& s) {
       .defaults(0)
       .at_least(0);
   s.boolean("tree.quadrupole", "Use node quadrupole moments (else monopoles only)").defaults(true);
+  s.boolean("tree.reorder",
+            "Keep the particles in the tree's order (permuted at each rebuild), so the "
+            "evaluations read and write them in order; snapshots and force-error samples go by "
+            "the initial conditions' order either way")
+      .defaults(true);
   s.choice("tree.walk", {"group", "particle"},
            "Walk: group (a team walks once per group, lanes test nodes in parallel and sum "
            "interaction lists from scratch) or particle (each thread walks node after node)")

@@ -6,8 +6,17 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace hayate::gravity {
+
+// v(i) = i (a free function: nvcc allows no device lambda in a constructor).
+template <class Space>
+void fill_identity(const Kokkos::View<int*, typename Space::memory_space>& v) {
+  Kokkos::parallel_for(
+      "hayate::gravity::identity", Kokkos::RangePolicy<Space>(0, v.extent(0)),
+      KOKKOS_LAMBDA(const int i) { v(i) = i; });
+}
 
 template <class Space>
 struct Particles {
@@ -19,6 +28,9 @@ struct Particles {
   Vec x, v, acc, jerk;
   Scalar m, pot;
   Kokkos::View<int*, Mem> level;  // block time-step level (step = dt_max / 2^level)
+  // Which particle of the initial conditions each row is: the tree solver keeps the rows in
+  // its own order (permute_particles), and snapshots and samples go by id.
+  Kokkos::View<int*, Mem> id;
 
   Particles() = default;
   explicit Particles(int count)
@@ -29,8 +41,66 @@ struct Particles {
         jerk("hayate::gravity::jerk", count),
         m("hayate::gravity::m", count),
         pot("hayate::gravity::pot", count),
-        level("hayate::gravity::level", count) {}
+        level("hayate::gravity::level", count),
+        id("hayate::gravity::id", count) {
+    fill_identity<Space>(id);
+  }
 };
+
+// The rows of a fixed sample, particles k n / count (k < count) of the initial conditions,
+// wherever a reordering has put them: j = k n / count holds for k = ceil(j count / n) only.
+template <class Space>
+void sample_rows(const Particles<Space>& p, const int count,
+                 const Kokkos::View<int*, typename Space::memory_space>& index) {
+  const auto id = p.id;
+  const std::int64_t n = p.n, c = count;
+  Kokkos::parallel_for(
+      "hayate::gravity::sample_rows", Kokkos::RangePolicy<Space>(0, p.n),
+      KOKKOS_LAMBDA(const int i) {
+        const std::int64_t j = id(i), k = (j * c + n - 1) / n;
+        if (k < c && k * n / c == j) index(k) = i;
+      });
+}
+
+// Row k of every per-particle array becomes old row order(k) (order a permutation of 0..n-1).
+// `spare` holds arrays of the same size (allocated here when it does not); the permuted rows
+// are written there and the two swap their handles, so no array is allocated per call.
+template <class Space>
+void permute_particles(Particles<Space>& p, Particles<Space>& spare,
+                       const Kokkos::View<const int*, typename Space::memory_space>& order) {
+  if (spare.n != p.n) {
+    using Mem = typename Space::memory_space;
+    auto alloc = [](const char* name) {
+      return Kokkos::view_alloc(std::string(name), Kokkos::WithoutInitializing);
+    };
+    spare.n = p.n;
+    spare.x = typename Particles<Space>::Vec(alloc("hayate::gravity::x"), p.n);
+    spare.v = typename Particles<Space>::Vec(alloc("hayate::gravity::v"), p.n);
+    spare.acc = typename Particles<Space>::Vec(alloc("hayate::gravity::acc"), p.n);
+    spare.jerk = typename Particles<Space>::Vec(alloc("hayate::gravity::jerk"), p.n);
+    spare.m = typename Particles<Space>::Scalar(alloc("hayate::gravity::m"), p.n);
+    spare.pot = typename Particles<Space>::Scalar(alloc("hayate::gravity::pot"), p.n);
+    spare.level = Kokkos::View<int*, Mem>(alloc("hayate::gravity::level"), p.n);
+    spare.id = Kokkos::View<int*, Mem>(alloc("hayate::gravity::id"), p.n);
+  }
+  const Particles<Space> a = p, b = spare;
+  Kokkos::parallel_for(
+      "hayate::gravity::permute_particles", Kokkos::RangePolicy<Space>(0, p.n),
+      KOKKOS_LAMBDA(const int k) {
+        const int i = order(k);
+        for (int c = 0; c < 3; ++c) {
+          b.x(k, c) = a.x(i, c);
+          b.v(k, c) = a.v(i, c);
+          b.acc(k, c) = a.acc(i, c);
+          b.jerk(k, c) = a.jerk(i, c);
+        }
+        b.m(k) = a.m(i);
+        b.pot(k) = a.pot(i);
+        b.level(k) = a.level(i);
+        b.id(k) = a.id(i);
+      });
+  std::swap(p, spare);
+}
 
 // Grows `view` (without keeping contents) so it holds at least n entries.
 template <class View>

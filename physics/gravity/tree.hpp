@@ -72,21 +72,25 @@ struct MassSums {
 };
 
 // What a node needs of its members about its centre of mass: bounding box, reach (largest
-// distance, squared for a leaf's particles) and quadrupole. "+=" merges two partial results
-// (min, max, max, sum), so Kokkos' sum reduction over this type computes all of them at once.
+// distance, squared for a leaf's particles) and, when NQ = 6, quadrupole (NQ = 0: monopoles
+// only, and the reduction carries six doubles less). "+=" merges two partial results (min,
+// max, max, sum), so Kokkos' sum reduction over this type computes all of them at once.
+template <int NQ>
 struct Spread {
   double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
   double reach = 0;
-  double q[6] = {0, 0, 0, 0, 0, 0};
+  double q[NQ > 0 ? NQ : 1] = {};
   // Adds w (3 s s^T - |s|^2 I) to q.
   KOKKOS_INLINE_FUNCTION void add_quad(double w, double sx, double sy, double sz) {
-    const double s2 = sx * sx + sy * sy + sz * sz;
-    q[0] += w * (3 * sx * sx - s2);
-    q[1] += w * (3 * sy * sy - s2);
-    q[2] += w * (3 * sz * sz - s2);
-    q[3] += w * 3 * sx * sy;
-    q[4] += w * 3 * sx * sz;
-    q[5] += w * 3 * sy * sz;
+    if constexpr (NQ == 6) {
+      const double s2 = sx * sx + sy * sy + sz * sz;
+      q[0] += w * (3 * sx * sx - s2);
+      q[1] += w * (3 * sy * sy - s2);
+      q[2] += w * (3 * sz * sz - s2);
+      q[3] += w * 3 * sx * sy;
+      q[4] += w * 3 * sx * sz;
+      q[5] += w * 3 * sy * sz;
+    }
   }
   KOKKOS_INLINE_FUNCTION Spread& operator+=(const Spread& o) {
     for (int d = 0; d < 3; ++d) {
@@ -94,7 +98,7 @@ struct Spread {
       hi[d] = o.hi[d] > hi[d] ? o.hi[d] : hi[d];
     }
     reach = o.reach > reach ? o.reach : reach;
-    for (int j = 0; j < 6; ++j) q[j] += o.q[j];
+    for (int j = 0; j < NQ; ++j) q[j] += o.q[j];
     return *this;
   }
   KOKKOS_INLINE_FUNCTION void operator+=(const volatile Spread& o) volatile {
@@ -103,7 +107,7 @@ struct Spread {
       hi[d] = o.hi[d] > hi[d] ? o.hi[d] : hi[d];
     }
     reach = o.reach > reach ? o.reach : reach;
-    for (int j = 0; j < 6; ++j) q[j] += o.q[j];
+    for (int j = 0; j < NQ; ++j) q[j] += o.q[j];
   }
 };
 
@@ -116,10 +120,10 @@ struct reduction_identity<hayate::gravity::MassSums> {
     return hayate::gravity::MassSums();
   }
 };
-template <>
-struct reduction_identity<hayate::gravity::Spread> {
-  KOKKOS_FORCEINLINE_FUNCTION static hayate::gravity::Spread sum() {
-    return hayate::gravity::Spread();
+template <int NQ>
+struct reduction_identity<hayate::gravity::Spread<NQ>> {
+  KOKKOS_FORCEINLINE_FUNCTION static hayate::gravity::Spread<NQ> sum() {
+    return hayate::gravity::Spread<NQ>();
   }
 };
 }  // namespace Kokkos
@@ -206,14 +210,24 @@ class Tree {
     build_levels(codes);
   }
 
-  // Mass, centre of mass, b_J and quadrupole of every node from the current positions.
+  // Mass, centre of mass, b_J and (when `quadrupole`) quadrupole of every node from the
+  // current positions.
   // One launch per level over that level's nodes (consecutive in the breadth-first numbering);
   // each node is one thread whose vector lanes take its particles (a leaf) or its children side
   // by side, reading the particles gathered into sorted order. A node per thread looping over
   // its members took 0.9 ms at 2^23 on the H100; looping over all nodes per level with leaves
   // gathering through `order`, 2.9 ms.
-  void moments(const Vec& x, const Scalar& m) {
+  void moments(const Vec& x, const Scalar& m, const bool quadrupole = true) {
     gather(x, m);
+    if (quadrupole)
+      level_moments<6>();
+    else
+      level_moments<0>();
+  }
+
+  // Public for nvcc (device lambdas): moments() after the gather; NQ as in Spread.
+  template <int NQ>
+  void level_moments() {
     using Policy = Kokkos::TeamPolicy<Space>;
     using Member = typename Policy::member_type;
     constexpr int lanes = TreeDefaults<Space>::reduce_lanes;
@@ -255,10 +269,10 @@ class Tree {
                 },
                 sum);
             const double c[3] = {sum.mx / sum.m, sum.my / sum.m, sum.mz / sum.m};
-            Spread spread;
+            Spread<NQ> spread;
             Kokkos::parallel_reduce(
                 Kokkos::ThreadVectorRange(team, members),
-                [&](const int j, Spread& t) {
+                [&](const int j, Spread<NQ>& t) {
                   if (leaf) {
                     const int k = kb + j;
                     const double p[3] = {sorted(k, 0), sorted(k, 1), sorted(k, 2)};
@@ -291,7 +305,7 @@ class Tree {
                     // Parallel-axis shift of the child's quadrupole.
                     t.add_quad(mono(ch, 3), mono(ch, 0) - c[0], mono(ch, 1) - c[1],
                                mono(ch, 2) - c[2]);
-                    for (int q = 0; q < 6; ++q) t.q[q] += quad(ch, q);
+                    for (int q = 0; q < NQ; ++q) t.q[q] += quad(ch, q);
                   }
                 },
                 spread);
@@ -303,7 +317,7 @@ class Tree {
                 box(node, d) = spread.lo[d];
                 box(node, 3 + d) = spread.hi[d];
               }
-              for (int q = 0; q < 6; ++q) quad(node, q) = spread.q[q];
+              for (int q = 0; q < NQ; ++q) quad(node, q) = spread.q[q];
             });
           });
     }
@@ -329,6 +343,9 @@ class Tree {
         });
     sorted_mass_ = true;
   }
+
+  // The particles were permuted into this tree's order: sorted position k is now particle k.
+  void reset_order() { fill_identity<Space>(order_); }
 
   // Positions and masses in sorted order, as of the last moments().
   const Kokkos::View<double* [4], Mem>& sorted() const { return sorted_; }

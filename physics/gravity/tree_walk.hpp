@@ -40,12 +40,14 @@ constexpr bool uses_cuda_walk(WalkKernel kernel) {
 #endif
 }
 
-// 8- or 16-byte aligned so that a node test loads it in one instruction (4-byte alignment made
-// it two 4-byte loads, like WalkLink below).
+// What the opening test needs of a node besides its centre of mass and mass, worked out when
+// the nodes are packed for a walk (TreeForce::pack), so a test is a few multiplies: b2 = b_J^2
+// (rounded up) and crit = G m_J b_eff^2 for the acceleration MAC or side^2 for theta (see
+// group_accepts). 8- or 16-byte aligned so that a node test loads it in one instruction.
 template <class T>
 struct alignas(2 * sizeof(T)) NodeGeom {
-  T b;     // max distance of the node's particles from its centre of mass (upper bound)
-  T side;  // side of the node's cell at build time
+  T b2;
+  T crit;
 };
 
 template <class T>
@@ -99,27 +101,43 @@ KOKKOS_INLINE_FUNCTION double norm2_exact(const double ax, const double ay, cons
 
 // The opening criterion, seen from a group: d = distance from the node's centre of mass to the
 // group's box. Accepted when d > b_J and, for the acceleration MAC,
-// G m_J b_J^2 g^2 <= dacc a_min d^4 (parameter = dacc), or for theta, side^2 < theta^2 d^2
-// (parameter = theta^2).
-// g = max(1, b_J / (sqrt(3)/2 side)) penalises nodes whose particles have spread past their
-// build-time cell (a stale tree): their children overlap and are nearly as large as they are,
-// so opening one yields many nodes accepted close to the bound, whose errors add up to several
-// times dacc. In a fresh tree g is 1 for nearly every node (docs/gravity.md).
+// G m_J b_eff^2 <= dacc a_min d^4 (parameter = dacc), or for theta, side^2 < theta^2 d^2
+// (parameter = theta^2); the left-hand sides come precomputed in ng.crit.
+// b_eff = b_J g with g = max(1, b_J / (sqrt(3)/2 side)) (node_criterion) penalises nodes whose
+// particles have spread past their build-time cell (a stale tree): their children overlap and
+// are nearly as large as they are, so opening one yields many nodes accepted close to the
+// bound, whose errors add up to several times dacc. In a fresh tree g is 1 for nearly every
+// node (docs/gravity.md).
 template <Mac M, class T>
 KOKKOS_INLINE_FUNCTION bool group_accepts(const Body<T>& c, const NodeGeom<T>& ng,
-                                          const GroupBox<T>& box, const T G, const T parameter) {
+                                          const GroupBox<T>& box, const T parameter) {
   const T ax = compat::fabs(c.x - box.cx) - box.hx;
   const T ay = compat::fabs(c.y - box.cy) - box.hy;
   const T az = compat::fabs(c.z - box.cz) - box.hz;
   const T dx = ax > T(0) ? ax : T(0), dy = ay > T(0) ? ay : T(0), dz = az > T(0) ? az : T(0);
   const T d2 = dx * dx + dy * dy + dz * dz;
-  const bool far = d2 > ng.b * ng.b;
+  const bool far = d2 > ng.b2;
+  if (M == Mac::Acceleration) return far && ng.crit <= parameter * box.a_min * d2 * d2;
+  return far && ng.crit < parameter * d2;
+}
+
+// A node's NodeGeom from its b_J, cell side and mass, in double and then rounded outwards in
+// T, so the test in T is never less safe than in double: the MAC's division and products
+// then run once per node and walk, not once per node test (~12 instructions of each test).
+template <Mac M, class T>
+KOKKOS_INLINE_FUNCTION NodeGeom<T> node_criterion(const double b, const double side, const double m,
+                                                  const double G) {
+  const double margin = 1 + 4e-6;
+  NodeGeom<T> ng;
+  ng.b2 = T(b * b * margin);
   if (M == Mac::Acceleration) {
-    const T cell = T(0.8660254037844386) * ng.side;
-    const T b_eff = ng.b > cell ? ng.b * ng.b / cell : ng.b;
-    return far && G * c.m * b_eff * b_eff <= parameter * box.a_min * d2 * d2;
+    const double cell = 0.8660254037844386 * side;
+    const double b_eff = b > cell ? b * b / cell : b;
+    ng.crit = T(G * m * b_eff * b_eff * margin);
+  } else {
+    ng.crit = T(side * side);
   }
-  return far && ng.side * ng.side < parameter * d2;
+  return ng;
 }
 
 // What both walks read: sorted particles, node data (depth-first numbering for the particle
@@ -144,7 +162,7 @@ struct WalkData {
   // the next walk's smallest |a_old| per group then reads it in sorted order.
   double* a2_sorted = nullptr;
   int n = 0, n_nodes = 0;
-  T eps2 = 0, G = 1, parameter = 0;  // parameter: dacc (acceleration MAC) or theta^2
+  T eps2 = 0, parameter = 0;  // parameter: dacc (acceleration MAC) or theta^2
   double G_out = 1;
 
   // Loads the thread's targets (clamped to the group's last member) and zeroes their sums.
@@ -195,7 +213,7 @@ struct ParticleWalkKernel {
     while (node < d.n_nodes) {
       const Body<T> c = d.nodes(node);
       const int next = skip(node);
-      if (group_accepts<M>(c, d.geom(node), box, d.G, d.parameter)) {
+      if (group_accepts<M>(c, d.geom(node), box, d.parameter)) {
         if (d.quadrupole) {
           const Quadrupole<T> q = d.quad(node);
           for (int t = 0; t < TPT; ++t)
@@ -232,7 +250,9 @@ struct GroupWalkShape {
   KOKKOS_INLINE_FUNCTION int stack() const { return 8 * ts * (levels + 2); }
 };
 
-template <class Space, class T, class Acc, int TPT, bool WithPotential, Mac M>
+// Quad: nodes with their quadrupoles (tree.quadrupole) or monopoles only. A template argument
+// rather than a test, so the monopole kernel's registers are not set by the quadrupole loop.
+template <class Space, class T, class Acc, int TPT, bool WithPotential, Mac M, bool Quad>
 struct GroupWalkKernel {
   using Mem = typename Space::memory_space;
   using Member = typename Kokkos::TeamPolicy<Space>::member_type;
@@ -296,25 +316,20 @@ struct GroupWalkKernel {
   KOKKOS_INLINE_FUNCTION void flush_nodes(const Member& team, const Lists& l, const int count,
                                           const Body<T>* ti, Acc (*v)[4]) const {
     const int ts = team.team_size(), rank = team.team_rank();
-    const bool quadrupole = d.quadrupole;
     for (int base = 0; base < count; base += ts) {
       const int m = count - base < ts ? count - base : ts;
       if (rank < m) {
         const int id = l.nodes(base + rank);
         l.tile_node(rank).c = d.nodes(id);
-        if (quadrupole) l.tile_node(rank).q = d.quad(id);
+        if (Quad) l.tile_node(rank).q = d.quad(id);
       }
       sync(team);
-      // Two loops rather than the test inside one: nvcc kept it in the loop (two of ~40
-      // instructions per node).
-      if (quadrupole) {
-        for (int j = 0; j < m; ++j) {
+      for (int j = 0; j < m; ++j) {
+        if constexpr (Quad) {
           const NodeRecord<T> r = l.tile_node(j);
           for (int t = 0; t < TPT; ++t)
             Policy::template interact_node<WithPotential>(ti[t], r.c, r.q, d.eps2, v[t]);
-        }
-      } else {
-        for (int j = 0; j < m; ++j) {
+        } else {
           const Body<T> c = l.tile_node(j).c;
           for (int t = 0; t < TPT; ++t)
             Policy::template interact<WithPotential>(ti[t], c, d.eps2, v[t]);
@@ -399,7 +414,7 @@ struct GroupWalkKernel {
       if (rank < popped) {
         node = stack[sp - popped + rank];
         lk = link[node];
-        accept = group_accepts<M>(d.nodes(node), d.geom(node), box, d.G, d.parameter);
+        accept = group_accepts<M>(d.nodes(node), d.geom(node), box, d.parameter);
         if (accept)
           mine = 1;
         else if (lk.count < 0)
