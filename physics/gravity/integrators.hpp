@@ -123,22 +123,65 @@ int block_finest(const Particles<Space>& p) {
   return finest;
 }
 
+// Whether particle i's step ends at `tick`: tick is a multiple of its level's step,
+// 2^(max_level - level) ticks (a mask, not a 64-bit division per particle).
+template <class Space>
+struct DueAt {
+  Kokkos::View<const int*, typename Space::memory_space> level;
+  std::int64_t tick;
+  int max_level;
+  KOKKOS_INLINE_FUNCTION bool operator()(const int i) const {
+    return (tick & ((std::int64_t(1) << (max_level - level(i))) - 1)) == 0;
+  }
+};
+
 // Lists (in index order) the particles whose step ends at `tick`; returns their count.
+// `work` is kept between calls. By chunks of particles: each chunk's count (a team
+// reduction), an exclusive scan of the counts, then each chunk's entries from a team scan.
+// Kokkos' scan over all particles took two 0.1 ms passes per tick at 2^23 on the H100.
 template <class Space>
 int block_select(const Particles<Space>& p, const std::int64_t tick, const int max_level,
-                 const Kokkos::View<int*, typename Space::memory_space>& active) {
-  const auto level = p.level;
-  int count = 0;
+                 const Kokkos::View<int*, typename Space::memory_space>& active,
+                 Kokkos::View<int*, typename Space::memory_space>& work) {
+  constexpr int chunk = 4096;
+  const int n = p.n, chunks = (n + chunk - 1) / chunk;
+  ensure_size(work, chunks, "hayate::gravity::block_chunks");
+  const auto base = work;
+  const DueAt<Space> due{p.level, tick, max_level};
+  using Policy = Kokkos::TeamPolicy<Space>;
+  using Member = typename Policy::member_type;
+  Kokkos::parallel_for(
+      "hayate::gravity::block_count", Policy(chunks, Kokkos::AUTO),
+      KOKKOS_LAMBDA(const Member& team) {
+        const int b = team.league_rank() * chunk, e = n - b < chunk ? n : b + chunk;
+        int count = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, b, e), [&](const int i, int& c) { c += due(i); }, count);
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { base(team.league_rank()) = count; });
+      });
+  int total = 0;
   Kokkos::parallel_scan(
-      "hayate::gravity::block_active", Kokkos::RangePolicy<Space>(0, p.n),
-      KOKKOS_LAMBDA(const int i, int& offset, const bool last) {
-        if (tick % (std::int64_t(1) << (max_level - level(i))) == 0) {
-          if (last) active(offset) = i;
-          ++offset;
-        }
+      "hayate::gravity::block_chunk_offsets", Kokkos::RangePolicy<Space>(0, chunks),
+      KOKKOS_LAMBDA(const int c, int& offset, const bool last) {
+        const int count = base(c);
+        if (last) base(c) = offset;
+        offset += count;
       },
-      count);
-  return count;
+      total);
+  Kokkos::parallel_for(
+      "hayate::gravity::block_active", Policy(chunks, Kokkos::AUTO),
+      KOKKOS_LAMBDA(const Member& team) {
+        const int b = team.league_rank() * chunk, e = n - b < chunk ? n : b + chunk;
+        const int first = base(team.league_rank());
+        Kokkos::parallel_scan(Kokkos::TeamThreadRange(team, b, e),
+                              [&](const int i, int& offset, const bool last) {
+                                if (due(i)) {
+                                  if (last) active(first + offset) = i;
+                                  ++offset;
+                                }
+                              });
+      });
+  return total;
 }
 
 // Closing half kick of the active particles with their new accelerations (compact rows of
