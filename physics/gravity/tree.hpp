@@ -177,7 +177,8 @@ class Tree {
     n_ = n;
     bits_ = 21;
     ensure_size(codes_, n, "hayate::gravity::tree_codes");
-    sorted_mass_ = false;
+    gathered_mass_ = false;
+    order_identity_ = false;
     order_ = IntView(
         Kokkos::view_alloc(std::string("hayate::gravity::tree_order"), Kokkos::WithoutInitializing),
         n);
@@ -241,7 +242,8 @@ class Tree {
     if (int(box_.extent(0)) != nn)
       box_ = uninitialized<Kokkos::View<double* [6], Mem>>("hayate::gravity::tree_box", nn);
     const auto box = box_;
-    const auto sorted = sorted_;
+    const auto sx = sorted_x_;
+    const auto sm = sorted_m_;
     if (int(level_base_.size()) != levels_ + 1) set_level_bases();
     for (int l = levels_ - 1; l >= 0; --l) {
       const int first = level_base_[l], count = level_base_[l + 1] - first;
@@ -261,7 +263,7 @@ class Tree {
                 [&](const int j, MassSums& t) {
                   if (leaf) {
                     const int k = kb + j;
-                    t.add(sorted(k, 3), sorted(k, 0), sorted(k, 1), sorted(k, 2));
+                    t.add(sm(k), sx(k, 0), sx(k, 1), sx(k, 2));
                   } else {
                     const int ch = dfs_of(cf + j);
                     t.add(mono(ch, 3), mono(ch, 0), mono(ch, 1), mono(ch, 2));
@@ -275,7 +277,7 @@ class Tree {
                 [&](const int j, Spread<NQ>& t) {
                   if (leaf) {
                     const int k = kb + j;
-                    const double p[3] = {sorted(k, 0), sorted(k, 1), sorted(k, 2)};
+                    const double p[3] = {sx(k, 0), sx(k, 1), sx(k, 2)};
                     double r2 = 0;
                     for (int d = 0; d < 3; ++d) {
                       r2 += (p[d] - c[d]) * (p[d] - c[d]);
@@ -283,7 +285,7 @@ class Tree {
                       t.hi[d] = p[d] > t.hi[d] ? p[d] : t.hi[d];
                     }
                     t.reach = r2 > t.reach ? r2 : t.reach;  // squared for a leaf
-                    t.add_quad(sorted(k, 3), p[0] - c[0], p[1] - c[1], p[2] - c[2]);
+                    t.add_quad(sm(k), p[0] - c[0], p[1] - c[1], p[2] - c[2]);
                   } else {
                     // The child's particles lie within b_child of its centre of mass and
                     // inside its bounding box: the nearer of the two bounds is kept, so b_J
@@ -323,32 +325,48 @@ class Tree {
     }
   }
 
-  // Positions (and, once per tree, masses) in sorted order: the one gather through `order`
-  // an evaluation needs; the moments, the group boxes and the walk's particles read them in
-  // order.
+  // Positions and masses in sorted order: the one gather through `order` an evaluation needs;
+  // the moments, the group boxes and the walk's particles read them in order. When the
+  // particles were permuted into this tree's order (reset_order) they are x and m themselves
+  // and nothing is copied (0.15 ms per evaluation at 2^23 on the H100); otherwise positions
+  // are gathered every time and masses once per tree.
   void gather(const Vec& x, const Scalar& m) {
-    if (sorted_.extent(0) < std::size_t(n_)) {
-      grow(sorted_, "hayate::gravity::tree_sorted", n_);
-      sorted_mass_ = false;
+    if (order_identity_) {
+      sorted_x_ = x;
+      sorted_m_ = m;
+      return;
+    }
+    if (gathered_x_.extent(0) < std::size_t(n_)) {
+      grow(gathered_x_, "hayate::gravity::tree_sorted_x", n_);
+      grow(gathered_m_, "hayate::gravity::tree_sorted_m", n_);
+      gathered_mass_ = false;
     }
     const auto order = order_;
-    const auto sorted = sorted_;
-    const bool with_mass = !sorted_mass_;
+    const auto gx = gathered_x_;
+    const auto gm = gathered_m_;
+    const bool with_mass = !gathered_mass_;
     Kokkos::parallel_for(
         "hayate::gravity::tree_gather_sorted", Kokkos::RangePolicy<Space>(0, n_),
         KOKKOS_LAMBDA(const int k) {
           const int i = order(k);
-          for (int d = 0; d < 3; ++d) sorted(k, d) = x(i, d);
-          if (with_mass) sorted(k, 3) = m(i);
+          for (int d = 0; d < 3; ++d) gx(k, d) = x(i, d);
+          if (with_mass) gm(k) = m(i);
         });
-    sorted_mass_ = true;
+    gathered_mass_ = true;
+    sorted_x_ = gathered_x_;
+    sorted_m_ = gathered_m_;
   }
 
   // The particles were permuted into this tree's order: sorted position k is now particle k.
-  void reset_order() { fill_identity<Space>(order_); }
+  void reset_order() {
+    fill_identity<Space>(order_);
+    order_identity_ = true;
+  }
 
-  // Positions and masses in sorted order, as of the last moments().
-  const Kokkos::View<double* [4], Mem>& sorted() const { return sorted_; }
+  // Positions and masses in sorted order, as of the last moments() (views of the particles'
+  // own arrays after reset_order()).
+  const Vec& sorted_x() const { return sorted_x_; }
+  const Scalar& sorted_m() const { return sorted_m_; }
 
   // Breadth-first numbers of each level's first node (levels_ + 1 entries), from the nodes'
   // levels (after a restore; a build sets them from its level counts).
@@ -386,7 +404,8 @@ class Tree {
     centre_ = cp.get<std::array<double, 3>>("tree_centre");
     half_ = cp.get<double>("tree_half");
     allocate_nodes(n_nodes_);
-    sorted_mass_ = false;
+    gathered_mass_ = false;
+    order_identity_ = false;
     order_ = IntView("hayate::gravity::tree_order", n);
     cp.get_view("tree_order", order_);
     cp.get_view("tree_begin", begin_);
@@ -615,9 +634,11 @@ class Tree {
   // Build scratch kept between rebuilds: per level the nodes' particle ranges and their
   // children's offsets; the node sort's keys and values and the gathered ranges and levels.
   std::vector<IntView> lv_begin_, lv_end_, lv_offset_;
-  std::vector<int> level_base_;            // breadth-first numbers where each level starts
-  Kokkos::View<double* [4], Mem> sorted_;  // positions and masses in sorted order
-  bool sorted_mass_ = false;               // sorted_'s masses belong to the current order
+  std::vector<int> level_base_;  // breadth-first numbers where each level starts
+  Vec sorted_x_, gathered_x_;    // positions in sorted order; gathered ones unless reordered
+  Scalar sorted_m_, gathered_m_;
+  bool gathered_mass_ = false;   // gathered_m_ belongs to the current order
+  bool order_identity_ = false;  // order_ is the identity (reset_order)
   Kokkos::View<std::uint64_t*, Mem> node_key_;
   Kokkos::View<int* [7], Mem> split_;  // per node of a level: where octants 1-7 begin
   IntView n_children_;

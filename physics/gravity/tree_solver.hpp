@@ -274,14 +274,20 @@ class TreeForce final : public ForceSolver<Space> {
     groups_valid_ = true;
   }
 
-  // Public for nvcc (device lambdas): group bounding boxes, smallest |a_old|, target flags.
-  // Everything is read in sorted order: positions from the moments' gather, |a_old|^2 from
-  // a2_sorted_ (the walks store it there; gathered through `order` only after a rebuild, a
-  // restart or a direct first step). Gathering x and a through `order` in a thread per group
-  // took 1.7-1.9 ms per tick at 2^23 on the H100.
+  // Public for nvcc (device lambdas): group bounding boxes, smallest |a_old|, target flags,
+  // and the walk's sorted particles in the force precision, written where the boxes read the
+  // positions (the groups cover every particle; a kernel of its own re-read them, 0.13 ms per
+  // evaluation at 2^23 on the H100). Everything is read in sorted order: positions from the
+  // moments' gather, |a_old|^2 from a2_sorted_ (the walks store it there; gathered through
+  // `order` only after a rebuild, a restart or a direct first step). Gathering x and a
+  // through `order` in a thread per group took 1.7-1.9 ms per tick at 2^23 on the H100.
   template <class T>
   void prepare_groups(const Particles<Space>& p, const Targets<Space>& targets) {
     const int n = p.n;
+    auto& bodies = body_view<T>();
+    ensure_size(bodies, n, "hayate::gravity::tree_bodies");
+    const auto b = bodies;
+    const auto sm = tree_.sorted_m();
     if (!groups_valid_) form_groups(n);
     const int n_groups = n_groups_;
     auto& groups = group_view<T>();
@@ -315,7 +321,7 @@ class TreeForce final : public ForceSolver<Space> {
       a2_valid_ = true;
     }
     const auto g = groups;
-    const auto sorted = tree_.sorted();
+    const auto sorted = tree_.sorted_x();
     const auto slot = slot_;
     const auto group_begin = group_begin_;
     using Policy = Kokkos::TeamPolicy<Space>;
@@ -334,10 +340,11 @@ class TreeForce final : public ForceSolver<Space> {
               Kokkos::ThreadVectorRange(team, group_begin(grp + 1) - kb),
               [&](const int j, GroupSpread& t) {
                 const int k = kb + j;
+                const double x[3] = {sorted(k, 0), sorted(k, 1), sorted(k, 2)};
+                b(k) = Body<T>{T(x[0]), T(x[1]), T(x[2]), T(sm(k))};
                 for (int d = 0; d < 3; ++d) {
-                  const double x = sorted(k, d);
-                  t.lo[d] = x < t.lo[d] ? x : t.lo[d];
-                  t.hi[d] = x > t.hi[d] ? x : t.hi[d];
+                  t.lo[d] = x[d] < t.lo[d] ? x[d] : t.lo[d];
+                  t.hi[d] = x[d] > t.hi[d] ? x[d] : t.hi[d];
                 }
                 t.a2_min = a2(k) < t.a2_min ? a2(k) : t.a2_min;
                 if (all || slot(order(k)) >= 0) t.active = 1;
@@ -359,26 +366,28 @@ class TreeForce final : public ForceSolver<Space> {
         });
   }
 
-  // Sorted particles and node data in the force precision; nodes in depth-first order for the
-  // particle walk, breadth-first (with child links) for the group walk.
+  // Node data in the force precision (the particles are packed by prepare_groups): for the
+  // particle walk nodes and their test terms in depth-first order, for the group walk
+  // GroupNode records (with child links) in breadth-first order.
   template <class T>
-  void pack(const Particles<Space>& p, const bool theta) {
-    auto& bodies = body_view<T>();
+  void pack(const bool theta) {
     auto& nodes = node_view<T>();
     auto& geom = geom_view<T>();
+    auto& group_nodes = group_node_view<T>();
     auto& quads = quad_view<T>();
     const int nn = tree_.n_nodes();
-    ensure_size(quads, nn, "hayate::gravity::tree_node_quad");
-    ensure_size(bodies, p.n, "hayate::gravity::tree_bodies");
-    ensure_size(nodes, nn, "hayate::gravity::tree_node_bodies");
-    ensure_size(geom, nn, "hayate::gravity::tree_node_geom");
     const bool bfs = params_.walk == Walk::Group;
-    if (bfs) ensure_size(links_, nn, "hayate::gravity::tree_links");
-    const auto b = bodies;
+    ensure_size(quads, nn, "hayate::gravity::tree_node_quad");
+    if (bfs) {
+      ensure_size(group_nodes, nn, "hayate::gravity::tree_group_nodes");
+    } else {
+      ensure_size(nodes, nn, "hayate::gravity::tree_node_bodies");
+      ensure_size(geom, nn, "hayate::gravity::tree_node_geom");
+    }
     const auto nb = nodes;
     const auto ng = geom;
+    const auto gn = group_nodes;
     const auto nq = quads;
-    const auto links = links_;
     const auto quad = tree_.quad();
     const bool quadrupole = params_.quadrupole;
     const double G = G_;
@@ -389,26 +398,28 @@ class TreeForce final : public ForceSolver<Space> {
     const auto child_count = tree_.child_count();
     const auto begin = tree_.begin();
     const auto end = tree_.end();
-    const auto sorted = tree_.sorted();
-    Kokkos::parallel_for(
-        "hayate::gravity::tree_pack_bodies", Kokkos::RangePolicy<Space>(0, p.n),
-        KOKKOS_LAMBDA(const int k) {
-          b(k) = Body<T>{T(sorted(k, 0)), T(sorted(k, 1)), T(sorted(k, 2)), T(sorted(k, 3))};
-        });
     Kokkos::parallel_for(
         "hayate::gravity::tree_pack_nodes", Kokkos::RangePolicy<Space>(0, nn),
         KOKKOS_LAMBDA(const int k) {
           const int s = bfs ? dfs_of(k) : k;
-          nb(k) = Body<T>{T(mono(s, 0)), T(mono(s, 1)), T(mono(s, 2)), T(mono(s, 3))};
-          ng(k) = theta
-                      ? node_criterion<Mac::Theta, T>(size(s, 0), size(s, 1), mono(s, 3), G)
-                      : node_criterion<Mac::Acceleration, T>(size(s, 0), size(s, 1), mono(s, 3), G);
+          const Body<T> c{T(mono(s, 0)), T(mono(s, 1)), T(mono(s, 2)), T(mono(s, 3))};
+          const NodeGeom<T> g =
+              theta ? node_criterion<Mac::Theta, T>(size(s, 0), size(s, 1), mono(s, 3), G)
+                    : node_criterion<Mac::Acceleration, T>(size(s, 0), size(s, 1), mono(s, 3), G);
           if (quadrupole)
             nq(k) = Quadrupole<T>{T(quad(s, 0)), T(quad(s, 1)), T(quad(s, 2)),
                                   T(quad(s, 3)), T(quad(s, 4)), T(quad(s, 5))};
-          if (bfs)
-            links(k) = child_count(k) > 0 ? WalkLink{child_first(k), child_count(k)}
-                                          : WalkLink{begin(s), begin(s) - end(s)};
+          if (bfs) {
+            GroupNode<T> r;
+            r.c = c;
+            r.geom = g;
+            r.link = child_count(k) > 0 ? WalkLink{child_first(k), child_count(k)}
+                                        : WalkLink{begin(s), begin(s) - end(s)};
+            gn(k) = r;
+          } else {
+            nb(k) = c;
+            ng(k) = g;
+          }
         });
   }
 
@@ -467,7 +478,7 @@ class TreeForce final : public ForceSolver<Space> {
       const Targets<Space>& targets;
       ~Clear() { self->clear_slots(targets); }
     } clear{this, targets};
-    pack<T>(p, theta);
+    pack<T>(theta);
     if (with_potential) {
       if (theta)
         launch<T, Acc, true, Mac::Theta>(p, targets, out, diagnostic);
@@ -516,18 +527,18 @@ class TreeForce final : public ForceSolver<Space> {
       return;
     }
     if (params_.quadrupole)
-      launch_group<GroupWalkKernel<Space, T, Acc, tpt, WithPotential, M, true>>(d, label);
+      launch_group<T, GroupWalkKernel<Space, T, Acc, tpt, WithPotential, M, true>>(d, label);
     else
-      launch_group<GroupWalkKernel<Space, T, Acc, tpt, WithPotential, M, false>>(d, label);
+      launch_group<T, GroupWalkKernel<Space, T, Acc, tpt, WithPotential, M, false>>(d, label);
   }
 
-  template <class Kernel, class Data>
+  template <class T, class Kernel, class Data>
   void launch_group(const Data& d, const char* label) {
     const int n_groups = n_groups_;
     static_assert(team_size <= 128, "the walk's scan packs per-team counts in 8-bit fields");
     Kernel k;
     k.d = d;
-    k.link = links_.data();
+    k.tree_nodes = group_node_view<T>().data();
     if (overflow_.data() == nullptr)
       overflow_ = Kokkos::View<int, Mem>("hayate::gravity::tree_overflow");
     k.overflow = overflow_.data();
@@ -583,6 +594,13 @@ class TreeForce final : public ForceSolver<Space> {
       return geom_d_;
   }
   template <class T>
+  Kokkos::View<GroupNode<T>*, Mem>& group_node_view() {
+    if constexpr (std::is_same<T, float>::value)
+      return group_nodes_f_;
+    else
+      return group_nodes_d_;
+  }
+  template <class T>
   Kokkos::View<Quadrupole<T>*, Mem>& quad_view() {
     if constexpr (std::is_same<T, float>::value)
       return quads_f_;
@@ -612,7 +630,6 @@ class TreeForce final : public ForceSolver<Space> {
   Kokkos::View<int*, Mem> group_flag_, group_begin_;
   int n_groups_ = 0;
   bool groups_valid_ = false;
-  Kokkos::View<WalkLink*, Mem> links_;
   Kokkos::View<int, Mem> overflow_;
   Kokkos::View<int*, Mem> stack_pool_;      // tree.kernel = cuda: the walk's traversal stacks
   Kokkos::View<unsigned*, Mem> slot_busy_;  // and their per-multiprocessor busy words
@@ -620,6 +637,8 @@ class TreeForce final : public ForceSolver<Space> {
   Kokkos::View<Body<double>*, Mem> bodies_d_, nodes_d_;
   Kokkos::View<NodeGeom<float>*, Mem> geom_f_;
   Kokkos::View<NodeGeom<double>*, Mem> geom_d_;
+  Kokkos::View<GroupNode<float>*, Mem> group_nodes_f_;
+  Kokkos::View<GroupNode<double>*, Mem> group_nodes_d_;
   Kokkos::View<Quadrupole<float>*, Mem> quads_f_;
   Kokkos::View<Quadrupole<double>*, Mem> quads_d_;
   Kokkos::View<GroupBox<float>*, Mem> groups_f_;

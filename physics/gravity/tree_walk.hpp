@@ -63,6 +63,18 @@ struct alignas(8) WalkLink {
   int first, count;
 };
 
+// A node as the group walk reads it: centre of mass and mass, the opening test's terms and the
+// child link side by side in one 32-byte (float) record, so a node test issues its loads at
+// once, from one sector. Kept in three arrays, the link and the test's second term were loaded
+// only after the first term's test, a second round trip to L2 per traversal round (the node
+// tests were 14% of the walk's stall samples on the H100; the walk kernel is ~1% faster).
+template <class T>
+struct alignas(4 * sizeof(T)) GroupNode {
+  Body<T> c;
+  NodeGeom<T> geom;
+  WalkLink link;
+};
+
 // A node staged for a flush: one record, so a thread reads it from scratch in three 16-byte
 // (float) words instead of a position and six separate quadrupole components.
 template <class T>
@@ -141,13 +153,14 @@ KOKKOS_INLINE_FUNCTION NodeGeom<T> node_criterion(const double b, const double s
 }
 
 // What both walks read: sorted particles, node data (depth-first numbering for the particle
-// walk, breadth-first for the group walk), group boxes and where the sums go.
+// walk, breadth-first for the group walk, whose node records are GroupWalkKernel's own), group
+// boxes and where the sums go.
 template <class Space, class T>
 struct WalkData {
   using Mem = typename Space::memory_space;
-  Kokkos::View<const Body<T>*, Mem> bodies;  // sorted order
-  Kokkos::View<const Body<T>*, Mem> nodes;   // centre of mass, mass
-  Kokkos::View<const NodeGeom<T>*, Mem> geom;
+  Kokkos::View<const Body<T>*, Mem> bodies;      // sorted order
+  Kokkos::View<const Body<T>*, Mem> nodes;       // particle walk: centre of mass, mass
+  Kokkos::View<const NodeGeom<T>*, Mem> geom;    // particle walk
   Kokkos::View<const Quadrupole<T>*, Mem> quad;  // used when `quadrupole`
   bool quadrupole = true;
   Kokkos::View<const GroupBox<T>*, Mem> groups;
@@ -261,8 +274,8 @@ struct GroupWalkKernel {
   using Scratch = Kokkos::View<V*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
 
   WalkData<Space, T> d;
-  const WalkLink* link = nullptr;  // breadth-first
-  int* overflow = nullptr;         // set when the traversal stack is too small
+  const GroupNode<T>* tree_nodes = nullptr;  // breadth-first
+  int* overflow = nullptr;                   // set when the traversal stack is too small
   GroupWalkShape shape;
   // tree.kernel = cuda (backends/cuda/warp_team.hpp): a team of one warp scans by shuffles,
   // synchronizes with __syncwarp and takes its stack from `stack_pool` through a
@@ -342,7 +355,7 @@ struct GroupWalkKernel {
       const int m = count - base < ts ? count - base : ts;
       if (rank < m) {
         const int id = l.nodes(base + rank);
-        l.tile_node(rank).c = d.nodes(id);
+        l.tile_node(rank).c = tree_nodes[id].c;
         if (Quad) l.tile_node(rank).q = d.quad(id);
       }
       sync(team);
@@ -429,8 +442,9 @@ struct GroupWalkKernel {
       std::uint64_t mine = 0;
       if (rank < popped) {
         node = stack[sp - popped + rank];
-        lk = link[node];
-        accept = group_accepts<M>(d.nodes(node), d.geom(node), box, d.parameter);
+        const GroupNode<T> gn = tree_nodes[node];
+        lk = gn.link;
+        accept = group_accepts<M>(gn.c, gn.geom, box, d.parameter);
         if (accept)
           mine = 1;
         else if (lk.count < 0)
