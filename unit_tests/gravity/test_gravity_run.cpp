@@ -163,6 +163,9 @@ output: {every: 4, force_error_every: 6, force_error_sample: 300}
   for (const char* phase :
        {"tree_keys", "tree_sort", "tree_build", "tree_moments", "tree_walk", "integrate"})
     EXPECT_NE(text.find(phase), std::string::npos) << phase;
+  // The set-up evaluation's phases are kept apart from the steps'.
+  EXPECT_NE(text.find("\nsetup_tree_build,"), std::string::npos);
+  EXPECT_NE(text.find("\ntree_build,"), std::string::npos);
 }
 
 TYPED_TEST(GravityRun, DirectForceErrorIsThePrecisionError) {
