@@ -109,4 +109,12 @@ void ensure_size(View& view, std::int64_t n, const char* label) {
   view = View(Kokkos::view_alloc(std::string(label), Kokkos::WithoutInitializing), n);
 }
 
+// ensure_size with room to spare, for arrays sized by something that changes a little from
+// call to call (tree nodes, target groups), so they are not reallocated each time.
+template <class View>
+void ensure_capacity(View& view, std::int64_t n, const char* label) {
+  if (std::int64_t(view.extent(0)) >= n) return;
+  view = View(Kokkos::view_alloc(std::string(label), Kokkos::WithoutInitializing), n + n / 8);
+}
+
 }  // namespace hayate::gravity

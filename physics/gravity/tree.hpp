@@ -130,6 +130,12 @@ struct reduction_identity<hayate::gravity::Spread<NQ>> {
 
 namespace hayate::gravity {
 
+// Breadth-first numbers where each level of a tree starts (at most 3 * 21 bits / 3 + 1 levels),
+// passed to a kernel by value.
+struct LevelBases {
+  int at[32];
+};
+
 template <class Space>
 class Tree {
  public:
@@ -148,6 +154,24 @@ class Tree {
   template <class V>
   static void grow(V& v, const char* name, std::size_t n) {
     if (v.extent(0) < n) v = uninitialized<V>(name, n + n / 8);
+  }
+  // The same, keeping the contents (arrays the build fills level by level).
+  template <class V>
+  static void grow_keep(V& v, const char* name, std::size_t n) {
+    if (v.extent(0) >= n) return;
+    V bigger = uninitialized<V>(name, n + n / 8);
+    if (v.extent(0) > 0)
+      Kokkos::deep_copy(Kokkos::subview(bigger, std::make_pair(std::size_t(0), v.extent(0))), v);
+    v = bigger;
+  }
+  // A view of `rows` rows (exactly) over `store`, which is kept between rebuilds and grown
+  // when too small: the tree's size changes a little at every rebuild, and reallocating its
+  // arrays each time (a cudaFree and a cudaMalloc, ~0.1 ms each pair at 2^23 on the H100)
+  // was a third of a rebuild's cost. A view made from a pointer does not own its memory.
+  template <class V, class Store>
+  static V carve(Store& store, const char* name, std::size_t rows) {
+    grow(store, name, V::required_allocation_size(rows) / sizeof(typename V::value_type));
+    return V(store.data(), rows);
   }
 
   int leaf_size = 32;
@@ -179,9 +203,7 @@ class Tree {
     ensure_size(codes_, n, "hayate::gravity::tree_codes");
     gathered_mass_ = false;
     order_identity_ = false;
-    order_ = IntView(
-        Kokkos::view_alloc(std::string("hayate::gravity::tree_order"), Kokkos::WithoutInitializing),
-        n);
+    order_ = carve<IntView>(order_store_, "hayate::gravity::tree_order", n);
     const auto codes = codes_;
     const auto order = order_;
     {
@@ -240,7 +262,7 @@ class Tree {
     const auto quad = quad_;
     const int nn = n_nodes_;
     if (int(box_.extent(0)) != nn)
-      box_ = uninitialized<Kokkos::View<double* [6], Mem>>("hayate::gravity::tree_box", nn);
+      box_ = carve<Kokkos::View<double* [6], Mem>>(box_store_, "hayate::gravity::tree_box", nn);
     const auto box = box_;
     const auto sx = sorted_x_;
     const auto sm = sorted_m_;
@@ -413,9 +435,6 @@ class Tree {
     cp.get_view("tree_skip", skip_);
     cp.get_view("tree_level", level_);
     cp.get_view("tree_size", size_);
-    child_first_ = IntView("hayate::gravity::tree_child_first", n_nodes_);
-    child_count_ = IntView("hayate::gravity::tree_child_count", n_nodes_);
-    dfs_of_ = IntView("hayate::gravity::tree_dfs_of", n_nodes_);
     cp.get_view("tree_child_first", child_first_);
     cp.get_view("tree_child_count", child_count_);
     cp.get_view("tree_dfs_of", dfs_of_);
@@ -444,36 +463,42 @@ class Tree {
     half_ = h * (1.0 + 1e-6) + 1e-300;
   }
 
+  // The node arrays of a tree of `count` nodes, carved from buffers kept between rebuilds.
   void allocate_nodes(int count) {
-    begin_ = uninitialized<IntView>("hayate::gravity::tree_begin", count);
-    end_ = uninitialized<IntView>("hayate::gravity::tree_end", count);
-    skip_ = uninitialized<IntView>("hayate::gravity::tree_skip", count);
-    level_ = uninitialized<IntView>("hayate::gravity::tree_level", count);
-    mono_ = uninitialized<Kokkos::View<double* [4], Mem>>("hayate::gravity::tree_mono", count);
-    size_ = uninitialized<Kokkos::View<double* [2], Mem>>("hayate::gravity::tree_size", count);
-    quad_ = uninitialized<Kokkos::View<double* [6], Mem>>("hayate::gravity::tree_quad", count);
+    begin_ = carve<IntView>(begin_store_, "hayate::gravity::tree_begin", count);
+    end_ = carve<IntView>(end_store_, "hayate::gravity::tree_end", count);
+    skip_ = carve<IntView>(skip_store_, "hayate::gravity::tree_skip", count);
+    level_ = carve<IntView>(level_store_, "hayate::gravity::tree_level", count);
+    dfs_of_ = carve<IntView>(dfs_of_store_, "hayate::gravity::tree_dfs_of", count);
+    child_first_ = carve<IntView>(child_first_store_, "hayate::gravity::tree_child_first", count);
+    child_count_ = carve<IntView>(child_count_store_, "hayate::gravity::tree_child_count", count);
+    mono_ = carve<Kokkos::View<double* [4], Mem>>(mono_store_, "hayate::gravity::tree_mono", count);
+    size_ = carve<Kokkos::View<double* [2], Mem>>(size_store_, "hayate::gravity::tree_size", count);
+    quad_ = carve<Kokkos::View<double* [6], Mem>>(quad_store_, "hayate::gravity::tree_quad", count);
   }
 
   // Top-down, one level at a time: a node with more than leaf_size particles (and levels left)
   // gets one child per non-empty octant; then all nodes are sorted into depth-first order.
+  // Nodes are numbered breadth-first as they are made (level l's nodes consecutive from
+  // level_base_[l], a node's children consecutive on the next level): their ranges go straight
+  // into all_begin_/all_end_ and their child links into the child stores, one level after the
+  // other, so no per-level arrays are gathered afterwards.
   void build_levels(const Kokkos::View<std::uint64_t*, Mem>& codes) {
-    auto& lv_begin = lv_begin_;
-    auto& lv_end = lv_end_;
-    auto& lv_offset = lv_offset_;
-    if (lv_begin.empty()) {
-      lv_begin.push_back(IntView("hayate::gravity::tree_lb", 1));
-      lv_end.push_back(IntView("hayate::gravity::tree_le", 1));
+    const int B = bits_, leaf = leaf_size, n = n_;
+    grow_keep(all_begin_, "hayate::gravity::tree_ab", 1);
+    grow_keep(all_end_, "hayate::gravity::tree_ae", 1);
+    {
+      const auto ab = all_begin_, ae = all_end_;
+      Kokkos::parallel_for(
+          "hayate::gravity::tree_root", Kokkos::RangePolicy<Space>(0, 1), KOKKOS_LAMBDA(const int) {
+            ab(0) = 0;
+            ae(0) = n;
+          });
     }
-    Kokkos::deep_copy(lv_begin[0], 0);
-    Kokkos::deep_copy(lv_end[0], n_);
     std::vector<int> counts{1};
-    const int B = bits_, leaf = leaf_size;
+    int base = 0;
     for (int l = 0;; ++l) {
-      const IntView b = lv_begin[l], e = lv_end[l];
-      const int count = counts[l];
-      if (int(lv_offset.size()) <= l) lv_offset.emplace_back();
-      grow(lv_offset[l], "hayate::gravity::tree_offset", std::size_t(count) + 1);
-      const IntView offset = lv_offset[l];
+      const int count = counts[l], next_base = base + count;
       const int shift = 3 * (B - 1 - l);
       const bool can_split = l < B;
       // Index of the first particle in [lo, hi) whose digit at this level is >= d.
@@ -487,51 +512,57 @@ class Tree {
         }
         return lo;
       };
-      // The split points of each node's octants by binary search, once: they used to be
-      // searched in both passes of a scan and again to write the children (the scans' 32
-      // launches took 1.7 ms of a build at 2^23 on the H100).
+      // Where each node's octants 1-7 begin, one binary search per thread: the seven
+      // searches of a node side by side instead of one after the other, since the top levels'
+      // few nodes over millions of particles made this latency-bound (70 us a level at 2^23 on
+      // the H100).
       grow(split_, "hayate::gravity::tree_split", std::size_t(count));
-      grow(n_children_, "hayate::gravity::tree_n_children", std::size_t(count));
+      grow_keep(child_first_store_, "hayate::gravity::tree_child_first", std::size_t(next_base));
+      grow_keep(child_count_store_, "hayate::gravity::tree_child_count", std::size_t(next_base));
       const auto split = split_;
-      const auto n_children = n_children_;
-      Kokkos::parallel_for(
-          "hayate::gravity::tree_split_octants", Kokkos::RangePolicy<Space>(0, count),
-          KOKKOS_LAMBDA(const int node) {
-            int nc = 0;
-            if (can_split && e(node) - b(node) > leaf) {
-              int prev = b(node);
-              for (std::uint64_t d = 1; d <= 8; ++d) {
-                const int at = d == 8 ? e(node) : first_digit(prev, e(node), d);
-                if (d < 8) split(node, d - 1) = at;
-                nc += at > prev;
-                prev = at;
-              }
-            }
-            n_children(node) = nc;
-          });
+      const auto ab = all_begin_, ae = all_end_;
+      const auto cf = child_first_store_, cc = child_count_store_;
+      if (can_split)
+        Kokkos::parallel_for(
+            "hayate::gravity::tree_split_octants", Kokkos::RangePolicy<Space>(0, 7 * count),
+            KOKKOS_LAMBDA(const int t) {
+              const int node = t % count, d = t / count + 1;
+              const int b = ab(base + node), e = ae(base + node);
+              if (e - b > leaf) split(node, d - 1) = first_digit(b, e, std::uint64_t(d));
+            });
       int total = 0;
       Kokkos::parallel_scan(
           "hayate::gravity::tree_count_children", Kokkos::RangePolicy<Space>(0, count),
           KOKKOS_LAMBDA(const int node, int& acc, const bool last) {
-            if (last) offset(node) = acc;
-            acc += n_children(node);
+            const int b = ab(base + node), e = ae(base + node);
+            int nc = 0;
+            if (can_split && e - b > leaf) {
+              int prev = b;
+              for (int d = 1; d <= 8; ++d) {
+                const int at = d == 8 ? e : split(node, d - 1);
+                nc += at > prev;
+                prev = at;
+              }
+            }
+            if (last) {
+              cf(base + node) = next_base + acc;
+              cc(base + node) = nc;
+            }
+            acc += nc;
           },
           total);
       if (total == 0) break;
-      if (int(lv_begin.size()) <= l + 1) {
-        lv_begin.emplace_back();
-        lv_end.emplace_back();
-      }
-      grow(lv_begin[l + 1], "hayate::gravity::tree_lb", total);
-      grow(lv_end[l + 1], "hayate::gravity::tree_le", total);
-      const IntView nb = lv_begin[l + 1], ne = lv_end[l + 1];
+      grow_keep(all_begin_, "hayate::gravity::tree_ab", std::size_t(next_base) + total);
+      grow_keep(all_end_, "hayate::gravity::tree_ae", std::size_t(next_base) + total);
+      const auto nb = all_begin_, ne = all_end_;
       Kokkos::parallel_for(
           "hayate::gravity::tree_children", Kokkos::RangePolicy<Space>(0, count),
           KOKKOS_LAMBDA(const int node) {
-            if (n_children(node) == 0) return;
-            int prev = b(node), slot = offset(node);
+            if (cc(base + node) == 0) return;
+            const int e = ne(base + node);
+            int prev = nb(base + node), slot = cf(base + node);
             for (int d = 1; d <= 8; ++d) {
-              const int at = d == 8 ? e(node) : split(node, d - 1);
+              const int at = d == 8 ? e : split(node, d - 1);
               if (at > prev) {
                 nb(slot) = prev;
                 ne(slot) = at;
@@ -541,6 +572,7 @@ class Tree {
             }
           });
       counts.push_back(total);
+      base = next_base;
     }
     levels_ = int(counts.size());
     level_base_.assign(1, 0);
@@ -550,58 +582,43 @@ class Tree {
     if (total >= (std::int64_t(1) << 28))
       throw std::runtime_error("tree: more than 2^28 nodes; raise tree.leaf_size");
     n_nodes_ = int(total);
+    const int nn = n_nodes_;
 
     // Depth-first order = nodes sorted by (first particle, level); the values carry the
     // breadth-first number, and a node's children are consecutive there (child_first/count).
     grow(node_key_, "hayate::gravity::tree_node_keys", n_nodes_);
     grow(src_of_, "hayate::gravity::tree_node_src", n_nodes_);
-    grow(all_begin_, "hayate::gravity::tree_ab", n_nodes_);
-    grow(all_end_, "hayate::gravity::tree_ae", n_nodes_);
-    grow(all_level_, "hayate::gravity::tree_al", n_nodes_);
     const auto key = node_key_;
-    const auto src_of = src_of_, all_begin = all_begin_, all_end = all_end_, all_level = all_level_;
-    child_first_ = uninitialized<IntView>("hayate::gravity::tree_child_first", n_nodes_);
-    child_count_ = uninitialized<IntView>("hayate::gravity::tree_child_count", n_nodes_);
-    const auto child_first = child_first_, child_count = child_count_;
-    int base = 0;
-    for (int l = 0; l < levels_; ++l) {
-      const auto b = lv_begin[l], e = lv_end[l];
-      const auto offset = lv_offset[l];
-      const int o = base, next_base = base + counts[l], count = counts[l];
-      const int next_total = l + 1 < levels_ ? counts[l + 1] : 0;
-      Kokkos::parallel_for(
-          "hayate::gravity::tree_gather", Kokkos::RangePolicy<Space>(0, count),
-          KOKKOS_LAMBDA(const int k) {
-            all_begin(o + k) = b(k);
-            all_end(o + k) = e(k);
-            all_level(o + k) = l;
-            key(o + k) = (std::uint64_t(b(k)) << 5) | std::uint64_t(l);
-            src_of(o + k) = o + k;
-            const int first = offset(k), last = k + 1 < count ? offset(k + 1) : next_total;
-            child_first(o + k) = next_base + first;
-            child_count(o + k) = last - first;
-          });
-      base += counts[l];
-    }
+    const auto src_of = src_of_, all_begin = all_begin_, all_end = all_end_;
+    LevelBases bases;
+    for (int l = 0; l <= levels_; ++l) bases.at[l] = level_base_[l];
+    const int levels = levels_;
+    Kokkos::parallel_for(
+        "hayate::gravity::tree_node_keys", Kokkos::RangePolicy<Space>(0, nn),
+        KOKKOS_LAMBDA(const int o) {
+          int l = 0;
+          while (l + 1 < levels && bases.at[l + 1] <= o) ++l;
+          key(o) = (std::uint64_t(all_begin(o)) << 5) | std::uint64_t(l);
+          src_of(o) = o;
+        });
     int index_bits = 1;
     while ((std::int64_t(1) << index_bits) <= n_) ++index_bits;
     sort_pairs<Space>(key, src_of, n_nodes_, index_bits + 5, sort_buffers_, sort_method);
-    dfs_of_ = uninitialized<IntView>("hayate::gravity::tree_dfs_of", n_nodes_);
-    const auto dfs_of = dfs_of_;
     allocate_nodes(n_nodes_);
+    const auto dfs_of = dfs_of_;
     const auto begin = begin_, end = end_, skip = skip_, level = level_;
     const auto size = size_;
-    const int nn = n_nodes_;
     const double root_side = 2.0 * half_;
     Kokkos::parallel_for(
         "hayate::gravity::tree_preorder", Kokkos::RangePolicy<Space>(0, nn),
         KOKKOS_LAMBDA(const int k) {
           const int src = src_of(k);
+          const int l = int(key(k) & 31);
           dfs_of(src) = k;
-          begin(k) = all_begin(src);
+          begin(k) = int(key(k) >> 5);
           end(k) = all_end(src);
-          level(k) = all_level(src);
-          size(k, 1) = root_side / double(std::uint64_t(1) << all_level(src));
+          level(k) = l;
+          size(k, 1) = root_side / double(std::uint64_t(1) << l);
         });
     Kokkos::parallel_for(
         "hayate::gravity::tree_skip", Kokkos::RangePolicy<Space>(0, nn),
@@ -624,25 +641,27 @@ class Tree {
   int n_ = 0, bits_ = 21, levels_ = 0, n_nodes_ = 0;
   std::array<double, 3> centre_{0, 0, 0};
   double half_ = 1;
+  // The current tree's arrays: views of exactly its size carved from the stores below.
   IntView order_, begin_, end_, skip_, level_, child_first_, child_count_, dfs_of_;
-  Kokkos::View<std::uint64_t*, Mem> codes_;
-  RadixSortBuffers<Space> sort_buffers_;
   Kokkos::View<double* [4], Mem> mono_;  // centre of mass, mass
   Kokkos::View<double* [2], Mem> size_;  // b_J, cell side
   Kokkos::View<double* [6], Mem> quad_;  // xx, yy, zz, xy, xz, yz
   Kokkos::View<double* [6], Mem> box_;   // particles' bounding box: lo x, y, z, hi x, y, z
-  // Build scratch kept between rebuilds: per level the nodes' particle ranges and their
-  // children's offsets; the node sort's keys and values and the gathered ranges and levels.
-  std::vector<IntView> lv_begin_, lv_end_, lv_offset_;
+  IntView order_store_, begin_store_, end_store_, skip_store_, level_store_;
+  IntView child_first_store_, child_count_store_, dfs_of_store_;
+  Kokkos::View<double*, Mem> mono_store_, size_store_, quad_store_, box_store_;
+  Kokkos::View<std::uint64_t*, Mem> codes_;
+  RadixSortBuffers<Space> sort_buffers_;
   std::vector<int> level_base_;  // breadth-first numbers where each level starts
   Vec sorted_x_, gathered_x_;    // positions in sorted order; gathered ones unless reordered
   Scalar sorted_m_, gathered_m_;
   bool gathered_mass_ = false;   // gathered_m_ belongs to the current order
   bool order_identity_ = false;  // order_ is the identity (reset_order)
+  // Build scratch kept between rebuilds: the node sort's keys and values, the nodes' particle
+  // ranges in breadth-first order, and one level's octant splits.
   Kokkos::View<std::uint64_t*, Mem> node_key_;
+  IntView src_of_, all_begin_, all_end_;
   Kokkos::View<int* [7], Mem> split_;  // per node of a level: where octants 1-7 begin
-  IntView n_children_;
-  IntView src_of_, all_begin_, all_end_, all_level_;
 };
 
 }  // namespace hayate::gravity

@@ -291,8 +291,7 @@ class TreeForce final : public ForceSolver<Space> {
     if (!groups_valid_) form_groups(n);
     const int n_groups = n_groups_;
     auto& groups = group_view<T>();
-    if (int(groups.extent(0)) < n_groups)
-      groups = Kokkos::View<GroupBox<T>*, Mem>("hayate::gravity::tree_groups", n_groups);
+    ensure_capacity(groups, n_groups, "hayate::gravity::tree_groups");
     const bool all = targets.index.extent(0) == 0;
     if (!all) {
       // -1 everywhere between walks: filled once, and after each walk only the targets' rows
@@ -377,12 +376,12 @@ class TreeForce final : public ForceSolver<Space> {
     auto& quads = quad_view<T>();
     const int nn = tree_.n_nodes();
     const bool bfs = params_.walk == Walk::Group;
-    ensure_size(quads, nn, "hayate::gravity::tree_node_quad");
+    if (params_.quadrupole) ensure_capacity(quads, nn, "hayate::gravity::tree_node_quad");
     if (bfs) {
-      ensure_size(group_nodes, nn, "hayate::gravity::tree_group_nodes");
+      ensure_capacity(group_nodes, nn, "hayate::gravity::tree_group_nodes");
     } else {
-      ensure_size(nodes, nn, "hayate::gravity::tree_node_bodies");
-      ensure_size(geom, nn, "hayate::gravity::tree_node_geom");
+      ensure_capacity(nodes, nn, "hayate::gravity::tree_node_bodies");
+      ensure_capacity(geom, nn, "hayate::gravity::tree_node_geom");
     }
     const auto nb = nodes;
     const auto ng = geom;
