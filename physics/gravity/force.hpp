@@ -22,9 +22,6 @@ class ForceSolver {
   // evaluation: a solver may rebuild its structures here and reorder the particles (every
   // per-particle array of p, rows identified by p.id), as the tree does (tree.reorder).
   virtual void prepare(Particles<Space>& /*p*/, core::Timers& /*timers*/) {}
-  // Called by the block-step integrator at the start of each dt_max cycle: the evaluations of
-  // one cycle cover every level in a fixed proportion, while single block steps do not.
-  virtual void cycle_boundary() {}
   virtual void save(core::CheckpointWriter&) const {}
   virtual void restore(const core::CheckpointReader&, int /*n*/) {}
 };

@@ -312,7 +312,6 @@ class GravityProblem final : public core::Problem {
   void block_step(RunContext& ctx) {
     const std::int64_t ticks = std::int64_t(1) << max_level_;
     const double dt_min = dt_ / double(ticks);
-    solver().cycle_boundary();
     {
       auto scope = ctx.timers.scope("integrate");
       block_open(p_, dt_, eta_, eps_, max_level_);

@@ -5,7 +5,6 @@
 #include "gravity/tree.hpp"
 
 #include <chrono>
-#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -30,14 +29,13 @@ struct TreeParams {
 // a rebuild cycle (one rebuild and the walks on that tree) low: rebuild once the next walk's
 // cost per target, extrapolated from the last two, exceeds the cycle's average so far. A stale
 // tree's walk grows faster than linearly (docs/gravity.md), so GOTHIC's rule (rebuild once the
-// summed slow-down exceeds a rebuild) waits a step too long. Per target, so that partial
-// walks count for what they cover. Walks are judged in batches that compare like with like:
-// with shared steps every walk is a batch (quota N targets); with block steps a batch is one
-// dt_max cycle (close()), since the cost per target of a block step depends on which levels
-// are due (a step of only the finest, central particles costs more per target than a full
-// one): judged step by step, or in runs of N targets that cut cycles at different places,
-// those differences read as growth or hid it (docs/gravity.md). A rebuild can only fall
-// between batches.
+// summed slow-down exceeds a rebuild) waits a step too long. Per target, so that block steps'
+// partial walks count for what they cover. Block steps' partial walks are judged in batches of
+// consecutive walks that together evaluate at least N targets (a full evaluation's worth; a
+// full walk is a batch of its own): a tick's cost per target depends on which levels are due
+// (a tick of only the finest, central particles costs more per target than a full one), and
+// taken tick by tick those differences read as growth and rebuilt the tree every second tick
+// (docs/gravity.md). A rebuild can only fall between batches.
 struct RebuildClock {
   int walks = 0;        // batches on the current tree
   double seconds = 0;   // their summed cost
@@ -62,12 +60,9 @@ struct RebuildClock {
     ++batch_walks;
     batch_seconds += cost;
     batch_targets += count;
-    if (batch_targets >= quota) close();
-  }
-  // Ends the batch being filled (if any walk is in it).
-  void close() {
-    if (batch_walks == 0) return;
-    const double cost = batch_seconds, count = batch_targets;
+    if (batch_targets < quota) return;
+    cost = batch_seconds;
+    count = batch_targets;
     batch_walks = 0;
     batch_seconds = 0;
     batch_targets = 0;
@@ -186,7 +181,7 @@ class TreeForce final : public ForceSolver<Space> {
     if (diagnostic) return;
     // A first-step theta walk (no old accelerations yet) costs a different amount from the
     // acceleration-MAC walks after it and is left out of the rebuild rule.
-    clock_.quota = cycle_batches_ ? std::numeric_limits<double>::infinity() : double(p.n);
+    clock_.quota = p.n;
     if (theta == (params_.mac == Mac::Theta))
       clock_.walked(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
                     targets.count);
@@ -203,12 +198,6 @@ class TreeForce final : public ForceSolver<Space> {
   void prepare(Particles<Space>& p, core::Timers& timers) override {
     if (tree_.built() && !rebuild_due()) return;
     rebuild(p, timers, params_.reorder ? &p : nullptr);
-  }
-
-  // Block steps: from now on a batch of the rebuild rule is one dt_max cycle.
-  void cycle_boundary() override {
-    cycle_batches_ = true;
-    clock_.close();
   }
 
   void save(core::CheckpointWriter& cp) const override {
@@ -634,7 +623,6 @@ class TreeForce final : public ForceSolver<Space> {
   bool have_old_acc_ = false;
   int since_build_ = 0, rebuilds_ = 0;
   RebuildClock clock_;
-  bool cycle_batches_ = false;  // block steps: batches end at cycle_boundary()
   Kokkos::View<int*, Mem> slot_;
   Kokkos::View<double*, Mem> a2_sorted_;  // |a_old|^2 at each sorted position
   bool a2_valid_ = false;                 // a2_sorted_ matches p.acc and the current order

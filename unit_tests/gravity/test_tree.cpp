@@ -642,41 +642,6 @@ TEST(GravityTreeRebuild, ClockJudgesBatchesOfNTargets) {
   EXPECT_LT(walks, 100);
 }
 
-// A deeper hierarchy: eight ticks per cycle whose partial ticks alone add up to more than N
-// targets, so batches of N targets end at different ticks of the cycle and compare runs of
-// unlike ticks. An unchanged cycle then reads as growth and pays for a rebuild; judged cycle by
-// cycle (close() at each cycle boundary, as the block-step integrator asks), it never does,
-// and a growing one still does.
-TEST(GravityTreeRebuild, ClockJudgesWholeCyclesOfBlockSteps) {
-  using hayate::gravity::RebuildClock;
-  const double n = 1000;
-  const double share[8] = {0.3, 0.5, 0.3, 0.7, 0.3, 0.5, 0.3, 1.0};
-  const double per_target[8] = {4e-5, 2e-5, 4e-5, 1.5e-5, 4e-5, 2e-5, 4e-5, 1e-5};
-  // Whole cycles walked before a rebuild falls due (checked before every tick, as prepare()
-  // does); 60 = never.
-  auto cycles_until_due = [&](RebuildClock& c, double growth_per_cycle, bool whole) {
-    c.quota = whole ? 1e300 : n;
-    c.rebuilt(0.002);
-    for (int k = 0; k < 60; ++k) {
-      for (int t = 0; t < 8; ++t) {
-        if (c.due()) return k;
-        const double growth = 1.0 + growth_per_cycle * k;
-        c.walked(share[t] * n * per_target[t] * growth, share[t] * n);
-      }
-      if (whole) c.close();
-    }
-    return 60;
-  };
-  RebuildClock by_n, by_cycle, growing;
-  EXPECT_LT(cycles_until_due(by_n, 0.0, false), 60);  // the flaw the cycle batches remove
-  EXPECT_EQ(cycles_until_due(by_cycle, 0.0, true), 60);
-  // 3% more per cycle of ~0.1 s: a 2 ms rebuild pays after about sqrt(2 x 2 / 3) = 1-2 cycles.
-  const int k = cycles_until_due(growing, 0.03, true);
-  EXPECT_GE(k, 1);
-  EXPECT_LE(k, 4);
-  EXPECT_EQ(growing.batch_walks, 0);  // due only between cycles
-}
-
 TEST(GravityTreeKeys, MortonInterleavesBits) {
   EXPECT_EQ(morton_key(1, 0, 0), 1u);
   EXPECT_EQ(morton_key(0, 1, 0), 2u);
