@@ -3,7 +3,7 @@
 
 Usage: timeline_summary.py TIMELINE.csv MARKER [--skip K] [--last L] [--top T]
 
-A unit starts at each dispatch of the kernel named MARKER (e.g. hayate::gravity::block_finest,
+A unit starts at each dispatch of the kernel named MARKER (e.g. hayate::gravity::block_levels,
 the first kernel of a block step) and ends at the next. For the units kept (all but the first
 K; of those the last L), prints per unit: wall time, time inside kernel / copy / fence spans,
 the host time between spans, the spans by name, and the largest host gaps by the spans around

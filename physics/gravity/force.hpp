@@ -21,7 +21,10 @@ class ForceSolver {
   // Called by the integrators after a drift and before they pick the targets of the next
   // evaluation: a solver may rebuild its structures here and reorder the particles (every
   // per-particle array of p, rows identified by p.id), as the tree does (tree.reorder).
-  virtual void prepare(Particles<Space>& /*p*/, core::Timers& /*timers*/) {}
+  // `walk_kind` labels the coming evaluation's set of targets, so that a solver timing its
+  // evaluations compares like with like: 0 = every particle; with block steps, the coarsest
+  // level due (the due set is that level and all finer ones).
+  virtual void prepare(Particles<Space>& /*p*/, core::Timers& /*timers*/, int /*walk_kind*/) {}
   virtual void save(core::CheckpointWriter&) const {}
   virtual void restore(const core::CheckpointReader&, int /*n*/) {}
 };

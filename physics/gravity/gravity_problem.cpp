@@ -149,7 +149,7 @@ class GravityProblem final : public core::Problem {
       if (integrator_ == Integrator::Hermite) {
         hermite_forces(p_.acc, p_.jerk, ctx);
       } else {
-        solver().prepare(p_, ctx.timers);
+        solver().prepare(p_, ctx.timers, 0);
         all_forces(ctx);
       }
     }
@@ -288,7 +288,7 @@ class GravityProblem final : public core::Problem {
       kick(p_, 0.5 * dt_);
       drift(p_, dt_);
     }
-    solver().prepare(p_, ctx.timers);
+    solver().prepare(p_, ctx.timers, 0);
     all_forces(ctx);
     auto scope = ctx.timers.scope("integrate");
     kick(p_, 0.5 * dt_);
@@ -319,14 +319,21 @@ class GravityProblem final : public core::Problem {
     std::int64_t tick = 0;
     while (tick < ticks) {
       int count = 0;
+      int coarsest_due = 0;
       {
         auto scope = ctx.timers.scope("integrate");
-        const std::int64_t stride = ticks >> block_finest(p_);
+        const LevelRange levels = block_levels(p_);
+        const std::int64_t stride = ticks >> levels.finest;
         const std::int64_t next = (tick / stride + 1) * stride;
         drift(p_, double(next - tick) * dt_min);
         tick = next;
+        // Levels at or above max_level - (trailing zeros of tick) are due; 0 when all are.
+        int zeros = 0;
+        while (zeros < max_level_ && (tick >> zeros & 1) == 0) ++zeros;
+        coarsest_due = max_level_ - zeros <= levels.coarsest ? 0 : max_level_ - zeros;
       }
-      solver().prepare(p_, ctx.timers);  // may reorder the particles: select after it
+      // May reorder the particles: select after it.
+      solver().prepare(p_, ctx.timers, coarsest_due);
       {
         auto scope = ctx.timers.scope("integrate");
         count = block_select(p_, tick, max_level_, active_, select_work_);

@@ -111,16 +111,22 @@ void block_open(const Particles<Space>& p, const double dt_max, const double eta
       });
 }
 
-// The finest level in use.
+// The coarsest and finest levels in use.
+struct LevelRange {
+  int coarsest, finest;
+};
 template <class Space>
-int block_finest(const Particles<Space>& p) {
+LevelRange block_levels(const Particles<Space>& p) {
   const auto level = p.level;
-  int finest = 0;
+  Kokkos::MinMaxScalar<int> r;
   Kokkos::parallel_reduce(
-      "hayate::gravity::block_finest", Kokkos::RangePolicy<Space>(0, p.n),
-      KOKKOS_LAMBDA(const int i, int& f) { f = level(i) > f ? level(i) : f; },
-      Kokkos::Max<int>(finest));
-  return finest;
+      "hayate::gravity::block_levels", Kokkos::RangePolicy<Space>(0, p.n),
+      KOKKOS_LAMBDA(const int i, Kokkos::MinMaxScalar<int>& m) {
+        m.min_val = level(i) < m.min_val ? level(i) : m.min_val;
+        m.max_val = level(i) > m.max_val ? level(i) : m.max_val;
+      },
+      Kokkos::MinMax<int>(r));
+  return {r.min_val, r.max_val};
 }
 
 // Whether particle i's step ends at `tick`: tick is a multiple of its level's step,

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace hayate::gravity {
 
@@ -25,59 +26,59 @@ struct TreeParams {
   WalkKernel kernel = WalkKernel::Auto;
 };
 
-// The automatic rebuild rule (rebuild_every = 0). It keeps the cost per target evaluation of
-// a rebuild cycle (one rebuild and the walks on that tree) low: rebuild once the next walk's
-// cost per target, extrapolated from the last two, exceeds the cycle's average so far. A stale
+// The automatic rebuild rule (rebuild_every = 0). It keeps the cost of a rebuild cycle (one
+// rebuild and the walks on that tree) per unit of work low: rebuild once the next walk,
+// extrapolated from the last two, would cost more than the cycle's average so far. A stale
 // tree's walk grows faster than linearly (docs/gravity.md), so GOTHIC's rule (rebuild once the
-// summed slow-down exceeds a rebuild) waits a step too long. Per target, so that block steps'
-// partial walks count for what they cover. Block steps' partial walks are judged in batches of
-// consecutive walks that together evaluate at least N targets (a full evaluation's worth; a
-// full walk is a batch of its own): a tick's cost per target depends on which levels are due
-// (a tick of only the finest, central particles costs more per target than a full one), and
-// taken tick by tick those differences read as growth and rebuilt the tree every second tick
-// (docs/gravity.md). A rebuild can only fall between batches.
+// summed slow-down exceeds a rebuild) waits a step too long.
+// Walks are compared like for like. Each walk has a kind (the integrator's label for its set of
+// targets: every particle, or with block steps the coarsest level due), and the first walk of a
+// kind on a tree is that kind's reference: later walks count as their cost over what the
+// reference cost per target would have charged (their ratio), the unit of work is a target at
+// its kind's reference cost. A block tick's cost per target depends on which levels are due
+// (only the finest, central particles cost more per target than everyone), so walks judged per
+// target by N-target batches read that make-up as growth or decline: on Plummer at 2^23 on the
+// H100 that rule kept trees for ~12 ticks in one run and rebuilt every ~3 in another, 0.0176
+// and 0.0150 s per tick, where every fixed interval from 1 to 6 ticks walked at the same speed.
+// With one kind (shared steps) this is the per-target rule.
 struct RebuildClock {
-  int walks = 0;        // batches on the current tree
-  double seconds = 0;   // their summed cost
-  double targets = 0;   // and the targets they evaluated
-  double last = 0;      // the last batch's cost per target
-  double slope = 0;     // its growth over the one before, kept as the next cycle's estimate
-  double rebuild = 0;   // what the last rebuild cost
-  double quota = 0;     // targets per batch (N); 0: every walk is a batch
-  int batch_walks = 0;  // the batch being filled
-  double batch_seconds = 0, batch_targets = 0;
+  static constexpr int kinds = 64;
+  int walks = 0;       // walks on the current tree
+  double seconds = 0;  // their summed cost
+  double fresh = 0;    // and what they would have cost at their kinds' reference rates
+  double rebuild = 0;  // what the last rebuild cost
+  double growth = 0;   // the last measured growth of the ratio per walk, kept for the next tree
+  double next = 1;     // the next walk's ratio, extrapolated
+  std::vector<double> base = std::vector<double>(kinds, 0.0);   // reference cost per target
+  std::vector<double> ratio = std::vector<double>(kinds, 1.0);  // last ratio of each kind
+  std::vector<int> at = std::vector<int>(kinds, -1);  // its walk number on this tree, -1: none
 
   void rebuilt(double cost) {
     rebuild = cost;
     walks = 0;
     seconds = 0;
-    targets = 0;
-    batch_walks = 0;  // what the batch walked so far was on the old tree
-    batch_seconds = 0;
-    batch_targets = 0;
+    fresh = 0;
+    next = 1 + growth;
+    for (int k = 0; k < kinds; ++k) at[k] = -1;
   }
-  void walked(double cost, double count) {
-    ++batch_walks;
-    batch_seconds += cost;
-    batch_targets += count;
-    if (batch_targets < quota) return;
-    cost = batch_seconds;
-    count = batch_targets;
-    batch_walks = 0;
-    batch_seconds = 0;
-    batch_targets = 0;
+  void walked(double cost, double count, int kind) {
+    kind = kind < 0 ? 0 : kind >= kinds ? kinds - 1 : kind;
     const double per_target = cost / (count > 0 ? count : 1.0);
-    if (walks > 0) slope = per_target - last;
+    double r = 1;
+    if (at[kind] < 0 || base[kind] <= 0) {
+      base[kind] = per_target;
+    } else {
+      r = per_target / base[kind];
+      growth = (r - ratio[kind]) / double(walks - at[kind]);
+      next = r + (growth > 0 ? growth : 0.0);
+    }
+    ratio[kind] = r;
+    at[kind] = walks;
     ++walks;
     seconds += cost;
-    targets += count;
-    last = per_target;
+    fresh += base[kind] * count;
   }
-  bool due() const {
-    if (walks == 0 || batch_walks > 0) return false;
-    const double next = last + (slope > 0 ? slope : 0.0);
-    return next * targets >= rebuild + seconds;
-  }
+  bool due() const { return walks > 0 && next * fresh >= rebuild + seconds; }
 };
 
 // A target group's bounding box, smallest |a_old|^2 and whether it holds a target; "+=" merges
@@ -181,10 +182,9 @@ class TreeForce final : public ForceSolver<Space> {
     if (diagnostic) return;
     // A first-step theta walk (no old accelerations yet) costs a different amount from the
     // acceleration-MAC walks after it and is left out of the rebuild rule.
-    clock_.quota = p.n;
     if (theta == (params_.mac == Mac::Theta))
       clock_.walked(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-                    targets.count);
+                    targets.count, walk_kind_);
     ++since_build_;
     if (targets.index.extent(0) == 0) have_old_acc_ = true;
   }
@@ -195,7 +195,8 @@ class TreeForce final : public ForceSolver<Space> {
   // per 8-byte value (the moments' gather was 0.78 ms per tick at 2^23 on the H100), and the
   // walks', boxes' and kicks' accesses of the due particles become contiguous runs. The next
   // rebuild's order is nearly the identity, so the permutation itself reads nearly in order.
-  void prepare(Particles<Space>& p, core::Timers& timers) override {
+  void prepare(Particles<Space>& p, core::Timers& timers, const int walk_kind) override {
+    walk_kind_ = walk_kind;
     if (tree_.built() && !rebuild_due()) return;
     rebuild(p, timers, params_.reorder ? &p : nullptr);
   }
@@ -205,14 +206,15 @@ class TreeForce final : public ForceSolver<Space> {
     cp.put<int>("tree_since_build", since_build_);
     cp.put<bool>("tree_have_old_acc", have_old_acc_);
     cp.put<double>("tree_build_seconds", clock_.rebuild);
-    cp.put<int>("tree_walks", clock_.walks);
-    cp.put<double>("tree_walk_seconds", clock_.seconds);
-    cp.put<double>("tree_walk_targets", clock_.targets);
-    cp.put<double>("tree_last_walk", clock_.last);
-    cp.put<double>("tree_walk_slope", clock_.slope);
-    cp.put<int>("tree_batch_walks", clock_.batch_walks);
-    cp.put<double>("tree_batch_seconds", clock_.batch_seconds);
-    cp.put<double>("tree_batch_targets", clock_.batch_targets);
+    cp.put<int>("tree_clock_walks", clock_.walks);
+    cp.put<double>("tree_clock_seconds", clock_.seconds);
+    cp.put<double>("tree_clock_fresh", clock_.fresh);
+    cp.put<double>("tree_clock_growth", clock_.growth);
+    cp.put<double>("tree_clock_next", clock_.next);
+    cp.put_vector("tree_clock_base", clock_.base);
+    cp.put_vector("tree_clock_ratio", clock_.ratio);
+    cp.put_vector("tree_clock_at", clock_.at);
+    cp.put<int>("tree_walk_kind", walk_kind_);
   }
 
   void restore(const core::CheckpointReader& cp, int n) override {
@@ -221,16 +223,26 @@ class TreeForce final : public ForceSolver<Space> {
     a2_valid_ = false;
     since_build_ = cp.get<int>("tree_since_build");
     have_old_acc_ = cp.get<bool>("tree_have_old_acc");
-    clock_.rebuild = cp.get<double>("tree_build_seconds");
-    clock_.walks = cp.get<int>("tree_walks");
-    clock_.seconds = cp.get<double>("tree_walk_seconds");
-    clock_.targets = cp.get<double>("tree_walk_targets");
-    clock_.last = cp.get<double>("tree_last_walk");
-    clock_.slope = cp.get<double>("tree_walk_slope");
-    if (cp.has("tree_batch_walks")) {  // absent from checkpoints of earlier versions
-      clock_.batch_walks = cp.get<int>("tree_batch_walks");
-      clock_.batch_seconds = cp.get<double>("tree_batch_seconds");
-      clock_.batch_targets = cp.get<double>("tree_batch_targets");
+    clock_.rebuilt(cp.get<double>("tree_build_seconds"));
+    // Checkpoints of earlier versions kept per-target batches: their tree is judged afresh.
+    if (cp.has("tree_clock_walks")) {
+      clock_.walks = cp.get<int>("tree_clock_walks");
+      clock_.seconds = cp.get<double>("tree_clock_seconds");
+      clock_.fresh = cp.get<double>("tree_clock_fresh");
+      clock_.growth = cp.get<double>("tree_clock_growth");
+      clock_.next = cp.get<double>("tree_clock_next");
+      const auto base = cp.get_vector<double>("tree_clock_base");
+      const auto ratio = cp.get_vector<double>("tree_clock_ratio");
+      const auto at = cp.get_vector<int>("tree_clock_at");
+      if (int(base.size()) == RebuildClock::kinds && int(ratio.size()) == RebuildClock::kinds &&
+          int(at.size()) == RebuildClock::kinds) {
+        clock_.base = base;
+        clock_.ratio = ratio;
+        clock_.at = at;
+      } else {
+        clock_.rebuilt(clock_.rebuild);
+      }
+      walk_kind_ = cp.get<int>("tree_walk_kind");
     }
   }
 
@@ -623,6 +635,7 @@ class TreeForce final : public ForceSolver<Space> {
   bool have_old_acc_ = false;
   int since_build_ = 0, rebuilds_ = 0;
   RebuildClock clock_;
+  int walk_kind_ = 0;  // of the coming integration walk (prepare)
   Kokkos::View<int*, Mem> slot_;
   Kokkos::View<double*, Mem> a2_sorted_;  // |a_old|^2 at each sorted position
   bool a2_valid_ = false;                 // a2_sorted_ matches p.acc and the current order

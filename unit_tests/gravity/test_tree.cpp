@@ -134,7 +134,7 @@ TYPED_TEST(GravityTree, FirstBuildIsRepeatedOnlyForTheAutomaticRule) {
     params.rebuild_every = every;
     TreeForce<Space> tf(Precision::Double, params, 1.0, 0.01, direct);
     hayate::core::Timers timers;
-    tf.prepare(p, timers);
+    tf.prepare(p, timers, 0);
     tf.accelerations(p, {{}, p.n}, false, {p.acc, {}, {}}, timers, false);
     std::int64_t builds = 0, reorders = 0;
     for (const auto& ph : timers.phases()) {
@@ -538,108 +538,96 @@ TYPED_TEST(GravityTree, CudaWalkKernelMatchesPortableBitwise) {
   }
 }
 
-// The automatic rebuild rule on made-up walk costs (seconds): it rebuilds when the next walk,
-// extrapolated, would cost more per target than the cycle's average.
+// The automatic rebuild rule on made-up walk costs (seconds), with shared steps: every walk
+// has every particle as targets (one kind). It rebuilds when the next walk, extrapolated,
+// would cost more per target than the cycle's average.
 TEST(GravityTreeRebuild, ClockRebuildsWhenTheNextWalkBeatsTheAverage) {
   using hayate::gravity::RebuildClock;
   const double n = 1000;  // targets per full walk
+  auto step = [&](RebuildClock& c, double cost) {
+    c.walked(cost, n, 0);
+    return c.due();
+  };
   // A stale tree whose walk grows fast (31, 39, 59 ms) and a 9 ms rebuild: two walks per tree
   // (average 39.5 ms per step) beat one (40) and three (46).
   RebuildClock c;
   c.rebuilt(0.009);
-  c.walked(0.031, n);
-  EXPECT_FALSE(c.due());
-  c.walked(0.039, n);
-  EXPECT_TRUE(c.due());
+  EXPECT_FALSE(step(c, 0.031));
+  EXPECT_TRUE(step(c, 0.039));
   // The growth carries over: with a rebuild cheaper than that growth, every walk gets a new
   // tree; with a dearer one, the first walk does not.
   c.rebuilt(0.005);
-  c.walked(0.031, n);
-  EXPECT_TRUE(c.due());
+  EXPECT_TRUE(step(c, 0.031));
   c.rebuilt(0.009);
-  c.walked(0.031, n);
-  EXPECT_FALSE(c.due());
+  EXPECT_FALSE(step(c, 0.031));
   // Slow, steady growth (0.1 ms per walk): the rebuild waits until the summed slow-down
   // is comparable with its cost, about sqrt(2 x 9 / 0.1) = 13 walks.
   RebuildClock slow;
   slow.rebuilt(0.009);
   int walks = 0;
-  while (!slow.due() && walks < 100) slow.walked(0.030 + 1e-4 * walks++, n);
+  while (walks < 100 && !step(slow, 0.030 + 1e-4 * walks)) ++walks;
   EXPECT_GE(walks, 10);
   EXPECT_LE(walks, 16);
-  // Block steps: walks of a tenth of the targets, at the same cost per target, take ten times
-  // as many walks to pay for the same rebuild.
-  RebuildClock block;
-  block.rebuilt(0.009);
-  walks = 0;
-  while (!block.due() && walks < 1000) block.walked(0.1 * (0.030 + 1e-5 * walks++), n / 10);
-  EXPECT_GE(walks, 100);
-  EXPECT_LE(walks, 160);
   // A walk that does not slow down never pays for a rebuild.
   RebuildClock flat;
   flat.rebuilt(0.009);
-  for (int k = 0; k < 100; ++k) {
-    flat.walked(0.030, n);
-    ASSERT_FALSE(flat.due()) << k;
-  }
+  for (int k = 0; k < 100; ++k) ASSERT_FALSE(step(flat, 0.030)) << k;
 }
 
 // Block-step cycles: four ticks whose costs per target differ by which levels are due (the
-// finest, central particles cost most), repeated every cycle. Judged tick by tick, the step
-// from a cheap tick to a dear one reads as growth; judged in batches of N targets, an
-// unchanged cycle never pays for a rebuild, and a growing one does, between batches only.
-TEST(GravityTreeRebuild, ClockJudgesBatchesOfNTargets) {
+// finest, central particles cost most; the last tick has everyone due), repeated every cycle.
+// Each tick kind is compared with its own first walk on the tree, so the make-up of the ticks
+// never reads as growth: an unchanged cycle never pays for a rebuild, a growing one does, and
+// a slow-down that sets in late is caught within a few ticks.
+TEST(GravityTreeRebuild, ClockComparesEachTickKindWithItself) {
   using hayate::gravity::RebuildClock;
   const double n = 1000;
   const double share[4] = {0.1, 0.4, 0.1, 1.0};           // targets due per tick / n
   const double per_target[4] = {3e-5, 2e-5, 3e-5, 1e-5};  // seconds
-  auto cycle = [&](RebuildClock& c, double growth, int& due_mid_batch) {
-    for (int t = 0; t < 4; ++t) {
-      if (c.batch_walks > 0 && c.due()) ++due_mid_batch;
-      c.walked(share[t] * n * per_target[t] * growth, share[t] * n);
+  const int kind[4] = {2, 1, 2, 0};                       // the coarsest level due
+  // Walks ticks until a rebuild is due (or `limit` ticks); factor(t) scales tick t's cost.
+  auto run = [&](RebuildClock& c, auto factor, int limit) {
+    for (int t = 0; t < limit; ++t) {
+      const int i = t % 4;
+      c.walked(share[i] * n * per_target[i] * factor(t), share[i] * n, kind[i]);
+      if (c.due()) return t + 1;
     }
+    return -1;
   };
-  int mid = 0;
-  RebuildClock ticks;  // every walk a batch: a rebuild is due within the first cycle
-  ticks.rebuilt(0.005);
-  bool due = false;
-  for (int t = 0; t < 4 && !due; ++t) {
-    ticks.walked(share[t] * n * per_target[t], share[t] * n);
-    due = ticks.due();
-  }
-  EXPECT_TRUE(due);
-
   RebuildClock flat;
-  flat.quota = n;
   flat.rebuilt(0.005);
-  for (int k = 0; k < 50; ++k) {
-    ASSERT_FALSE(flat.due()) << k;
-    cycle(flat, 1.0, mid);
-  }
-  EXPECT_EQ(mid, 0);
+  EXPECT_EQ(run(
+                flat, [](int) { return 1.0; }, 400),
+            -1);
 
-  // 2% more per cycle: a cycle (one batch here) costs 24 ms, so a 5 ms rebuild pays after
+  // 2% more per cycle (0.5% per tick): a cycle costs 24 ms, so a 5 ms rebuild pays after
   // about sqrt(2 x 5 / (0.02 x 24)) = 4.6 cycles.
   RebuildClock growing;
-  growing.quota = n;
   growing.rebuilt(0.005);
-  int cycles = 0;
-  while (!growing.due() && cycles < 100) cycle(growing, 1.0 + 0.02 * cycles++, mid);
-  EXPECT_EQ(mid, 0);
-  EXPECT_GE(cycles, 3);
-  EXPECT_LE(cycles, 7);
+  const int ticks = run(
+      growing, [](int t) { return 1.0 + 0.005 * t; }, 400);
+  EXPECT_GE(ticks, 12);
+  EXPECT_LE(ticks, 28);
 
-  // Ticks of 0.6 N: a batch is two ticks, so the rule can rebuild within a cycle.
-  RebuildClock shorter;
-  shorter.quota = n;
-  shorter.rebuilt(0.005);
-  int walks = 0;
-  while (!shorter.due() && walks < 100) {
-    shorter.walked(0.6 * n * 1e-5 * (1.0 + 0.05 * walks), 0.6 * n);
-    ++walks;
+  // Flat for 8 ticks, then 10% more per tick (particles leaving their cells): a rebuild
+  // within a few ticks of the knee.
+  RebuildClock knee;
+  knee.rebuilt(0.005);
+  const int at = run(
+      knee, [](int t) { return t < 8 ? 1.0 : 1.0 + 0.1 * (t - 7); }, 400);
+  EXPECT_GE(at, 9);
+  EXPECT_LE(at, 14);
+
+  // Taken per target over all ticks alike, as one kind, the unchanged cycle's dear small
+  // ticks after the cheap full one read as growth: a rebuild within the first cycles.
+  RebuildClock one_kind;
+  one_kind.rebuilt(0.005);
+  bool due = false;
+  for (int t = 0; t < 8 && !due; ++t) {
+    one_kind.walked(share[t % 4] * n * per_target[t % 4], share[t % 4] * n, 0);
+    due = one_kind.due();
   }
-  EXPECT_EQ(walks % 2, 0);
-  EXPECT_LT(walks, 100);
+  EXPECT_TRUE(due);
 }
 
 TEST(GravityTreeKeys, MortonInterleavesBits) {
