@@ -189,6 +189,10 @@ class Tree {
   const IntView& child_first() const { return child_first_; }
   const IntView& child_count() const { return child_count_; }
   const IntView& dfs_of() const { return dfs_of_; }
+  // bfs_of(k): the breadth-first number of depth-first node k.
+  const IntView& bfs_of() const { return bfs_of_; }
+  // Moments and sizes are indexed breadth-first, so that the moments of one level read the
+  // children of a node side by side (depth-first, siblings lie a subtree apart).
   const Kokkos::View<double* [4], Mem>& mono() const {
     return mono_;
   } const Kokkos::View<double* [2], Mem>& size() const {
@@ -273,12 +277,12 @@ class Tree {
           "hayate::gravity::tree_moments",
           Policy((count + per_team - 1) / per_team, per_team, lanes),
           KOKKOS_LAMBDA(const Member& team) {
-            const int bfs = first + team.league_rank() * team.team_size() + team.team_rank();
-            if (bfs >= first + count) return;
-            const int node = dfs_of(bfs);
-            const int children = child_count(bfs), cf = child_first(bfs);
+            const int node = first + team.league_rank() * team.team_size() + team.team_rank();
+            if (node >= first + count) return;
+            const int children = child_count(node), cf = child_first(node);
             const bool leaf = children == 0;
-            const int kb = begin(node), members = leaf ? end(node) - kb : children;
+            const int dfs = dfs_of(node);
+            const int kb = begin(dfs), members = leaf ? end(dfs) - kb : children;
             MassSums sum;
             Kokkos::parallel_reduce(
                 Kokkos::ThreadVectorRange(team, members),
@@ -287,7 +291,7 @@ class Tree {
                     const int k = kb + j;
                     t.add(sm(k), sx(k, 0), sx(k, 1), sx(k, 2));
                   } else {
-                    const int ch = dfs_of(cf + j);
+                    const int ch = cf + j;
                     t.add(mono(ch, 3), mono(ch, 0), mono(ch, 1), mono(ch, 2));
                   }
                 },
@@ -312,7 +316,7 @@ class Tree {
                     // The child's particles lie within b_child of its centre of mass and
                     // inside its bounding box: the nearer of the two bounds is kept, so b_J
                     // stays an upper bound but does not compound level after level.
-                    const int ch = dfs_of(cf + j);
+                    const int ch = cf + j;
                     double r2 = 0, corner2 = 0;
                     for (int d = 0; d < 3; ++d) {
                       r2 += (mono(ch, d) - c[d]) * (mono(ch, d) - c[d]);
@@ -411,7 +415,6 @@ class Tree {
     cp.put_view("tree_end", end_);
     cp.put_view("tree_skip", skip_);
     cp.put_view("tree_level", level_);
-    cp.put_view("tree_size", size_);
     cp.put_view("tree_child_first", child_first_);
     cp.put_view("tree_child_count", child_count_);
     cp.put_view("tree_dfs_of", dfs_of_);
@@ -434,10 +437,21 @@ class Tree {
     cp.get_view("tree_end", end_);
     cp.get_view("tree_skip", skip_);
     cp.get_view("tree_level", level_);
-    cp.get_view("tree_size", size_);
     cp.get_view("tree_child_first", child_first_);
     cp.get_view("tree_child_count", child_count_);
     cp.get_view("tree_dfs_of", dfs_of_);
+    // The depth-first map and the cell sides follow from what was saved (b_J is recomputed
+    // by every evaluation's moments).
+    const auto dfs_of = dfs_of_, bfs_of = bfs_of_, level = level_;
+    const auto size = size_;
+    const double root_side = 2.0 * half_;
+    Kokkos::parallel_for(
+        "hayate::gravity::tree_restore_maps", Kokkos::RangePolicy<Space>(0, n_nodes_),
+        KOKKOS_LAMBDA(const int b) {
+          const int k = dfs_of(b);
+          bfs_of(k) = b;
+          size(b, 1) = root_side / double(std::uint64_t(1) << level(k));
+        });
   }
 
   // Public only because nvcc forbids device lambdas in private member functions.
@@ -470,6 +484,7 @@ class Tree {
     skip_ = carve<IntView>(skip_store_, "hayate::gravity::tree_skip", count);
     level_ = carve<IntView>(level_store_, "hayate::gravity::tree_level", count);
     dfs_of_ = carve<IntView>(dfs_of_store_, "hayate::gravity::tree_dfs_of", count);
+    bfs_of_ = carve<IntView>(bfs_of_store_, "hayate::gravity::tree_bfs_of", count);
     child_first_ = carve<IntView>(child_first_store_, "hayate::gravity::tree_child_first", count);
     child_count_ = carve<IntView>(child_count_store_, "hayate::gravity::tree_child_count", count);
     mono_ = carve<Kokkos::View<double* [4], Mem>>(mono_store_, "hayate::gravity::tree_mono", count);
@@ -605,7 +620,7 @@ class Tree {
     while ((std::int64_t(1) << index_bits) <= n_) ++index_bits;
     sort_pairs<Space>(key, src_of, n_nodes_, index_bits + 5, sort_buffers_, sort_method);
     allocate_nodes(n_nodes_);
-    const auto dfs_of = dfs_of_;
+    const auto dfs_of = dfs_of_, bfs_of = bfs_of_;
     const auto begin = begin_, end = end_, skip = skip_, level = level_;
     const auto size = size_;
     const double root_side = 2.0 * half_;
@@ -615,10 +630,11 @@ class Tree {
           const int src = src_of(k);
           const int l = int(key(k) & 31);
           dfs_of(src) = k;
+          bfs_of(k) = src;
           begin(k) = int(key(k) >> 5);
           end(k) = all_end(src);
           level(k) = l;
-          size(k, 1) = root_side / double(std::uint64_t(1) << l);
+          size(src, 1) = root_side / double(std::uint64_t(1) << l);
         });
     Kokkos::parallel_for(
         "hayate::gravity::tree_skip", Kokkos::RangePolicy<Space>(0, nn),
@@ -642,13 +658,13 @@ class Tree {
   std::array<double, 3> centre_{0, 0, 0};
   double half_ = 1;
   // The current tree's arrays: views of exactly its size carved from the stores below.
-  IntView order_, begin_, end_, skip_, level_, child_first_, child_count_, dfs_of_;
+  IntView order_, begin_, end_, skip_, level_, child_first_, child_count_, dfs_of_, bfs_of_;
   Kokkos::View<double* [4], Mem> mono_;  // centre of mass, mass
   Kokkos::View<double* [2], Mem> size_;  // b_J, cell side
   Kokkos::View<double* [6], Mem> quad_;  // xx, yy, zz, xy, xz, yz
   Kokkos::View<double* [6], Mem> box_;   // particles' bounding box: lo x, y, z, hi x, y, z
   IntView order_store_, begin_store_, end_store_, skip_store_, level_store_;
-  IntView child_first_store_, child_count_store_, dfs_of_store_;
+  IntView child_first_store_, child_count_store_, dfs_of_store_, bfs_of_store_;
   Kokkos::View<double*, Mem> mono_store_, size_store_, quad_store_, box_store_;
   Kokkos::View<std::uint64_t*, Mem> codes_;
   RadixSortBuffers<Space> sort_buffers_;

@@ -405,6 +405,7 @@ class TreeForce final : public ForceSolver<Space> {
     const auto mono = tree_.mono();
     const auto size = tree_.size();
     const auto dfs_of = tree_.dfs_of();
+    const auto bfs_of = tree_.bfs_of();
     const auto child_first = tree_.child_first();
     const auto child_count = tree_.child_count();
     const auto begin = tree_.begin();
@@ -412,7 +413,7 @@ class TreeForce final : public ForceSolver<Space> {
     Kokkos::parallel_for(
         "hayate::gravity::tree_pack_nodes", Kokkos::RangePolicy<Space>(0, nn),
         KOKKOS_LAMBDA(const int k) {
-          const int s = bfs ? dfs_of(k) : k;
+          const int s = bfs ? k : bfs_of(k);  // the moments are stored breadth-first
           const Body<T> c{T(mono(s, 0)), T(mono(s, 1)), T(mono(s, 2)), T(mono(s, 3))};
           const NodeGeom<T> g =
               theta ? node_criterion<Mac::Theta, T>(size(s, 0), size(s, 1), mono(s, 3), G)
@@ -424,8 +425,9 @@ class TreeForce final : public ForceSolver<Space> {
             GroupNode<T> r;
             r.c = c;
             r.geom = g;
+            const int d = dfs_of(k);
             r.link = child_count(k) > 0 ? WalkLink{child_first(k), child_count(k)}
-                                        : WalkLink{begin(s), begin(s) - end(s)};
+                                        : WalkLink{begin(d), begin(d) - end(d)};
             gn(k) = r;
           } else {
             nb(k) = c;
