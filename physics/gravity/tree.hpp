@@ -31,6 +31,11 @@
 
 namespace hayate::gravity {
 
+// The side of a level-l cell of a root cube of side `root_side`.
+KOKKOS_INLINE_FUNCTION double cell_side(const double root_side, const int level) {
+  return root_side / double(std::uint64_t(1) << level);
+}
+
 // Interleaves the low 21 bits of x, y, z (x in the lowest position of each triple).
 KOKKOS_INLINE_FUNCTION std::uint64_t spread_bits(std::uint64_t v) {
   v &= 0x1fffffull;
@@ -450,7 +455,7 @@ class Tree {
         KOKKOS_LAMBDA(const int b) {
           const int k = dfs_of(b);
           bfs_of(k) = b;
-          size(b, 1) = root_side / double(std::uint64_t(1) << level(k));
+          size(b, 1) = cell_side(root_side, level(k));
         });
   }
 
@@ -634,7 +639,7 @@ class Tree {
           begin(k) = int(key(k) >> 5);
           end(k) = all_end(src);
           level(k) = l;
-          size(src, 1) = root_side / double(std::uint64_t(1) << l);
+          size(src, 1) = cell_side(root_side, l);
         });
     Kokkos::parallel_for(
         "hayate::gravity::tree_skip", Kokkos::RangePolicy<Space>(0, nn),
