@@ -43,6 +43,10 @@ struct EngineOptions {
   // default: on CPU threads the halo's extra cells cost their full time (benchmarks/NOTES.md,
   // fifteenth round); the tests switch it on to check the halo layouts on every backend.
   bool teams_host_halo = false;
+  // teams: try the table-free layout (lane-offset words, direct pairs; TeamsLayout::direct)
+  // before the table layout of each halo width, not only where the table one does not fit (the
+  // tests, to run it on every backend).
+  bool teams_direct_first = false;
 };
 
 // Error of a teams-mode run whose teams were not all resident at once (grid barrier timed out).
@@ -376,7 +380,7 @@ struct TeamsKernel {
 
 // Lane `lane` of group g of a team program (TeamsLayout): unified streams read the team's table,
 // per-lane streams find their code through the lane table.
-template <class Assign>
+template <bool Direct, class Assign>
 KOKKOS_INLINE_FUNCTION void run_local_group_lane(const std::uint32_t* code,
                                                  const std::int32_t* groups,
                                                  const std::int32_t* lanes,
@@ -385,11 +389,11 @@ KOKKOS_INLINE_FUNCTION void run_local_group_lane(const std::uint32_t* code,
   const std::int32_t* rec = groups + std::size_t(g) * kGroupFields;
   if (lane >= rec[G_COUNT]) return;
   if (rec[G_KIND] == GROUP_UNIFIED) {
-    run_local_stream(code + rec[G_CODE], rec[G_LEN], itab + std::size_t(rec[G_ITAB]) * kWarp, lane,
-                     u, assign);
+    run_local_stream<Direct>(code + rec[G_CODE], rec[G_LEN],
+                             itab + std::size_t(rec[G_ITAB]) * kWarp, lane, u, assign);
   } else {
     const std::int32_t* lt = lanes + rec[G_CTAB];
-    run_local_stream(code + lt[lane], lt[kWarp + lane], nullptr, lane, u, assign);
+    run_local_stream<Direct>(code + lt[lane], lt[kWarp + lane], nullptr, lane, u, assign);
   }
 }
 
@@ -459,7 +463,7 @@ struct LocalRK4 {  // acc at u + next + ns, the step's initial state x0 at u + n
 // barrier and refresh the states they do not own from there. With a halo layout a block is
 // several sweeps (Program::halo_sweeps), otherwise one, or the whole launch for a single team.
 // Variables are not written back: the engine's variables are those of the last evaluate().
-template <class Space, bool RK4>
+template <class Space, bool RK4, bool Direct = false>
 struct TeamsLocalKernel {
   using member_type = typename Kokkos::TeamPolicy<Space>::member_type;
   using Scratch = typename Space::scratch_memory_space;
@@ -528,7 +532,7 @@ struct TeamsLocalKernel {
         Kokkos::parallel_for(
             Kokkos::TeamThreadRange(team, phase_begin[ph], phase_begin[ph + 1]), [&](const int g) {
               Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, kWarp), [&](const int l) {
-                run_local_group_lane(code, groups, lanes, itab, g, l, u, assign);
+                run_local_group_lane<Direct>(code, groups, lanes, itab, g, l, u, assign);
               });
             });
         team.team_barrier();
@@ -646,13 +650,20 @@ class Engine {
         const int sweeps = h > 0 ? prog.halo_programs[std::size_t(h) - 1]->halo_sweeps : 1;
         if (h > 0 && sweeps != 0 && sweeps < spp) continue;
         for (bool pairs : {true, false}) {
-          teams_league_ = h > 0 ? int(prog.n_bins) : teams_league();
-          layout = layout_teams(prog, teams_league_, pairs, h);
-          fits = layout.scratch_bytes(buffers) + kScratchAlignment <= most;
+          // The table-free layout needs less shared memory (wb_net's pairs fit with it) but
+          // its decode is slower, so it comes after the table layout of the same shape.
+          for (int k = 0; k < 2 && !fits; ++k) {
+            const bool direct = (k == 0) == options.teams_direct_first;
+            if (direct && !pairs && !options.teams_direct_first) continue;
+            teams_league_ = h > 0 ? int(prog.n_bins) : teams_league();
+            layout = layout_teams(prog, teams_league_, pairs, h, direct);
+            fits = layout.scratch_bytes(buffers) + kScratchAlignment <= most;
+          }
           if (fits) break;
         }
       }
       teams_halo_ = layout.halo;
+      teams_direct_ = layout.direct;
       if (layout.halo > 0) {
         const int sweeps = prog.halo_programs[std::size_t(layout.halo) - 1]->halo_sweeps;
         halo_steps_ = sweeps == 0 ? 0 : sweeps / spp;
@@ -683,6 +694,7 @@ class Engine {
   // Teams mode: steps between exchanges of the halo layout (0: a whole launch), -1 without one.
   std::int64_t teams_block_steps() const { return halo_steps_; }
   int teams_halo() const { return halo_steps_ < 0 ? 0 : teams_halo_; }
+  bool teams_direct() const { return teams_direct_; }
   const Program& program() const { return prog_; }
   View x() const { return bufs_[0]; }
   View v() const { return v_; }
@@ -960,12 +972,14 @@ class Engine {
   void teams_local(std::int64_t first_step, std::int64_t steps, double dt, int level,
                    std::size_t bytes) {
     if (method_ == Method::Euler)
-      teams_local<false>(first_step, steps, dt, level, bytes);
+      teams_direct_ ? teams_local<false, true>(first_step, steps, dt, level, bytes)
+                    : teams_local<false, false>(first_step, steps, dt, level, bytes);
     else
-      teams_local<true>(first_step, steps, dt, level, bytes);
+      teams_direct_ ? teams_local<true, true>(first_step, steps, dt, level, bytes)
+                    : teams_local<true, false>(first_step, steps, dt, level, bytes);
   }
 
-  template <bool RK4>
+  template <bool RK4, bool Direct>
   void teams_local(std::int64_t first_step, std::int64_t steps, double dt, int level,
                    std::size_t bytes) {
     const int league = teams_league_;
@@ -975,22 +989,22 @@ class Engine {
     if (halo_steps_ < 0 && league > 1) block_steps = 0, block_sweeps = 1;  // exchange every sweep
     const bool launch_per_block = on_host && league > 1;
     const std::int64_t per_launch = launch_per_block ? block_steps : steps;
-    TeamsLocalKernel<Space, RK4> k{team_ints_.data(),
-                                   team_reals_.data(),
-                                   team_int_begin_.data(),
-                                   team_real_begin_.data(),
-                                   int(prog_.n_phases()),
-                                   league,
-                                   nullptr,
-                                   {nullptr, nullptr},
-                                   v_.data(),
-                                   counter_.data(),
-                                   failed_.data(),
-                                   0,
-                                   0,
-                                   dt,
-                                   block_sweeps,
-                                   level};
+    TeamsLocalKernel<Space, RK4, Direct> k{team_ints_.data(),
+                                           team_reals_.data(),
+                                           team_int_begin_.data(),
+                                           team_real_begin_.data(),
+                                           int(prog_.n_phases()),
+                                           league,
+                                           nullptr,
+                                           {nullptr, nullptr},
+                                           v_.data(),
+                                           counter_.data(),
+                                           failed_.data(),
+                                           0,
+                                           0,
+                                           dt,
+                                           block_sweeps,
+                                           level};
     Kokkos::TeamPolicy<Space> policy(league, team_size(k, std::size_t(team_widest_)),
                                      on_host ? 1 : kWarp);
     policy.set_scratch_size(level, Kokkos::PerTeam(bytes));
@@ -1062,7 +1076,8 @@ class Engine {
   int team_widest_ = 1;   // most groups in one phase of one team
   // Steps per block of the halo layout (0: the whole launch); -1 without a halo.
   std::int64_t halo_steps_ = -1;
-  int teams_halo_ = 0;  // rings of the halo layout
+  int teams_halo_ = 0;         // rings of the halo layout
+  bool teams_direct_ = false;  // the layout's words may be table-free (TeamsLayout::direct)
   Kokkos::View<unsigned long long, MemSpace> counter_;
   Kokkos::View<int, MemSpace> failed_;
   View bufs_[4];

@@ -372,17 +372,21 @@ KOKKOS_INLINE_FUNCTION void run_stream(const std::uint32_t* code, int len, const
 }
 
 // A team program's stream (TeamsLayout, words made by team_word): every leaf and operand is a
-// value of the team's array u, at the word's index or, for a per-lane word, at the lane's entry
-// of the unified table; the stage time is a value of u as well. A team's step is the latency of
-// its longest streams, and on a GPU a branch costs several times an arithmetic instruction on
-// that path, so the decode takes the operand from two bit tests of the word, and the binary
-// family (a pair, an operand on either side, or a stack argument) chooses its arguments by
-// selects and computes +, * and - side by side, one dispatch branch instead of up to six. The
-// operations and their order are those of run_stream, so the results are bitwise the same.
+// value of the team's array u: at the word's index, at the index plus the lane (a lane-offset
+// word), or at the lane's entry of the unified table; the stage time is a value of u as well. A
+// team's step is the latency of its longest streams, and on a GPU a branch costs several times an
+// arithmetic instruction on that path, so the decode takes the operand from two bit tests of the
+// word, and the binary family (a pair, an operand on either side, or a stack argument) chooses its
+// arguments by selects and computes +, * and - side by side, one dispatch branch instead of up to
+// six. The operations and their order are those of run_stream, so the results are bitwise the same.
 static_assert(std::uint32_t(MUL) == std::uint32_t(ADD) + 1 &&
                   std::uint32_t(SUB) == std::uint32_t(ADD) + 2,
               "the teams interpreter takes ADD, MUL and SUB as one range");
-template <class Assign>
+// Direct: the layout's lane-offset words and table-free pairs (TeamsLayout::direct) are decoded
+// too. A separate instantiation, because the extra decode lengthens every word's chain: LR-Line
+// ran 6.9 -> 7.4 us per Euler step with it (benchmarks/NOTES.md, twenty-seventh round), so only
+// layouts that fit shared memory no other way use it.
+template <bool Direct, class Assign>
 KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
                                              const std::int32_t* itab, int lane, double* u,
                                              const Assign& assign) {
@@ -396,15 +400,28 @@ KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
     const std::uint32_t w = fetch.take(pc);
     const Op op = op_of(w);
     const std::uint32_t a = arg_of(w);
-    const std::int32_t at = (w & kTeamPerLane) != 0 ? tab[a * kWarp] : std::int32_t(a);
-    const double o = (w & kTeamReads) != 0 ? u[at] : 0.0;
     const bool pair = std::uint32_t(op) >= kPairFirst;
+    std::int32_t at, second_at = 0;
+    if constexpr (Direct) {
+      // Without a table: the operand's U index, plus the lane for a lane-offset word; a pair
+      // holds both of its indices (team_pair_operands).
+      const bool table = (w & kTeamTable) == kTeamTable;
+      const std::uint32_t l = std::uint32_t(lane);
+      const std::uint32_t x_at = pair ? (a & kTeamPairIndexMax) + ((a & (1u << 10)) != 0 ? l : 0u)
+                                      : a + ((w & kTeamPerLane) != 0 ? l : 0u);
+      const std::uint32_t y_at = ((a >> 11) & kTeamPairIndexMax) + ((a & (1u << 21)) != 0 ? l : 0u);
+      at = table ? tab[a * kWarp] : std::int32_t(x_at);
+      if (pair) second_at = table ? tab[(a + 1) * kWarp] : std::int32_t(y_at);
+    } else {
+      at = (w & kTeamPerLane) != 0 ? tab[a * kWarp] : std::int32_t(a);
+    }
+    const double o = (w & kTeamReads) != 0 ? u[at] : 0.0;
     if (pair || is_binary(op)) {
-      // pair: push the top, then op(o, second table value); operand: op(o, top) or op(top, o);
+      // pair: push the top, then op(o, second value); operand: op(o, top) or op(top, o);
       // stack: op(value below the top, top).
       const bool stack = (w & kTeamReads) == 0;
       const bool left = operand_is_left(w);
-      const double second = pair ? u[tab[(a + 1) * kWarp]] : st[sp - 1][0];
+      const double second = pair ? u[Direct ? second_at : tab[(a + 1) * kWarp]] : st[sp - 1][0];
       if (pair) st[sp][0] = top[0];
       sp += pair ? 1 : stack ? -1 : 0;
       const double x[1] = {pair || left ? o : stack ? second : top[0]};

@@ -128,11 +128,37 @@ KOKKOS_INLINE_FUNCTION constexpr std::uint32_t team_word(std::uint32_t word) {
                                  : 0u;
   return kind == 0 ? word : (word & ~(((1u << kKindBits) - 1) << kOpBits)) | (kind << kOpBits);
 }
-// Operand-kind bits of a team word: any U access, and a per-lane one.
+// Operand-kind bits of a team word: any U access; a per-lane one (a table row or an index
+// plus the lane); a table row (both bits of kTeamTable).
 inline constexpr std::uint32_t kTeamReads = ((1u << kKindBits) - 1) << kOpBits;
 inline constexpr std::uint32_t kTeamPerLane = 4u << kOpBits;
-static_assert(((std::uint32_t(VAR_IND) + 1) & 4u) != 0 && ((std::uint32_t(PUSH_VAR) + 1) & 4u) == 0,
-              "the per-lane bit of a team word tells VAR_IND from PUSH_VAR");
+inline constexpr std::uint32_t kTeamTable = 6u << kOpBits;
+static_assert(((std::uint32_t(VAR_IND) + 1) << kOpBits & kTeamTable) == kTeamTable &&
+                  ((std::uint32_t(PUSH_VAR) + 1) << kOpBits & kTeamPerLane) == 0,
+              "team_word's kinds: VAR_IND reads a table row, PUSH_VAR one U index");
+// A per-lane operand that needs no table: lane l reads U index arg + l. The layout uses it for
+// the rows whose entries run up by one from lane to lane (the cells of a network in lane order),
+// which takes the table read off a word's dependent chain.
+inline constexpr std::uint32_t kTeamKindLane = 5u;
+static_assert((kTeamKindLane << kOpBits & kTeamPerLane) != 0 &&
+                  (kTeamKindLane << kOpBits & kTeamTable) != kTeamTable,
+              "a lane-offset word is per-lane without a table row");
+// A pair word without a table (kind PUSH_VAR + 1): its operand field holds both U indices,
+// x in bits 0-9 (plus the lane when bit 10 is set) and y in bits 11-20 (plus the lane when
+// bit 21 is set); teams whose U has more than kTeamPairIndexMax + 1 values keep table pairs.
+inline constexpr std::uint32_t kTeamPairIndexMax = 1023u;
+static_assert(22 == 32 - kArgShift, "a direct pair needs 22 operand bits");
+KOKKOS_INLINE_FUNCTION constexpr std::uint32_t team_pair_operands(std::uint32_t x, bool x_lane,
+                                                                  std::uint32_t y, bool y_lane) {
+  return x | (x_lane ? 1u << 10 : 0u) | (y << 11) | (y_lane ? 1u << 21 : 0u);
+}
+// The same team word with another operand kind (3 bits) and operand.
+KOKKOS_INLINE_FUNCTION constexpr std::uint32_t with_team_kind(std::uint32_t word,
+                                                              std::uint32_t kind,
+                                                              std::uint32_t arg) {
+  return (word & ((1u << kOpBits) - 1)) | (kind << kOpBits) |
+         (word & (1u << (kOpBits + kKindBits))) | (arg << kArgShift);
+}
 
 // The same word with another operand (the unify pass moves per-lane operands to tables).
 KOKKOS_INLINE_FUNCTION constexpr std::uint32_t with_operand(std::uint32_t word, Op leaf,

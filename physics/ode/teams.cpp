@@ -21,7 +21,7 @@ struct Ref {
 
 class TeamBuilder {
  public:
-  TeamBuilder(const Program& p, bool pairs) : p_(p), pairs_(pairs) {}
+  TeamBuilder(const Program& p, bool pairs, bool direct) : p_(p), pairs_(pairs), direct_(direct) {}
 
   void add_group(std::size_t g) {
     const std::int32_t* rec = &p_.groups[g * kGroupFields];
@@ -71,12 +71,41 @@ class TeamBuilder {
         rec[G_LEN] = std::int32_t(g.code.size());
         rec[G_ITAB] = std::int32_t(itab.size() / kWarp);
         for (const Word& w : g.code) {
-          if (!w.slot.empty()) {
-            code.push_back(w.make(std::uint32_t(itab.size() / kWarp) - std::uint32_t(rec[G_ITAB])));
-            for (const auto& entry : w.slot) itab.push_back(std::int32_t(u(*entry.ref)));
-          } else {
-            code.push_back(word(w));
+          if (w.slot.empty()) {
+            code.push_back(team_word(word(w)));
+            continue;
           }
+          if (!direct_) {
+            code.push_back(
+                team_word(w.make(std::uint32_t(itab.size() / kWarp) - std::uint32_t(rec[G_ITAB]))));
+            for (const auto& entry : w.slot) itab.push_back(std::int32_t(u(*entry.ref)));
+            continue;
+          }
+          // A row whose lanes all read one value, or values one apart in lane order, needs no
+          // table: its word carries the index (and for a pair both indices).
+          const std::uint32_t made = team_word(w.make(0));
+          Row rows[2];
+          const std::size_t n_rows = w.slot.size() / kWarp;
+          for (std::size_t r = 0; r < n_rows; ++r)
+            rows[r] = classify(w.slot.data() + r * kWarp, g.count, u);
+          const bool pair = op_of(made) >= kPairFirst;
+          if (!pair && rows[0].kind != Row::TABLE) {
+            code.push_back(with_team_kind(
+                made, rows[0].kind == Row::UNIFORM ? std::uint32_t(PUSH_VAR) + 1 : kTeamKindLane,
+                rows[0].first));
+            continue;
+          }
+          if (pair && rows[0].kind != Row::TABLE && rows[1].kind != Row::TABLE &&
+              rows[0].first <= kTeamPairIndexMax && rows[1].first <= kTeamPairIndexMax) {
+            code.push_back(
+                with_team_kind(made, std::uint32_t(PUSH_VAR) + 1,
+                               team_pair_operands(rows[0].first, rows[0].kind == Row::LANE,
+                                                  rows[1].first, rows[1].kind == Row::LANE)));
+            continue;
+          }
+          code.push_back(
+              team_word(w.make(std::uint32_t(itab.size() / kWarp) - std::uint32_t(rec[G_ITAB]))));
+          for (const auto& entry : w.slot) itab.push_back(std::int32_t(u(*entry.ref)));
         }
       } else {
         rec[G_CTAB] = std::int32_t(lanes.size());
@@ -84,7 +113,7 @@ class TeamBuilder {
         for (std::size_t l = 0; l < g.lanes.size(); ++l) {
           lanes[std::size_t(rec[G_CTAB]) + l] = std::int32_t(code.size());
           lanes[std::size_t(rec[G_CTAB]) + kWarp + l] = std::int32_t(g.lanes[l].size());
-          for (const Word& w : g.lanes[l]) code.push_back(word(w));
+          for (const Word& w : g.lanes[l]) code.push_back(team_word(word(w)));
         }
       }
       recs.insert(recs.end(), rec, rec + kGroupFields);
@@ -104,8 +133,7 @@ class TeamBuilder {
     ints.insert(ints.end(), recs.begin(), recs.end());
     ints.insert(ints.end(), lanes.begin(), lanes.end());
     ints.insert(ints.end(), itab.begin(), itab.end());
-    for (std::uint32_t w : code) {
-      w = team_word(w);
+    for (const std::uint32_t w : code) {
       std::int32_t bits;
       std::memcpy(&bits, &w, sizeof bits);
       ints.push_back(bits);
@@ -130,6 +158,24 @@ class TeamBuilder {
       return operand ? encode_operand(op, leaf, left, arg) : encode(op, arg);
     }
   };
+  // The U indices of a table row over a group's lanes: one value, one apart, or neither.
+  struct Row {
+    enum Kind { UNIFORM, LANE, TABLE } kind = TABLE;
+    std::uint32_t first = 0;
+  };
+  template <class UIndex>
+  static Row classify(const Entry* row, std::int32_t count, const UIndex& u) {
+    Row out;
+    out.first = u(*row[0].ref);
+    bool uniform = true, lane = true;
+    for (std::int32_t l = 1; l < count; ++l) {
+      const std::uint32_t at = u(*row[l].ref);
+      uniform = uniform && at == out.first;
+      lane = lane && at == out.first + std::uint32_t(l);
+    }
+    out.kind = uniform ? Row::UNIFORM : lane ? Row::LANE : Row::TABLE;
+    return out;
+  }
   struct Group {
     std::int32_t kind = 0, count = 0;
     std::vector<Word> code;                // unified
@@ -282,7 +328,7 @@ class TeamBuilder {
   }
 
   const Program& p_;
-  bool pairs_;
+  bool pairs_, direct_;
   Index states_, vars_;
   std::unordered_map<std::uint64_t, Ref> const_of_;
   std::vector<double> consts_;
@@ -309,7 +355,7 @@ std::size_t TeamsLayout::scratch_bytes(int state_buffers) const {
   return most;
 }
 
-TeamsLayout layout_teams(const Program& prog, int teams, bool pairs, int halo) {
+TeamsLayout layout_teams(const Program& prog, int teams, bool pairs, int halo, bool direct) {
   if (teams < 1) throw std::logic_error("ode: teams: at least one team");
   if (halo < 0 || std::size_t(halo) > prog.halo_programs.size())
     throw std::logic_error("ode: teams: the program has no halo that wide");
@@ -318,11 +364,12 @@ TeamsLayout layout_teams(const Program& prog, int teams, bool pairs, int halo) {
   out.teams = teams;
   out.n_phases = int(src.n_phases());
   out.halo = halo;
+  out.direct = direct;
   const std::size_t n_bins = src.n_bins;
   out.int_begin.push_back(0);
   out.real_begin.push_back(0);
   for (int t = 0; t < teams; ++t) {
-    TeamBuilder team(src, pairs && prog.pair_leaves);
+    TeamBuilder team(src, pairs && prog.pair_leaves, direct);
     for (std::size_t ph = 0; ph < src.n_phases(); ++ph) {
       for (std::size_t b = std::size_t(t); b < n_bins; b += std::size_t(teams))
         for (std::int32_t g = src.bin_begin[ph * n_bins + b];

@@ -53,6 +53,11 @@ struct TeamsLayout {
   std::vector<double> reals;
 
   int halo = 0;  // rings of the halo program it was laid out from (0: none)
+  // Table-free words where a row allows: a per-lane operand whose U indices run up by one from
+  // lane to lane becomes a lane-offset word (kTeamKindLane), and a pair whose rows are uniform
+  // or lane-offset carries both indices (team_pair_operands). Less shared memory, a longer
+  // decode (run_local_stream<true>).
+  bool direct = false;
 
   // Scratch memory of the largest team: U in doubles (time included), `state_buffers` arrays of
   // its states (the integrator's stage buffers), then its integer block.
@@ -62,7 +67,8 @@ struct TeamsLayout {
 // Team t runs bins t, t + teams, ... of every phase, in that order. Pair words
 // (Program::pair_leaves) unless `pairs` is false; with halo > 0, the bins extended by that many
 // rings (Program::halo_programs), and a state is the team's own when Program::state_bin puts it
-// in one of the team's bins.
-TeamsLayout layout_teams(const Program& prog, int teams, bool pairs = true, int halo = 0);
+// in one of the team's bins. `direct`: see TeamsLayout::direct.
+TeamsLayout layout_teams(const Program& prog, int teams, bool pairs = true, int halo = 0,
+                         bool direct = false);
 
 }  // namespace hayate::ode

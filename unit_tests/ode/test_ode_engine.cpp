@@ -220,24 +220,31 @@ TYPED_TEST(OdeEngine, TeamsWithAHaloMatchTeamsWithoutBitwise) {
     EngineOptions host_halo;
     host_halo.teams_host_halo = true;
     Engine<TypeParam> b(with_halo, 1, method, ExecMode::Teams, host_halo);
+    EngineOptions direct = host_halo;
+    direct.teams_direct_first = true;
+    Engine<TypeParam> c(with_halo, 1, method, ExecMode::Teams, direct);
+    EXPECT_TRUE(c.teams_direct());
     EXPECT_EQ(a.teams_block_steps(), -1);
     if (!Engine<TypeParam>::on_host && int(with_halo.n_bins) > multiprocessors<TypeParam>())
       continue;
     EXPECT_EQ(b.teams_block_steps(), Engine<TypeParam>::on_host ? block_steps : gpu_block_steps);
     const double dt = 0.01;
-    for (Engine<TypeParam>* e : {&a, &b}) {
+    for (Engine<TypeParam>* e : {&a, &b, &c}) {
       e->set_states(model.state_init);
       // Over the stimulus, in two launches of 17 and 12 steps.
       e->advance(995, 17, dt);
       e->advance(1012, 12, dt);
     }
-    const auto xa = a.states_host(), xb = b.states_host();
+    const auto xa = a.states_host(), xb = b.states_host(), xc = c.states_host();
     ASSERT_EQ(xa.size(), xb.size());
+    ASSERT_EQ(xa.size(), xc.size());
     int bad = 0;
     for (std::size_t i = 0; i < xa.size() && bad < 5; ++i)
-      if (std::memcmp(&xa[i], &xb[i], sizeof(double)) != 0) {
+      if (std::memcmp(&xa[i], &xb[i], sizeof(double)) != 0 ||
+          std::memcmp(&xa[i], &xc[i], sizeof(double)) != 0) {
         ++bad;
-        ADD_FAILURE() << "state " << i << ": " << xa[i] << " with a halo " << xb[i];
+        ADD_FAILURE() << "state " << i << ": " << xa[i] << " with a halo " << xb[i]
+                      << ", table-free " << xc[i];
       }
     // And both still follow the reference interpreter.
     ReferenceInterpreter ref(plain, 1, method);
@@ -270,13 +277,13 @@ Kokkos::View<T*, typename Space::memory_space> to_device(const std::vector<T>& h
 // Case i runs code[begin(i), begin(i) + length(i)) on u[4i, 4i + 4), its derivative into f(i).
 // (A free function: nvcc rejects device lambdas inside gtest's private TestBody.)
 // The unified table has two rows: lane 0 reads u[0] (a) through row 0 and u[1] (b) through row 1.
-template <class Space, class Ints, class Code, class Reals>
+template <class Space, bool Direct, class Ints, class Code, class Reals>
 void run_team_streams(const Code& code, const Ints& begin, const Ints& length, const Ints& itab,
                       const Reals& u, const Reals& f) {
   Kokkos::parallel_for(
       Kokkos::RangePolicy<Space>(0, int(begin.extent(0))), KOKKOS_LAMBDA(const int i) {
-        run_local_stream(code.data() + begin(i), length(i), itab.data(), 0, u.data() + 4 * i,
-                         StreamAssign{f.data(), i});
+        run_local_stream<Direct>(code.data() + begin(i), length(i), itab.data(), 0,
+                                 u.data() + 4 * i, StreamAssign{f.data(), i});
       });
   Kokkos::fence();
 }
@@ -346,33 +353,53 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
                nullptr, s, 0, StreamAssign{f_expected.data(), i});
   }
 
-  auto d_u = to_device<TypeParam>(u);
-  Kokkos::View<double*, MemSpace> d_f("f", std::size_t(n));
+  // The table-free words of a direct layout (TeamsLayout::direct): every U access as a
+  // lane-offset word (lane 0 reads the index itself) and the table pairs as direct pairs.
+  std::vector<std::uint32_t> direct_code = team_code;
+  for (std::uint32_t& w : direct_code) {
+    if (op_of(w) >= kPairFirst)
+      w = with_team_kind(w, std::uint32_t(PUSH_VAR) + 1, team_pair_operands(0, true, 1, true));
+    else if ((w & kTeamReads) != 0)
+      w = with_team_kind(w, kTeamKindLane, arg_of(w));
+  }
   std::vector<int> itab(2 * kWarp, 0);
   itab[kWarp] = 1;
-  run_team_streams<TypeParam>(to_device<TypeParam>(team_code), to_device<TypeParam>(team_begin),
-                              to_device<TypeParam>(team_length), to_device<TypeParam>(itab), d_u,
-                              d_f);
-  std::vector<double> got_u(u.size());
-  std::vector<double> got_f(static_cast<std::size_t>(n));
-  Kokkos::deep_copy(
-      Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(got_u.data(), got_u.size()),
-      d_u);
-  Kokkos::deep_copy(
-      Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(got_f.data(), got_f.size()),
-      d_f);
-  const auto same = [](double p, double q) {
-    return (std::isnan(p) && std::isnan(q)) || std::memcmp(&p, &q, sizeof(double)) == 0;
-  };
-  int bad = 0;
-  for (int i = 0; i < n && bad < 10; ++i) {
-    const std::size_t k = std::size_t(i);
-    if (same(got_u[4 * k + 2], u_expected[4 * k + 2]) && same(got_f[k], f_expected[k])) continue;
-    ++bad;
-    ADD_FAILURE() << "case " << i << " a " << u[4 * k] << " b " << u[4 * k + 1] << ": stored "
-                  << got_u[4 * k + 2] << " expected " << u_expected[4 * k + 2] << ", derivative "
-                  << got_f[k] << " expected " << f_expected[k] << "\n"
-                  << disassemble(code, std::size_t(begin[k]), std::size_t(length[k]));
+  for (int variant = 0; variant < 3; ++variant) {
+    SCOPED_TRACE(variant == 0   ? "table decode"
+                 : variant == 1 ? "direct decode, table words"
+                                : "direct decode, direct words");
+    auto d_u = to_device<TypeParam>(u);
+    Kokkos::View<double*, MemSpace> d_f("f", std::size_t(n));
+    const auto d_code = to_device<TypeParam>(variant == 2 ? direct_code : team_code);
+    if (variant == 0)
+      run_team_streams<TypeParam, false>(d_code, to_device<TypeParam>(team_begin),
+                                         to_device<TypeParam>(team_length),
+                                         to_device<TypeParam>(itab), d_u, d_f);
+    else
+      run_team_streams<TypeParam, true>(d_code, to_device<TypeParam>(team_begin),
+                                        to_device<TypeParam>(team_length),
+                                        to_device<TypeParam>(itab), d_u, d_f);
+    std::vector<double> got_u(u.size());
+    std::vector<double> got_f(static_cast<std::size_t>(n));
+    Kokkos::deep_copy(Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                          got_u.data(), got_u.size()),
+                      d_u);
+    Kokkos::deep_copy(Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                          got_f.data(), got_f.size()),
+                      d_f);
+    const auto same = [](double p, double q) {
+      return (std::isnan(p) && std::isnan(q)) || std::memcmp(&p, &q, sizeof(double)) == 0;
+    };
+    int bad = 0;
+    for (int i = 0; i < n && bad < 10; ++i) {
+      const std::size_t k = std::size_t(i);
+      if (same(got_u[4 * k + 2], u_expected[4 * k + 2]) && same(got_f[k], f_expected[k])) continue;
+      ++bad;
+      ADD_FAILURE() << "case " << i << " a " << u[4 * k] << " b " << u[4 * k + 1] << ": stored "
+                    << got_u[4 * k + 2] << " expected " << u_expected[4 * k + 2] << ", derivative "
+                    << got_f[k] << " expected " << f_expected[k] << "\n"
+                    << disassemble(code, std::size_t(begin[k]), std::size_t(length[k]));
+    }
   }
   // The cases cover both paths of the interpreter.
   EXPECT_GT(n, 2000);
@@ -394,149 +421,171 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
     bool pair_leaves;
     int halo;
   };
-  for (const auto& [model, unify, partitions, teams, pair_leaves, halo] :
-       {Case{&line, true, 0, 1, true, 0}, Case{&line, true, 0, 3, true, 0},
-        Case{&line, true, 8, 8, true, 0}, Case{&line, true, 0, 3, false, 0},
-        Case{&random, true, 3, 2, true, 0}, Case{&random, true, 3, 2, false, 0},
-        Case{&random, false, 4, 3, true, 0}, Case{&line, true, 8, 8, true, 2},
-        Case{&line, true, 25, 25, false, 5}, Case{&random, true, 3, 3, true, 1},
-        Case{&random, false, 4, 4, true, 2}}) {
-    SCOPED_TRACE(testing::Message() << "unify " << unify << " bins " << partitions << " teams "
-                                    << teams << " pairs " << pair_leaves << " halo " << halo);
-    CompilerOptions o = all_passes();
-    o.unify = o.pad = unify;
-    o.partitions = partitions;
-    o.pair_leaves = pair_leaves;
-    o.halo = halo;
-    int pairs = 0;
-    const Program prog = compile(*model, o);
-    ASSERT_EQ(prog.halo_programs.size(), std::size_t(halo));  // none of these closes
-    const TeamsLayout layout = layout_teams(prog, teams, true, halo);
-    std::size_t halo_stores = 0;
-    ASSERT_EQ(layout.teams, teams);
-    ASSERT_EQ(layout.int_begin.size(), std::size_t(teams) + 1);
-    EXPECT_GT(layout.scratch_bytes(), 0u);
+  for (const bool direct : {false, true})
+    for (const auto& [model, unify, partitions, teams, pair_leaves, halo] :
+         {Case{&line, true, 0, 1, true, 0}, Case{&line, true, 0, 3, true, 0},
+          Case{&line, true, 8, 8, true, 0}, Case{&line, true, 0, 3, false, 0},
+          Case{&random, true, 3, 2, true, 0}, Case{&random, true, 3, 2, false, 0},
+          Case{&random, false, 4, 3, true, 0}, Case{&line, true, 8, 8, true, 2},
+          Case{&line, true, 25, 25, false, 5}, Case{&random, true, 3, 3, true, 1},
+          Case{&random, false, 4, 4, true, 2}}) {
+      SCOPED_TRACE(testing::Message()
+                   << "unify " << unify << " bins " << partitions << " teams " << teams << " pairs "
+                   << pair_leaves << " halo " << halo << " direct " << direct);
+      CompilerOptions o = all_passes();
+      o.unify = o.pad = unify;
+      o.partitions = partitions;
+      o.pair_leaves = pair_leaves;
+      o.halo = halo;
+      int pairs = 0, direct_pairs = 0, lane_words = 0, table_words = 0;
+      const Program prog = compile(*model, o);
+      ASSERT_EQ(prog.halo_programs.size(), std::size_t(halo));  // none of these closes
+      const TeamsLayout layout = layout_teams(prog, teams, true, halo, direct);
+      EXPECT_EQ(layout.direct, direct);
+      std::size_t halo_stores = 0;
+      ASSERT_EQ(layout.teams, teams);
+      ASSERT_EQ(layout.int_begin.size(), std::size_t(teams) + 1);
+      EXPECT_GT(layout.scratch_bytes(), 0u);
 
-    // The reference: derivatives and algebraic variables at a state off the initial one.
-    std::vector<double> x = model->state_init;
-    for (std::size_t i = 0; i < x.size(); ++i) x[i] += 1e-3 * double(i % 7);
-    const double t = 10.2;
-    ReferenceInterpreter ref(prog, 1, Method::Euler);
-    ref.x() = x;
-    ref.evaluate(t);
+      // The reference: derivatives and algebraic variables at a state off the initial one.
+      std::vector<double> x = model->state_init;
+      for (std::size_t i = 0; i < x.size(); ++i) x[i] += 1e-3 * double(i % 7);
+      const double t = 10.2;
+      ReferenceInterpreter ref(prog, 1, Method::Euler);
+      ref.x() = x;
+      ref.evaluate(t);
 
-    std::vector<double> f(prog.n_states, std::nan("")), v(prog.n_vars, std::nan(""));
-    std::vector<int> stored_states(prog.n_states, 0), stored_vars(prog.n_vars, 0);
-    struct Team {
-      std::vector<double> u;
-      const std::int32_t *h, *state_src, *state_flag, *var_src, *phase_begin, *groups, *lanes,
-          *itab;
-      const std::uint32_t* code;
-    };
-    std::vector<Team> team(static_cast<std::size_t>(teams));
-    for (int k = 0; k < teams; ++k) {
-      Team& tm = team[std::size_t(k)];
-      tm.h = layout.ints.data() + layout.int_begin[std::size_t(k)];
-      const int ns = tm.h[T_STATES], nv = tm.h[T_VARS], nc = tm.h[T_CONSTS];
-      tm.state_src = tm.h + kTeamFields;
-      tm.state_flag = tm.state_src + ns;
-      tm.var_src = tm.state_flag + ns;
-      tm.phase_begin = tm.var_src + nv;
-      tm.groups = tm.phase_begin + layout.n_phases + 1;
-      tm.lanes = tm.groups + std::size_t(tm.h[T_GROUPS]) * kGroupFields;
-      tm.itab = tm.lanes + tm.h[T_LANES];
-      tm.code = reinterpret_cast<const std::uint32_t*>(tm.itab + tm.h[T_ITAB]);
-      const std::int32_t* end = layout.ints.data() + layout.int_begin[std::size_t(k) + 1];
-      ASSERT_EQ(reinterpret_cast<const std::int32_t*>(tm.code) + tm.h[T_CODE], end);
-      // U: the states, then the variables (each once), the constants (each value once), time.
-      EXPECT_EQ(std::set<std::int32_t>(tm.state_src, tm.state_src + ns).size(), std::size_t(ns));
-      EXPECT_EQ(std::set<std::int32_t>(tm.var_src, tm.var_src + nv).size(), std::size_t(nv));
-      const double* c = layout.reals.data() + layout.real_begin[std::size_t(k)];
-      EXPECT_EQ(std::set<double>(c, c + nc).size(), std::size_t(nc));
-      tm.u.resize(std::size_t(ns + nv + nc + 1));
-      for (int i = 0; i < ns; ++i) tm.u[std::size_t(i)] = x[std::size_t(tm.state_src[i])];
-      for (int j = 0; j < nv; ++j) tm.u[std::size_t(ns + j)] = ref.v[std::size_t(tm.var_src[j])];
-      for (int j = 0; j < nc; ++j) tm.u[std::size_t(ns + nv + j)] = c[j];
-      tm.u[std::size_t(ns + nv + nc)] = t;
-      // Every leaf is a U read (uniform or per lane), time included; a pair reads both its
-      // arguments through the table.
-      for (int w = 0; w < tm.h[T_CODE]; ++w) {
-        const std::uint32_t word = tm.code[w];
-        const Op op = op_of(word);
-        const bool pair = std::uint32_t(op) >= kPairFirst;
-        EXPECT_LE(std::uint32_t(op), kPairLast);
-        const Op leaf = is_leaf(op)                                      ? op
-                        : ((is_binary(op) || pair) && has_operand(word)) ? operand_leaf(word)
-                                                                         : PUSH_VAR;
-        EXPECT_TRUE(leaf == PUSH_VAR || leaf == VAR_IND) << op_name(leaf);
-        if (pair) {
-          ++pairs;
-          EXPECT_EQ(operand_leaf(word), VAR_IND);
-        }
-      }
-    }
-    // Scheduled variables start as NaN in U, so a read before its store (or of another team's
-    // variable) would show in the results.
-    std::set<std::uint32_t> folded;
-    for (const auto& [index, value] : prog.constant_vars) folded.insert(index);
-    for (Team& tm : team)
-      for (int j = 0; j < tm.h[T_VARS]; ++j) {
-        const auto var = std::uint32_t(tm.var_src[j]);
-        if (var < prog.n_alg && !folded.count(var))
-          tm.u[std::size_t(tm.h[T_STATES] + j)] = std::nan("");
-      }
-    for (int ph = 0; ph < layout.n_phases; ++ph)
-      for (Team& tm : team) {
-        // Derivative stores name the U index of their state.
-        const auto assign = [&](std::size_t k, double value) {
-          const std::size_t i = std::size_t(tm.state_src[k]);
-          ASSERT_NE(tm.state_flag[k], STATE_READ) << "state " << i;
-          if (tm.state_flag[k] == STATE_HALO) {
-            EXPECT_EQ(value, ref.f[i]) << "halo state " << i;
-            ++halo_stores;
-            return;
+      std::vector<double> f(prog.n_states, std::nan("")), v(prog.n_vars, std::nan(""));
+      std::vector<int> stored_states(prog.n_states, 0), stored_vars(prog.n_vars, 0);
+      struct Team {
+        std::vector<double> u;
+        const std::int32_t *h, *state_src, *state_flag, *var_src, *phase_begin, *groups, *lanes,
+            *itab;
+        const std::uint32_t* code;
+      };
+      std::vector<Team> team(static_cast<std::size_t>(teams));
+      for (int k = 0; k < teams; ++k) {
+        Team& tm = team[std::size_t(k)];
+        tm.h = layout.ints.data() + layout.int_begin[std::size_t(k)];
+        const int ns = tm.h[T_STATES], nv = tm.h[T_VARS], nc = tm.h[T_CONSTS];
+        tm.state_src = tm.h + kTeamFields;
+        tm.state_flag = tm.state_src + ns;
+        tm.var_src = tm.state_flag + ns;
+        tm.phase_begin = tm.var_src + nv;
+        tm.groups = tm.phase_begin + layout.n_phases + 1;
+        tm.lanes = tm.groups + std::size_t(tm.h[T_GROUPS]) * kGroupFields;
+        tm.itab = tm.lanes + tm.h[T_LANES];
+        tm.code = reinterpret_cast<const std::uint32_t*>(tm.itab + tm.h[T_ITAB]);
+        const std::int32_t* end = layout.ints.data() + layout.int_begin[std::size_t(k) + 1];
+        ASSERT_EQ(reinterpret_cast<const std::int32_t*>(tm.code) + tm.h[T_CODE], end);
+        // U: the states, then the variables (each once), the constants (each value once), time.
+        EXPECT_EQ(std::set<std::int32_t>(tm.state_src, tm.state_src + ns).size(), std::size_t(ns));
+        EXPECT_EQ(std::set<std::int32_t>(tm.var_src, tm.var_src + nv).size(), std::size_t(nv));
+        const double* c = layout.reals.data() + layout.real_begin[std::size_t(k)];
+        EXPECT_EQ(std::set<double>(c, c + nc).size(), std::size_t(nc));
+        tm.u.resize(std::size_t(ns + nv + nc + 1));
+        for (int i = 0; i < ns; ++i) tm.u[std::size_t(i)] = x[std::size_t(tm.state_src[i])];
+        for (int j = 0; j < nv; ++j) tm.u[std::size_t(ns + j)] = ref.v[std::size_t(tm.var_src[j])];
+        for (int j = 0; j < nc; ++j) tm.u[std::size_t(ns + nv + j)] = c[j];
+        tm.u[std::size_t(ns + nv + nc)] = t;
+        // Every leaf is a U read (uniform or per lane), time included; a pair reads both its
+        // arguments through the table, or carries both indices when neither row needs one.
+        for (int w = 0; w < tm.h[T_CODE]; ++w) {
+          const std::uint32_t word = tm.code[w];
+          const Op op = op_of(word);
+          const bool pair = std::uint32_t(op) >= kPairFirst;
+          EXPECT_LE(std::uint32_t(op), kPairLast);
+          const Op leaf = is_leaf(op)                                      ? op
+                          : ((is_binary(op) || pair) && has_operand(word)) ? operand_leaf(word)
+                                                                           : PUSH_VAR;
+          const std::uint32_t kind = (word & kTeamReads) >> kOpBits;
+          // A lane-offset operand's kind field reads as CONST_IND + 1 (kTeamKindLane).
+          EXPECT_TRUE(leaf == PUSH_VAR || leaf == VAR_IND ||
+                      (kind == kTeamKindLane && leaf == CONST_IND))
+              << op_name(leaf);
+          if (pair) {
+            ++pairs;
+            EXPECT_TRUE(operand_leaf(word) == VAR_IND || operand_leaf(word) == PUSH_VAR);
+            direct_pairs += operand_leaf(word) == PUSH_VAR;
           }
-          f[i] = value;
-          ++stored_states[i];
-        };
-        for (int g = tm.phase_begin[ph]; g < tm.phase_begin[ph + 1]; ++g)
-          for (int l = 0; l < kWarp; ++l)
-            run_local_group_lane(tm.code, tm.groups, tm.lanes, tm.itab, g, l, tm.u.data(), assign);
-      }
-    // Without a halo every variable is stored by one team; with one, the variables of a team's
-    // halo are stored again there (with the same values).
-    for (Team& tm : team)
-      for (int j = 0; j < tm.h[T_VARS]; ++j) {
-        const std::size_t var = std::size_t(tm.var_src[j]);
-        if (var >= prog.n_alg) continue;
-        const double value = tm.u[std::size_t(tm.h[T_STATES] + j)];
-        if (std::isnan(value) || folded.count(std::uint32_t(var))) continue;
-        if (stored_vars[var] > 0 && halo > 0) {
-          EXPECT_EQ(value, v[var]) << "variable " << var;
-          continue;
+          lane_words += !pair && kind == kTeamKindLane;
+          table_words += (word & kTeamTable) == kTeamTable;
         }
-        v[var] = value;
-        ++stored_vars[var];
       }
-    if (halo > 0)
-      EXPECT_GT(halo_stores, 0u);
-    else
-      EXPECT_EQ(halo_stores, 0u);
-    for (std::size_t i = 0; i < prog.n_states; ++i) {
-      EXPECT_EQ(stored_states[i], 1) << "state " << i;
-      EXPECT_EQ(f[i], ref.f[i]) << "state " << i;
+      // The cells of a line sit in U in lane order, so most of its per-lane rows need no table.
+      if (!direct) {
+        EXPECT_EQ(lane_words + direct_pairs, 0);
+      } else if (model == &line && unify) {
+        EXPECT_GT(lane_words, 0);
+        if (pair_leaves) EXPECT_GT(direct_pairs, 0);
+      }
+      // Scheduled variables start as NaN in U, so a read before its store (or of another team's
+      // variable) would show in the results.
+      std::set<std::uint32_t> folded;
+      for (const auto& [index, value] : prog.constant_vars) folded.insert(index);
+      for (Team& tm : team)
+        for (int j = 0; j < tm.h[T_VARS]; ++j) {
+          const auto var = std::uint32_t(tm.var_src[j]);
+          if (var < prog.n_alg && !folded.count(var))
+            tm.u[std::size_t(tm.h[T_STATES] + j)] = std::nan("");
+        }
+      for (int ph = 0; ph < layout.n_phases; ++ph)
+        for (Team& tm : team) {
+          // Derivative stores name the U index of their state.
+          const auto assign = [&](std::size_t k, double value) {
+            const std::size_t i = std::size_t(tm.state_src[k]);
+            ASSERT_NE(tm.state_flag[k], STATE_READ) << "state " << i;
+            if (tm.state_flag[k] == STATE_HALO) {
+              EXPECT_EQ(value, ref.f[i]) << "halo state " << i;
+              ++halo_stores;
+              return;
+            }
+            f[i] = value;
+            ++stored_states[i];
+          };
+          for (int g = tm.phase_begin[ph]; g < tm.phase_begin[ph + 1]; ++g)
+            for (int l = 0; l < kWarp; ++l)
+              if (direct)
+                run_local_group_lane<true>(tm.code, tm.groups, tm.lanes, tm.itab, g, l, tm.u.data(),
+                                           assign);
+              else
+                run_local_group_lane<false>(tm.code, tm.groups, tm.lanes, tm.itab, g, l,
+                                            tm.u.data(), assign);
+        }
+      // Without a halo every variable is stored by one team; with one, the variables of a team's
+      // halo are stored again there (with the same values).
+      for (Team& tm : team)
+        for (int j = 0; j < tm.h[T_VARS]; ++j) {
+          const std::size_t var = std::size_t(tm.var_src[j]);
+          if (var >= prog.n_alg) continue;
+          const double value = tm.u[std::size_t(tm.h[T_STATES] + j)];
+          if (std::isnan(value) || folded.count(std::uint32_t(var))) continue;
+          if (stored_vars[var] > 0 && halo > 0) {
+            EXPECT_EQ(value, v[var]) << "variable " << var;
+            continue;
+          }
+          v[var] = value;
+          ++stored_vars[var];
+        }
+      if (halo > 0)
+        EXPECT_GT(halo_stores, 0u);
+      else
+        EXPECT_EQ(halo_stores, 0u);
+      for (std::size_t i = 0; i < prog.n_states; ++i) {
+        EXPECT_EQ(stored_states[i], 1) << "state " << i;
+        EXPECT_EQ(f[i], ref.f[i]) << "state " << i;
+      }
+      for (std::size_t j = 0; j < prog.n_alg; ++j) {
+        if (folded.count(std::uint32_t(j))) continue;
+        EXPECT_EQ(stored_vars[j], 1) << "variable " << j;
+        EXPECT_EQ(v[j], ref.v[j]) << "variable " << j;
+      }
+      // Pairs only come from unified streams, and only when asked for.
+      if (unify && pair_leaves)
+        EXPECT_GT(pairs, 0);
+      else
+        EXPECT_EQ(pairs, 0);
     }
-    for (std::size_t j = 0; j < prog.n_alg; ++j) {
-      if (folded.count(std::uint32_t(j))) continue;
-      EXPECT_EQ(stored_vars[j], 1) << "variable " << j;
-      EXPECT_EQ(v[j], ref.v[j]) << "variable " << j;
-    }
-    // Pairs only come from unified streams, and only when asked for.
-    if (unify && pair_leaves)
-      EXPECT_GT(pairs, 0);
-    else
-      EXPECT_EQ(pairs, 0);
-  }
 }
 
 // A forced oscillator x'' = -x + t, x(0) = 1, x'(0) = 0, with a known solution.
