@@ -75,33 +75,29 @@ class TeamBuilder {
             code.push_back(team_word(word(w)));
             continue;
           }
-          if (!direct_) {
-            code.push_back(
-                team_word(w.make(std::uint32_t(itab.size() / kWarp) - std::uint32_t(rec[G_ITAB]))));
-            for (const auto& entry : w.slot) itab.push_back(std::int32_t(u(*entry.ref)));
-            continue;
-          }
-          // A row whose lanes all read one value, or values one apart in lane order, needs no
-          // table: its word carries the index (and for a pair both indices).
-          const std::uint32_t made = team_word(w.make(0));
-          Row rows[2];
-          const std::size_t n_rows = w.slot.size() / kWarp;
-          for (std::size_t r = 0; r < n_rows; ++r)
-            rows[r] = classify(w.slot.data() + r * kWarp, g.count, u);
-          const bool pair = op_of(made) >= kPairFirst;
-          if (!pair && rows[0].kind != Row::TABLE) {
-            code.push_back(with_team_kind(
-                made, rows[0].kind == Row::UNIFORM ? std::uint32_t(PUSH_VAR) + 1 : kTeamKindLane,
-                rows[0].first));
-            continue;
-          }
-          if (pair && rows[0].kind != Row::TABLE && rows[1].kind != Row::TABLE &&
-              rows[0].first <= kTeamPairIndexMax && rows[1].first <= kTeamPairIndexMax) {
-            code.push_back(
-                with_team_kind(made, std::uint32_t(PUSH_VAR) + 1,
-                               team_pair_operands(rows[0].first, rows[0].kind == Row::LANE,
-                                                  rows[1].first, rows[1].kind == Row::LANE)));
-            continue;
+          // Direct layouts: a row whose lanes all read one value, or values one apart in lane
+          // order, needs no table; its word carries the index (and for a pair both indices).
+          if (direct_) {
+            const std::uint32_t made = team_word(w.make(0));
+            Row rows[2];
+            const std::size_t n_rows = w.slot.size() / kWarp;
+            for (std::size_t r = 0; r < n_rows; ++r)
+              rows[r] = classify(w.slot.data() + r * kWarp, g.count, u);
+            const bool pair = op_of(made) >= kPairFirst;
+            if (!pair && rows[0].kind != Row::TABLE) {
+              code.push_back(with_team_kind(
+                  made, rows[0].kind == Row::UNIFORM ? std::uint32_t(PUSH_VAR) + 1 : kTeamKindLane,
+                  rows[0].first));
+              continue;
+            }
+            if (pair && rows[0].kind != Row::TABLE && rows[1].kind != Row::TABLE &&
+                rows[0].first <= kTeamPairIndexMax && rows[1].first <= kTeamPairIndexMax) {
+              code.push_back(
+                  with_team_kind(made, std::uint32_t(PUSH_VAR) + 1,
+                                 team_pair_operands(rows[0].first, rows[0].kind == Row::LANE,
+                                                    rows[1].first, rows[1].kind == Row::LANE)));
+              continue;
+            }
           }
           code.push_back(
               team_word(w.make(std::uint32_t(itab.size() / kWarp) - std::uint32_t(rec[G_ITAB]))));
