@@ -322,7 +322,7 @@ class GravityProblem final : public core::Problem {
       int coarsest_due = 0;
       {
         auto scope = ctx.timers.scope("integrate");
-        const LevelRange levels = block_levels(p_);
+        const LevelRange levels = block_levels(p_, level_work_);
         const std::int64_t stride = ticks >> levels.finest;
         const std::int64_t next = (tick / stride + 1) * stride;
         drift(p_, double(next - tick) * dt_min);
@@ -419,6 +419,7 @@ class GravityProblem final : public core::Problem {
   Vec tmp_acc_, tmp_jerk_, x0_, v0_;
   Kokkos::View<int*, typename Space::memory_space> active_;
   Kokkos::View<int*, typename Space::memory_space> select_work_;  // block_select's chunk counts
+  Kokkos::View<int*, typename Space::memory_space> level_work_;   // block_levels' chunk ranges
   std::int64_t step_ = 0;
   double time_ = 0;
   double e0_ = 0;

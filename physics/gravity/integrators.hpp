@@ -115,15 +115,70 @@ void block_open(const Particles<Space>& p, const double dt_max, const double eta
 struct LevelRange {
   int coarsest, finest;
 };
+
+// Block-step passes over all particles go by chunks of kBlockChunk particles, one team each.
+// Index r of a team loop over `runs` (the team size) visits the chunk's particles r, r + runs,
+// ..., kStride at a time, their loads issued before any is used. A plain team loop has one load
+// in flight per thread (block_count 54 -> 43 us per tick at 2^23 on the H100, launch and wait
+// included; benchmarks/NOTES.md, twenty-eighth round).
+inline constexpr int kBlockChunk = 4096;
+inline constexpr int kStride = 4;
+
+struct ChunkRange {
+  int begin, end;
+  KOKKOS_INLINE_FUNCTION ChunkRange(const int n, const int c)
+      : begin(c * kBlockChunk),
+        end(n - c * kBlockChunk < kBlockChunk ? n : (c + 1) * kBlockChunk) {}
+};
+
+// The levels of particles i, i + step, ... (kStride of them; -1 past `end`), all loaded first.
+template <class LevelView>
+KOKKOS_INLINE_FUNCTION void load_levels(const LevelView& level, const int i, const int step,
+                                        const int end, int (&l)[kStride]) {
+  for (int k = 0; k < kStride; ++k) l[k] = i + k * step < end ? level(i + k * step) : -1;
+}
+
+// `work` is kept between calls (one min and max per chunk).
 template <class Space>
-LevelRange block_levels(const Particles<Space>& p) {
+LevelRange block_levels(const Particles<Space>& p,
+                        Kokkos::View<int*, typename Space::memory_space>& work) {
+  const int n = p.n, chunks = (n + kBlockChunk - 1) / kBlockChunk;
+  ensure_size(work, 2 * chunks, "hayate::gravity::block_level_chunks");
   const auto level = p.level;
+  const auto range = work;
+  using Policy = Kokkos::TeamPolicy<Space>;
+  using Member = typename Policy::member_type;
+  Kokkos::parallel_for(
+      "hayate::gravity::block_levels", Policy(chunks, Kokkos::AUTO),
+      KOKKOS_LAMBDA(const Member& team) {
+        const int c = team.league_rank(), runs = team.team_size();
+        const ChunkRange chunk(n, c);
+        Kokkos::MinMaxScalar<int> r;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, runs),
+            [&](const int k, Kokkos::MinMaxScalar<int>& m) {
+              for (int i = chunk.begin + k; i < chunk.end; i += kStride * runs) {
+                int l[kStride];
+                load_levels(level, i, runs, chunk.end, l);
+                for (int j = 0; j < kStride; ++j) {
+                  if (l[j] < 0) continue;
+                  m.min_val = l[j] < m.min_val ? l[j] : m.min_val;
+                  m.max_val = l[j] > m.max_val ? l[j] : m.max_val;
+                }
+              }
+            },
+            Kokkos::MinMax<int>(r));
+        Kokkos::single(Kokkos::PerTeam(team), [&]() {
+          range(2 * c) = r.min_val;
+          range(2 * c + 1) = r.max_val;
+        });
+      });
   Kokkos::MinMaxScalar<int> r;
   Kokkos::parallel_reduce(
-      "hayate::gravity::block_levels", Kokkos::RangePolicy<Space>(0, p.n),
-      KOKKOS_LAMBDA(const int i, Kokkos::MinMaxScalar<int>& m) {
-        m.min_val = level(i) < m.min_val ? level(i) : m.min_val;
-        m.max_val = level(i) > m.max_val ? level(i) : m.max_val;
+      "hayate::gravity::block_level_range", Kokkos::RangePolicy<Space>(0, chunks),
+      KOKKOS_LAMBDA(const int c, Kokkos::MinMaxScalar<int>& m) {
+        m.min_val = range(2 * c) < m.min_val ? range(2 * c) : m.min_val;
+        m.max_val = range(2 * c + 1) > m.max_val ? range(2 * c + 1) : m.max_val;
       },
       Kokkos::MinMax<int>(r));
   return {r.min_val, r.max_val};
@@ -136,34 +191,49 @@ struct DueAt {
   Kokkos::View<const int*, typename Space::memory_space> level;
   std::int64_t tick;
   int max_level;
-  KOKKOS_INLINE_FUNCTION bool operator()(const int i) const {
-    return (tick & ((std::int64_t(1) << (max_level - level(i))) - 1)) == 0;
+  KOKKOS_INLINE_FUNCTION bool operator()(const int i) const { return of_level(level(i)); }
+  // For a level already loaded; false for the -1 of load_levels.
+  KOKKOS_INLINE_FUNCTION bool of_level(const int l) const {
+    return l >= 0 && (tick & ((std::int64_t(1) << (max_level - l)) - 1)) == 0;
   }
 };
 
 // Lists (in index order) the particles whose step ends at `tick`; returns their count.
-// `work` is kept between calls. By chunks of particles: each chunk's count (a team
-// reduction), an exclusive scan of the counts, then each chunk's entries from a team scan.
-// Kokkos' scan over all particles took two 0.1 ms passes per tick at 2^23 on the H100.
+// `work` is kept between calls. By chunks: each chunk's count, an exclusive scan of the
+// counts, then each chunk's entries. For those the team copies the chunk's levels into scratch
+// (strided, kStride loads in flight), and each thread lists one run of consecutive particles
+// at its offset from a single team scan. A team scan over the particles took one scan step per
+// team-size particles (block_active 130 -> 99 us per tick at 2^23 on the H100). Reading the
+// runs straight from global memory was slower still (210 us): each load of a warp touched 32
+// lines.
 template <class Space>
 int block_select(const Particles<Space>& p, const std::int64_t tick, const int max_level,
                  const Kokkos::View<int*, typename Space::memory_space>& active,
                  Kokkos::View<int*, typename Space::memory_space>& work) {
-  constexpr int chunk = 4096;
-  const int n = p.n, chunks = (n + chunk - 1) / chunk;
+  const int n = p.n, chunks = (n + kBlockChunk - 1) / kBlockChunk;
   ensure_size(work, chunks, "hayate::gravity::block_chunks");
   const auto base = work;
+  const auto level = p.level;
   const DueAt<Space> due{p.level, tick, max_level};
   using Policy = Kokkos::TeamPolicy<Space>;
   using Member = typename Policy::member_type;
   Kokkos::parallel_for(
       "hayate::gravity::block_count", Policy(chunks, Kokkos::AUTO),
       KOKKOS_LAMBDA(const Member& team) {
-        const int b = team.league_rank() * chunk, e = n - b < chunk ? n : b + chunk;
+        const int c = team.league_rank(), runs = team.team_size();
+        const ChunkRange chunk(n, c);
         int count = 0;
         Kokkos::parallel_reduce(
-            Kokkos::TeamThreadRange(team, b, e), [&](const int i, int& c) { c += due(i); }, count);
-        Kokkos::single(Kokkos::PerTeam(team), [&]() { base(team.league_rank()) = count; });
+            Kokkos::TeamThreadRange(team, runs),
+            [&](const int k, int& sum) {
+              for (int i = chunk.begin + k; i < chunk.end; i += kStride * runs) {
+                int l[kStride];
+                load_levels(level, i, runs, chunk.end, l);
+                for (int j = 0; j < kStride; ++j) sum += due.of_level(l[j]);
+              }
+            },
+            count);
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { base(c) = count; });
       });
   int total = 0;
   Kokkos::parallel_scan(
@@ -174,17 +244,37 @@ int block_select(const Particles<Space>& p, const std::int64_t tick, const int m
         offset += count;
       },
       total);
+  using Scratch = Kokkos::View<int*, typename Space::scratch_memory_space,
+                               Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   Kokkos::parallel_for(
-      "hayate::gravity::block_active", Policy(chunks, Kokkos::AUTO),
+      "hayate::gravity::block_active",
+      Policy(chunks, Kokkos::AUTO)
+          .set_scratch_size(0, Kokkos::PerTeam(Scratch::shmem_size(kBlockChunk))),
       KOKKOS_LAMBDA(const Member& team) {
-        const int b = team.league_rank() * chunk, e = n - b < chunk ? n : b + chunk;
-        const int first = base(team.league_rank());
-        Kokkos::parallel_scan(Kokkos::TeamThreadRange(team, b, e),
-                              [&](const int i, int& offset, const bool last) {
-                                if (due(i)) {
-                                  if (last) active(first + offset) = i;
-                                  ++offset;
+        const int c = team.league_rank(), runs = team.team_size();
+        const ChunkRange chunk(n, c);
+        const int length = chunk.end - chunk.begin;
+        const Scratch local(team.team_scratch(0), kBlockChunk);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(team, runs), [&](const int k) {
+          for (int i = chunk.begin + k; i < chunk.end; i += kStride * runs) {
+            int l[kStride];
+            load_levels(level, i, runs, chunk.end, l);
+            for (int j = 0; j < kStride; ++j)
+              if (l[j] >= 0) local(i - chunk.begin + j * runs) = l[j];
+          }
+        });
+        team.team_barrier();
+        const int first = base(c), run = (length + runs - 1) / runs;
+        Kokkos::parallel_scan(Kokkos::TeamThreadRange(team, runs),
+                              [&](const int k, int& offset, const bool last) {
+                                const int b = k * run < length ? k * run : length;
+                                const int e = b + run < length ? b + run : length;
+                                if (last) {
+                                  int at = first + offset;
+                                  for (int i = b; i < e; ++i)
+                                    if (due.of_level(local(i))) active(at++) = chunk.begin + i;
                                 }
+                                for (int i = b; i < e; ++i) offset += due.of_level(local(i));
                               });
       });
   return total;

@@ -1,10 +1,12 @@
-// Block-step selection: the chunked list of due particles against a serial reference.
+// Block-step passes: the chunked list of due particles and the level range against serial
+// references.
 #include "gravity/integrators.hpp"
 #include "test_spaces.hpp"
 #include "util/random.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -44,6 +46,39 @@ TYPED_TEST(GravityIntegrators, BlockSelectListsTheDueParticlesInOrder) {
       auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), active);
       for (int k = 0; k < count; ++k)
         ASSERT_EQ(got(k), expect[k]) << "n " << n << " tick " << tick << " entry " << k;
+    }
+  }
+}
+
+// The coarsest and finest levels in use, for sizes below, at and across the chunk size, with
+// the extremes placed at the first particle, the last one, and inside a later chunk.
+TYPED_TEST(GravityIntegrators, BlockLevelsFindTheCoarsestAndFinest) {
+  using Space = TypeParam;
+  using Mem = typename Space::memory_space;
+  Kokkos::View<int*, Mem> work;
+  for (const int n : {1, 77, 4096, 4097, 3 * 4096 + 5, 20000}) {
+    for (int where = 0; where < 3; ++where) {
+      Particles<Space> p(n);
+      auto level = Kokkos::create_mirror_view(p.level);
+      for (int i = 0; i < n; ++i)
+        level(i) = 3 + int(hayate::util::uniform01(7 + n, where, i) * 5);  // 3..7
+      const int lo = where == 0 ? 0 : where == 1 ? n - 1 : (n * 2) / 3;
+      const int hi = where == 0 ? n - 1 : where == 1 ? 0 : n / 3;
+      level(hi) = 11;
+      level(lo) = 1;  // wins where lo == hi (n = 1)
+      Kokkos::deep_copy(p.level, level);
+      const LevelRange r = block_levels(p, work);
+      int expect_lo = level(0), expect_hi = level(0);
+      for (int i = 0; i < n; ++i) {
+        expect_lo = std::min(expect_lo, level(i));
+        expect_hi = std::max(expect_hi, level(i));
+      }
+      EXPECT_EQ(r.coarsest, expect_lo) << "n " << n << " case " << where;
+      EXPECT_EQ(r.finest, expect_hi) << "n " << n << " case " << where;
+      if (n > 1) {
+        EXPECT_EQ(r.coarsest, 1) << "n " << n << " case " << where;
+        EXPECT_EQ(r.finest, 11) << "n " << n << " case " << where;
+      }
     }
   }
 }
