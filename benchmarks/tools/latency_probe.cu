@@ -1,8 +1,9 @@
 // Latency probe: cycles per step of dependent chains on one warp, for the pieces of the ODE teams
 // interpreter's word: shared and local loads, FP64 and integer arithmetic, selects, a uniform
-// branch, a switch (a compare tree), a stack-free binary word, and stack words with the stack in
-// local or shared memory, with a never-taken slow-path test, inside a divergent region. Numbers
-// and reading: benchmarks/NOTES.md, twenty-eighth round. Not part of the CMake build:
+// branch, a switch (a compare tree), a stack-free binary word, a register-slot word, and stack
+// words with the stack in local or shared memory, with a never-taken slow-path test, inside a
+// divergent region. Numbers and reading: benchmarks/NOTES.md, twenty-eighth round. Not part of the
+// CMake build:
 //   nvcc -O3 -arch=sm_90 -o latency_probe benchmarks/tools/latency_probe.cu && ./latency_probe
 #include <cstdint>
 #include <cstdio>
@@ -356,6 +357,47 @@ __global__ void k_fast_below(const unsigned* code, const int* tab, const double*
   }
 }
 
+// 13. a register-machine word without a stack or branch: two sources, each a value of u (through
+// the table or not) or one of four register slots, +, * or - side by side, the result into one
+// slot. Word: op bits 0-1, source kinds bits 2-3 (1 = u), table bit 8, u index bits 10-14,
+// source slots bits 20-21 and 22-23, destination slot bits 24-25.
+__global__ void k_register_word(const unsigned* code, const int* tab, const double* init, Out* o) {
+  __shared__ unsigned c[N];
+  __shared__ int t[1024];
+  __shared__ double u[1024];
+  for (int i = threadIdx.x; i < N; i += blockDim.x) c[i] = code[i];
+  for (int i = threadIdx.x; i < 1024; i += blockDim.x) {
+    t[i] = tab[i];
+    u[i] = init[i];
+  }
+  __syncthreads();
+  double r0 = threadIdx.x, r1 = 1.0, r2 = 2.0, r3 = 3.0;
+  unsigned next = c[0];
+  long long t0 = clock64();
+  for (int pc = 0; pc < N; ++pc) {
+    const unsigned w = next;
+    if (pc + 1 < N) next = c[pc + 1];
+    const unsigned op = w & 3, a = (w >> 10) & 31;
+    const int at = (w & 0x100) ? t[a * 32 + threadIdx.x] : int(a);
+    const double v = u[at];
+    const unsigned s1 = (w >> 20) & 3, s2 = (w >> 22) & 3, d = (w >> 24) & 3;
+    const double q1 = (s1 & 2) ? ((s1 & 1) ? r3 : r2) : ((s1 & 1) ? r1 : r0);
+    const double q2 = (s2 & 2) ? ((s2 & 1) ? r3 : r2) : ((s2 & 1) ? r1 : r0);
+    const double x = (w & 4) ? v : q1, y = (w & 8) ? v : q2;
+    const double sum = x + y, product = x * y, difference = x - y;
+    const double r = op == 0 ? sum : op == 1 ? product : difference;
+    r0 = d == 0 ? r : r0;
+    r1 = d == 1 ? r : r1;
+    r2 = d == 2 ? r : r2;
+    r3 = d == 3 ? r : r3;
+  }
+  long long t1 = clock64();
+  if (threadIdx.x == 0) {
+    o->cycles = t1 - t0;
+    o->sink = r0 + r1 + r2 + r3;
+  }
+}
+
 int main() {
   int h_init[1024], h_code[N], h_tab[1024];
   double h_d[1024];
@@ -398,6 +440,17 @@ int main() {
   unsigned* d_f;
   cudaMalloc(&d_f, sizeof h_f);
   cudaMemcpy(d_f, h_f, sizeof h_f, cudaMemcpyHostToDevice);
+  // register words: each reads the slot the word before wrote (a dependent chain), the other
+  // source alternating between u and a slot
+  unsigned h_r[N];
+  for (int i = 0; i < N; ++i) {
+    const unsigned prev = unsigned(i + 3) & 3, dst = unsigned(i) & 3;
+    h_r[i] = (i % 3) | ((i & 1) ? 4u : 0u) | ((((i * 5) & 31)) << 10) | ((i % 4 == 0) ? 0x100 : 0) |
+             (prev << 22) | (((i * 7) & 3) << 20) | (dst << 24);
+  }
+  unsigned* d_r;
+  cudaMalloc(&d_r, sizeof h_r);
+  cudaMemcpy(d_r, h_r, sizeof h_r, cudaMemcpyHostToDevice);
   const char* names[] = {"lds_chase_int",
                          "lds_dependent_double",
                          "ldl_chase",
@@ -411,8 +464,9 @@ int main() {
                          "fast_word_slow_test",
                          "fast_word_slow_test_diverged",
                          "fast_word_shared_stack",
-                         "fast_word_below_in_register"};
-  for (int k = 0; k < 14; ++k) {
+                         "fast_word_below_in_register",
+                         "register_word"};
+  for (int k = 0; k < 15; ++k) {
     long long best = -1;
     Out h;
     for (int rep = 0; rep < 5; ++rep) {
@@ -458,6 +512,9 @@ int main() {
           break;
         case 13:
           k_fast_below<<<1, 32>>>(d_f, d_tab, d_d, d_o);
+          break;
+        case 14:
+          k_register_word<<<1, 32>>>(d_r, d_tab, d_d, d_o);
           break;
       }
       cudaMemcpy(&h, d_o, sizeof h, cudaMemcpyDeviceToHost);
