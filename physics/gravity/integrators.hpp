@@ -131,11 +131,17 @@ struct ChunkRange {
         end(n - c * kBlockChunk < kBlockChunk ? n : (c + 1) * kBlockChunk) {}
 };
 
-// The levels of particles i, i + step, ... (kStride of them; -1 past `end`), all loaded first.
-template <class LevelView>
-KOKKOS_INLINE_FUNCTION void load_levels(const LevelView& level, const int i, const int step,
-                                        const int end, int (&l)[kStride]) {
-  for (int k = 0; k < kStride; ++k) l[k] = i + k * step < end ? level(i + k * step) : -1;
+// Index k's share of a chunk (of a team loop over `runs`): particles chunk.begin + k, + runs,
+// ..., kStride of their levels loaded before f(i, level of i) sees any of them.
+template <class LevelView, class F>
+KOKKOS_INLINE_FUNCTION void for_levels(const LevelView& level, const ChunkRange& chunk, const int k,
+                                       const int runs, const F& f) {
+  for (int i = chunk.begin + k; i < chunk.end; i += kStride * runs) {
+    int l[kStride];
+    for (int j = 0; j < kStride; ++j) l[j] = i + j * runs < chunk.end ? level(i + j * runs) : -1;
+    for (int j = 0; j < kStride; ++j)
+      if (l[j] >= 0) f(i + j * runs, l[j]);
+  }
 }
 
 // `work` is kept between calls (one min and max per chunk).
@@ -157,15 +163,10 @@ LevelRange block_levels(const Particles<Space>& p,
         Kokkos::parallel_reduce(
             Kokkos::TeamThreadRange(team, runs),
             [&](const int k, Kokkos::MinMaxScalar<int>& m) {
-              for (int i = chunk.begin + k; i < chunk.end; i += kStride * runs) {
-                int l[kStride];
-                load_levels(level, i, runs, chunk.end, l);
-                for (int j = 0; j < kStride; ++j) {
-                  if (l[j] < 0) continue;
-                  m.min_val = l[j] < m.min_val ? l[j] : m.min_val;
-                  m.max_val = l[j] > m.max_val ? l[j] : m.max_val;
-                }
-              }
+              for_levels(level, chunk, k, runs, [&](const int, const int l) {
+                m.min_val = l < m.min_val ? l : m.min_val;
+                m.max_val = l > m.max_val ? l : m.max_val;
+              });
             },
             Kokkos::MinMax<int>(r));
         Kokkos::single(Kokkos::PerTeam(team), [&]() {
@@ -192,7 +193,7 @@ struct DueAt {
   std::int64_t tick;
   int max_level;
   KOKKOS_INLINE_FUNCTION bool operator()(const int i) const { return of_level(level(i)); }
-  // For a level already loaded; false for the -1 of load_levels.
+  // For a level already loaded.
   KOKKOS_INLINE_FUNCTION bool of_level(const int l) const {
     return l >= 0 && (tick & ((std::int64_t(1) << (max_level - l)) - 1)) == 0;
   }
@@ -226,11 +227,8 @@ int block_select(const Particles<Space>& p, const std::int64_t tick, const int m
         Kokkos::parallel_reduce(
             Kokkos::TeamThreadRange(team, runs),
             [&](const int k, int& sum) {
-              for (int i = chunk.begin + k; i < chunk.end; i += kStride * runs) {
-                int l[kStride];
-                load_levels(level, i, runs, chunk.end, l);
-                for (int j = 0; j < kStride; ++j) sum += due.of_level(l[j]);
-              }
+              for_levels(level, chunk, k, runs,
+                         [&](const int, const int l) { sum += due.of_level(l); });
             },
             count);
         Kokkos::single(Kokkos::PerTeam(team), [&]() { base(c) = count; });
@@ -256,12 +254,8 @@ int block_select(const Particles<Space>& p, const std::int64_t tick, const int m
         const int length = chunk.end - chunk.begin;
         const Scratch local(team.team_scratch(0), kBlockChunk);
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, runs), [&](const int k) {
-          for (int i = chunk.begin + k; i < chunk.end; i += kStride * runs) {
-            int l[kStride];
-            load_levels(level, i, runs, chunk.end, l);
-            for (int j = 0; j < kStride; ++j)
-              if (l[j] >= 0) local(i - chunk.begin + j * runs) = l[j];
-          }
+          for_levels(level, chunk, k, runs,
+                     [&](const int i, const int l) { local(i - chunk.begin) = l; });
         });
         team.team_barrier();
         const int first = base(c), run = (length + runs - 1) / runs;
