@@ -14,6 +14,19 @@ struct Out {
   double sink;
 };
 
+// Copies of a kernel's inputs into shared memory (the teams kernel's program and U live there).
+template <class T>
+__device__ void stage(T* to, const T* from, int n) {
+  for (int i = threadIdx.x; i < n; i += blockDim.x) to[i] = from[i];
+}
+// The chain's cycles and its value (so that the chain is not optimised away), from lane 0.
+__device__ void report(Out* o, long long t0, long long t1, double sink) {
+  if (threadIdx.x == 0) {
+    o->cycles = t1 - t0;
+    o->sink = sink;
+  }
+}
+
 // 1. shared-memory pointer chase: idx = s[idx]
 __global__ void k_lds(const int* init, Out* o) {
   __shared__ int s[1024];
@@ -23,10 +36,7 @@ __global__ void k_lds(const int* init, Out* o) {
   long long t0 = clock64();
   for (int i = 0; i < N; ++i) idx = s[idx];
   long long t1 = clock64();
-  if (threadIdx.x == 0) {
-    o->cycles = t1 - t0;
-    o->sink = idx;
-  }
+  report(o, t0, t1, idx);
 }
 // 2. shared double load whose address depends on the previous value (as an operand read after its
 // table read): v = u[(int)v & 1023]
@@ -38,10 +48,7 @@ __global__ void k_lds64(const double* init, Out* o) {
   long long t0 = clock64();
   for (int i = 0; i < N; ++i) v = u[int(v) & 1023];
   long long t1 = clock64();
-  if (threadIdx.x == 0) {
-    o->cycles = t1 - t0;
-    o->sink = v;
-  }
+  report(o, t0, t1, v);
 }
 // 3. local-memory chase (the interpreter's stack): a dynamic index into a per-thread array
 __global__ void k_ldl(const int* init, Out* o) {
@@ -51,10 +58,7 @@ __global__ void k_ldl(const int* init, Out* o) {
   long long t0 = clock64();
   for (int i = 0; i < N; ++i) idx = st[idx];
   long long t1 = clock64();
-  if (threadIdx.x == 0) {
-    o->cycles = t1 - t0;
-    o->sink = idx;
-  }
+  report(o, t0, t1, idx);
 }
 // 4. FP64 add chain
 __global__ void k_dadd(double a, Out* o) {
@@ -63,10 +67,7 @@ __global__ void k_dadd(double a, Out* o) {
 #pragma unroll 16
   for (int i = 0; i < N; ++i) x = x + a;
   long long t1 = clock64();
-  if (threadIdx.x == 0) {
-    o->cycles = t1 - t0;
-    o->sink = x;
-  }
+  report(o, t0, t1, x);
 }
 // 5. integer chain (decode-like: shift, mask, multiply-add)
 __global__ void k_int(unsigned a, Out* o) {
@@ -75,10 +76,7 @@ __global__ void k_int(unsigned a, Out* o) {
 #pragma unroll 16
   for (int i = 0; i < N; ++i) x = x * a + 7u;
   long long t1 = clock64();
-  if (threadIdx.x == 0) {
-    o->cycles = t1 - t0;
-    o->sink = x;
-  }
+  report(o, t0, t1, x);
 }
 // 6. double select chain: x = p ? x + a : y (FSEL pair after a DADD)
 __global__ void k_sel(double a, int p, Out* o) {
@@ -90,15 +88,12 @@ __global__ void k_sel(double a, int p, Out* o) {
     x = ((i ^ p) & 1) ? z : (z + y);
   }
   long long t1 = clock64();
-  if (threadIdx.x == 0) {
-    o->cycles = t1 - t0;
-    o->sink = x;
-  }
+  report(o, t0, t1, x);
 }
 // 7. a uniform data-dependent branch per step on the chain: the value decides the branch
 __global__ void k_branch(const int* code, Out* o) {
   __shared__ int c[N];
-  for (int i = threadIdx.x; i < N; i += blockDim.x) c[i] = code[i];
+  stage(c, code, N);
   __syncthreads();
   double x = threadIdx.x;
   long long t0 = clock64();
@@ -110,16 +105,13 @@ __global__ void k_branch(const int* code, Out* o) {
       x = x * 1.0000001;
   }
   long long t1 = clock64();
-  if (threadIdx.x == 0) {
-    o->cycles = t1 - t0;
-    o->sink = x;
-  }
+  report(o, t0, t1, x);
 }
 // 8. the same with the opcode tested through a chain of 6 compares (a switch the compiler makes a
 // tree of)
 __global__ void k_switch(const int* code, Out* o) {
   __shared__ int c[N];
-  for (int i = threadIdx.x; i < N; i += blockDim.x) c[i] = code[i];
+  stage(c, code, N);
   __syncthreads();
   double x = threadIdx.x;
   long long t0 = clock64();
@@ -167,10 +159,7 @@ __global__ void k_switch(const int* code, Out* o) {
     }
   }
   long long t1 = clock64();
-  if (threadIdx.x == 0) {
-    o->cycles = t1 - t0;
-    o->sink = x;
-  }
+  report(o, t0, t1, x);
 }
 // 9. a mini interpreter word: word from shared (next word prefetched), table read, operand read,
 // select of the side, add/mul/sub side by side, select of the result: the parent's binary-family
@@ -179,11 +168,9 @@ __global__ void k_word(const unsigned* code, const int* tab, const double* init,
   __shared__ unsigned c[N];
   __shared__ int t[1024];
   __shared__ double u[1024];
-  for (int i = threadIdx.x; i < N; i += blockDim.x) c[i] = code[i];
-  for (int i = threadIdx.x; i < 1024; i += blockDim.x) {
-    t[i] = tab[i];
-    u[i] = init[i];
-  }
+  stage(c, code, N);
+  stage(t, tab, 1024);
+  stage(u, init, 1024);
   __syncthreads();
   double top = threadIdx.x;
   unsigned next = c[0];
@@ -200,10 +187,7 @@ __global__ void k_word(const unsigned* code, const int* tab, const double* init,
     top = op == 0 ? s : op == 1 ? p : d;
   }
   long long t1 = clock64();
-  if (threadIdx.x == 0) {
-    o->cycles = t1 - t0;
-    o->sink = top;
-  }
+  report(o, t0, t1, top);
 }
 
 // 10. a fast-path word of a stack machine without a branch: leaf push, operand or stack binary
@@ -216,11 +200,9 @@ __global__ void k_fast(const unsigned* code, const int* tab, const double* init,
   __shared__ unsigned c[N];
   __shared__ int t[1024];
   __shared__ double u[1024];
-  for (int i = threadIdx.x; i < N; i += blockDim.x) c[i] = code[i];
-  for (int i = threadIdx.x; i < 1024; i += blockDim.x) {
-    t[i] = tab[i];
-    u[i] = init[i];
-  }
+  stage(c, code, N);
+  stage(t, tab, 1024);
+  stage(u, init, 1024);
   __syncthreads();
   double top = threadIdx.x, acc = 0.0;
   long long t0 = clock64();
@@ -255,10 +237,7 @@ __global__ void k_fast(const unsigned* code, const int* tab, const double* init,
     acc = top;
   }
   long long t1 = clock64();
-  if (threadIdx.x == 0) {
-    o->cycles = t1 - t0;
-    o->sink = acc;
-  }
+  report(o, t0, t1, acc);
 }
 
 // 11. fast_word with the stack in shared memory (a column per lane) instead of local memory.
@@ -267,11 +246,9 @@ __global__ void k_fast_shared(const unsigned* code, const int* tab, const double
   __shared__ int t[1024];
   __shared__ double u[1024];
   __shared__ double sst[40 * 32];
-  for (int i = threadIdx.x; i < N; i += blockDim.x) c[i] = code[i];
-  for (int i = threadIdx.x; i < 1024; i += blockDim.x) {
-    t[i] = tab[i];
-    u[i] = init[i];
-  }
+  stage(c, code, N);
+  stage(t, tab, 1024);
+  stage(u, init, 1024);
   __syncthreads();
   double top = threadIdx.x;
   double* st = sst + threadIdx.x;
@@ -299,10 +276,7 @@ __global__ void k_fast_shared(const unsigned* code, const int* tab, const double
     if (sp < 1) sp = 1;
   }
   long long t1 = clock64();
-  if (threadIdx.x == 0) {
-    o->cycles = t1 - t0;
-    o->sink = top;
-  }
+  report(o, t0, t1, top);
 }
 // 12. fast_word with the value below the top in a register too: a push stores `below` (no wait
 // on a load), a pop takes `below` and refills it from the stack, a read needed only by a later
@@ -311,11 +285,9 @@ __global__ void k_fast_below(const unsigned* code, const int* tab, const double*
   __shared__ unsigned c[N];
   __shared__ int t[1024];
   __shared__ double u[1024];
-  for (int i = threadIdx.x; i < N; i += blockDim.x) c[i] = code[i];
-  for (int i = threadIdx.x; i < 1024; i += blockDim.x) {
-    t[i] = tab[i];
-    u[i] = init[i];
-  }
+  stage(c, code, N);
+  stage(t, tab, 1024);
+  stage(u, init, 1024);
   __syncthreads();
   double top = threadIdx.x, below = 0.0;
   double st[40];
@@ -351,10 +323,7 @@ __global__ void k_fast_below(const unsigned* code, const int* tab, const double*
     if (sp < 1) sp = 1;
   }
   long long t1 = clock64();
-  if (threadIdx.x == 0) {
-    o->cycles = t1 - t0;
-    o->sink = top + below;
-  }
+  report(o, t0, t1, top + below);
 }
 
 // 13. a register-machine word without a stack or branch: two sources, each a value of u (through
@@ -365,11 +334,9 @@ __global__ void k_register_word(const unsigned* code, const int* tab, const doub
   __shared__ unsigned c[N];
   __shared__ int t[1024];
   __shared__ double u[1024];
-  for (int i = threadIdx.x; i < N; i += blockDim.x) c[i] = code[i];
-  for (int i = threadIdx.x; i < 1024; i += blockDim.x) {
-    t[i] = tab[i];
-    u[i] = init[i];
-  }
+  stage(c, code, N);
+  stage(t, tab, 1024);
+  stage(u, init, 1024);
   __syncthreads();
   double r0 = threadIdx.x, r1 = 1.0, r2 = 2.0, r3 = 3.0;
   unsigned next = c[0];
@@ -392,10 +359,7 @@ __global__ void k_register_word(const unsigned* code, const int* tab, const doub
     r3 = d == 3 ? r : r3;
   }
   long long t1 = clock64();
-  if (threadIdx.x == 0) {
-    o->cycles = t1 - t0;
-    o->sink = r0 + r1 + r2 + r3;
-  }
+  report(o, t0, t1, r0 + r1 + r2 + r3);
 }
 
 int main() {
