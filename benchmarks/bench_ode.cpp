@@ -159,6 +159,10 @@ void register_teams_variants() {
   CompilerOptions unpaired = all_passes();
   unpaired.pair_leaves = false;
   variant("unpaired", unpaired, {});
+  // Each phase's groups in bin order, not placed on the warp schedulers (compiler.place: false).
+  CompilerOptions unplaced = all_passes();
+  unplaced.place = false;
+  variant("unplaced", unplaced, {});
   // 4, 8 or 16 bins of 25, 12-13 or 6-7 cells (the default is 25 bins of 4): fewer SMs,
   // fuller warps.
   for (int bins : {4, 8, 16}) {

@@ -617,6 +617,7 @@ void build_serial(const FlatModel& model, const std::vector<NodePtr>& final_expr
 Program compile(const FlatModel& model, const CompilerOptions& options) {
   Program prog;
   prog.pair_leaves = options.pair_leaves;
+  prog.place = options.place;
   prog.n_states = model.n_states();
   prog.n_vars = model.n_vars();
   prog.n_alg = model.n_alg;
@@ -937,6 +938,7 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
       halo.consts = prog.consts;
       halo.n_bins = prog.n_bins;
       halo.pair_leaves = prog.pair_leaves;
+      halo.place = prog.place;
       form_groups(halo, in_halo);
       halo.halo = h;
       halo.halo_sweeps = closed ? 0 : h + 1;

@@ -35,6 +35,9 @@ struct CompilerOptions {
   // teams; the engine takes the widest halo whose layout fits (benchmarks/NOTES.md, fifteenth
   // round: LR-Line 8.7 -> 7.3 us per Euler step with 8).
   int halo = 8;
+  // Teams mode: the groups of each phase ordered so that its longest streams share a GPU warp
+  // scheduler with little other work (TeamsLayout; benchmarks/NOTES.md, twenty-ninth round).
+  bool place = true;
 };
 
 // Group kinds: lanes run their own streams, or share the group's unified stream.
@@ -67,6 +70,7 @@ struct Program {
   std::vector<std::int32_t> serial_vars;
   int max_stack = 0;
   bool pair_leaves = true;  // CompilerOptions::pair_leaves, applied by layout_teams
+  bool place = true;        // CompilerOptions::place, applied by layout_teams
   // Halo (CompilerOptions::halo > 0 and more than one bin): halo_programs[h - 1] holds the groups
   // of every bin extended by its halo of h rings, in a program of its own (its groups, code,
   // tables and bin_begin; phase_begin spans all bins; halo and halo_sweeps set), for teams mode

@@ -80,6 +80,7 @@ CompilerOptions compiler_options(const Config& config) {
   o.unify = config.boolean("compiler.unify");
   o.inline_single_use = config.boolean("compiler.inline");
   o.pair_leaves = config.boolean("compiler.pairs");
+  o.place = config.boolean("compiler.place");
   // Bins only shape the teams mode; the other modes keep warps free to span cells.
   o.partitions = config.string("run.mode") == "teams"
                      ? static_cast<int>(config.integer("compiler.partitions"))
@@ -514,6 +515,10 @@ void declare(core::Schema& s) {
   s.boolean("compiler.pairs",
             "teams: a leaf and the binary operation with a leaf operand after it run as one "
             "instruction of a unified stream")
+      .defaults(true);
+  s.boolean("compiler.place",
+            "teams: order each phase's groups so that its longest streams share a GPU warp "
+            "scheduler with little other work")
       .defaults(true);
   s.integer("compiler.partitions",
             "teams mode: bins of independent cells, one team each (0 = about 4 copies of the "

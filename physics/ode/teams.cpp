@@ -21,7 +21,8 @@ struct Ref {
 
 class TeamBuilder {
  public:
-  TeamBuilder(const Program& p, bool pairs, bool direct) : p_(p), pairs_(pairs), direct_(direct) {}
+  TeamBuilder(const Program& p, bool pairs, bool direct, bool place)
+      : p_(p), pairs_(pairs), direct_(direct), place_(place) {}
 
   void add_group(std::size_t g) {
     const std::int32_t* rec = &p_.groups[g * kGroupFields];
@@ -43,7 +44,10 @@ class TeamBuilder {
     groups_.push_back(std::move(out));
   }
 
-  void end_phase() { phase_begin_.push_back(std::int32_t(groups_.size())); }
+  void end_phase() {
+    if (place_) place_on_schedulers(std::size_t(phase_begin_.back()), groups_.size());
+    phase_begin_.push_back(std::int32_t(groups_.size()));
+  }
 
   // Appends the team's integer block and constants. owned(state): the team's own bins write
   // it (the others of its stores are halo).
@@ -138,6 +142,60 @@ class TeamBuilder {
   }
 
  private:
+  // The groups of a phase in the order that puts them on a GPU multiprocessor's four warp
+  // schedulers (warp w of a team on scheduler w % 4, one warp per group when the team has one
+  // for each). A scheduler issues for all its warps, so the phase's longest stream should share
+  // one with little work: each group, longest first, goes to the scheduler where the estimated
+  // time (its longest stream plus half the words of the others, which take its issue slots) grows
+  // least, among equals the one with fewer warps. Phases wider than a team of 24 warps keep their
+  // order.
+  void place_on_schedulers(std::size_t begin, std::size_t end) {
+    constexpr std::size_t kSchedulers = 4, kMostWarps = 24;
+    const std::size_t n = end - begin;
+    if (n <= 1 || n > kMostWarps) return;
+    const auto length = [&](const Group& g) {
+      std::size_t most = g.code.size();
+      for (const auto& lane : g.lanes) most = std::max(most, lane.size());
+      return double(most);
+    };
+    std::vector<std::size_t> order(n);
+    for (std::size_t i = 0; i < n; ++i) order[i] = begin + i;
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return length(groups_[a]) > length(groups_[b]);
+    });
+    struct Scheduler {
+      std::size_t slots = 0;
+      double longest = 0.0, total = 0.0;
+      std::vector<std::size_t> groups;
+      double time() const { return longest + 0.5 * (total - longest); }
+    };
+    Scheduler sched[kSchedulers];
+    for (std::size_t p = 0; p < n; ++p) ++sched[p % kSchedulers].slots;
+    for (std::size_t g : order) {
+      const double len = length(groups_[g]);
+      std::size_t best = kSchedulers;
+      double best_time = 0.0;
+      for (std::size_t k = 0; k < kSchedulers; ++k) {
+        if (sched[k].groups.size() == sched[k].slots) continue;
+        Scheduler trial = sched[k];
+        trial.longest = std::max(trial.longest, len);
+        trial.total += len;
+        // Ties go to the scheduler with fewer slots: fewer warps left to share it.
+        if (best == kSchedulers || trial.time() < best_time ||
+            (trial.time() == best_time && sched[k].slots < sched[best].slots))
+          best = k, best_time = trial.time();
+      }
+      sched[best].longest = std::max(sched[best].longest, len);
+      sched[best].total += len;
+      sched[best].groups.push_back(g);
+    }
+    std::vector<Group> placed(n);
+    for (std::size_t k = 0; k < kSchedulers; ++k)
+      for (std::size_t j = 0; j < sched[k].groups.size(); ++j)
+        placed[k + j * kSchedulers] = std::move(groups_[sched[k].groups[j]]);
+    std::move(placed.begin(), placed.end(), groups_.begin() + std::ptrdiff_t(begin));
+  }
+
   // A rewritten word: fixed, or made from one U index (ref), or from a team-local table slot
   // whose kWarp entries are U indices.
   struct Entry {
@@ -324,7 +382,7 @@ class TeamBuilder {
   }
 
   const Program& p_;
-  bool pairs_, direct_;
+  bool pairs_, direct_, place_;
   Index states_, vars_;
   std::unordered_map<std::uint64_t, Ref> const_of_;
   std::vector<double> consts_;
@@ -365,7 +423,7 @@ TeamsLayout layout_teams(const Program& prog, int teams, bool pairs, int halo, b
   out.int_begin.push_back(0);
   out.real_begin.push_back(0);
   for (int t = 0; t < teams; ++t) {
-    TeamBuilder team(src, pairs && prog.pair_leaves, direct);
+    TeamBuilder team(src, pairs && prog.pair_leaves, direct, prog.place);
     for (std::size_t ph = 0; ph < src.n_phases(); ++ph) {
       for (std::size_t b = std::size_t(t); b < n_bins; b += std::size_t(teams))
         for (std::int32_t g = src.bin_begin[ph * n_bins + b];

@@ -64,7 +64,8 @@ struct TeamsLayout {
   std::size_t scratch_bytes(int state_buffers = 0) const;
 };
 
-// Team t runs bins t, t + teams, ... of every phase, in that order. Pair words
+// Team t runs bins t, t + teams, ... of every phase, in that order, each phase's groups placed
+// on the warp schedulers as Program::place asks (CompilerOptions::place). Pair words
 // (Program::pair_leaves) unless `pairs` is false; with halo > 0, the bins extended by that many
 // rings (Program::halo_programs), and a state is the team's own when Program::state_bin puts it
 // in one of the team's bins. `direct`: see TeamsLayout::direct.

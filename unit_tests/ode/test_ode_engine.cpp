@@ -588,6 +588,79 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
     }
 }
 
+// Teams layouts place each phase's groups on a GPU multiprocessor's four warp schedulers (warp w
+// on scheduler w % 4): the same groups per phase as in bin order, and no scheduler's estimate
+// (its longest stream plus half the words of the others) above the bin order's worst. For
+// LR-Line the longest stream of a phase then shares its scheduler with fewer words than in bin
+// order.
+TEST(OdeTeamsLayout, PhasesArePlacedOnTheWarpSchedulers) {
+  struct Case {
+    const char* file;
+    int halo;
+  };
+  for (const auto& [file, halo] :
+       {Case{"inputs/ode/lr_line.model.yaml", 8}, Case{"inputs/ode/lr_line.model.yaml", 0},
+        Case{"inputs/ode/rybak_cpg.model.yaml", 4}}) {
+    SCOPED_TRACE(testing::Message() << file << " halo " << halo);
+    const FlatModel model = load_model_file(test::source_path(file));
+    CompilerOptions o = all_passes();
+    o.partitions = 0;
+    o.halo = halo;
+    const Program placed_prog = compile(model, o);
+    o.place = false;
+    const Program plain_prog = compile(model, o);
+    const int h = std::min(halo, int(placed_prog.halo_programs.size()));
+    const int teams = int(placed_prog.n_bins);
+    const TeamsLayout placed = layout_teams(placed_prog, teams, true, h);
+    const TeamsLayout plain = layout_teams(plain_prog, teams, true, h);
+    // Per phase of team t: the group lengths in order.
+    const auto phases = [](const TeamsLayout& l, int t) {
+      const std::int32_t* hd = l.ints.data() + l.int_begin[std::size_t(t)];
+      const std::int32_t* phase_begin = hd + kTeamFields + 2 * hd[T_STATES] + hd[T_VARS];
+      const std::int32_t* recs = phase_begin + l.n_phases + 1;
+      std::vector<std::vector<int>> out;
+      for (int ph = 0; ph < l.n_phases; ++ph) {
+        out.emplace_back();
+        for (int g = phase_begin[ph]; g < phase_begin[ph + 1]; ++g)
+          out.back().push_back(recs[std::size_t(g) * kGroupFields + G_LEN]);
+      }
+      return out;
+    };
+    // The worst scheduler's estimate, and the words sharing the longest stream's scheduler.
+    const auto estimate = [](const std::vector<int>& len, double* beside_longest) {
+      double longest[4] = {}, total[4] = {};
+      std::size_t at = 0;
+      for (std::size_t p = 0; p < len.size(); ++p) {
+        longest[p % 4] = std::max(longest[p % 4], double(len[p]));
+        total[p % 4] += len[p];
+        if (len[p] > len[at]) at = p;
+      }
+      *beside_longest = total[at % 4] - len[at];
+      double worst = 0.0;
+      for (int k = 0; k < 4; ++k)
+        worst = std::max(worst, longest[k] + 0.5 * (total[k] - longest[k]));
+      return worst;
+    };
+    int fewer = 0;
+    for (int t = 0; t < teams; ++t) {
+      const auto a = phases(placed, t), b = phases(plain, t);
+      ASSERT_EQ(a.size(), b.size());
+      for (std::size_t ph = 0; ph < a.size(); ++ph) {
+        auto sa = a[ph], sb = b[ph];
+        std::sort(sa.begin(), sa.end());
+        std::sort(sb.begin(), sb.end());
+        EXPECT_EQ(sa, sb) << "team " << t << " phase " << ph;
+        if (a[ph].size() > 24) continue;
+        double beside_a = 0, beside_b = 0;
+        EXPECT_LE(estimate(a[ph], &beside_a), estimate(b[ph], &beside_b))
+            << "team " << t << " phase " << ph;
+        fewer += beside_a < beside_b;
+      }
+    }
+    if (std::string(file).find("lr_line") != std::string::npos) EXPECT_GT(fewer, 0);
+  }
+}
+
 // A forced oscillator x'' = -x + t, x(0) = 1, x'(0) = 0, with a known solution.
 const char* oscillator = R"yaml(modules:
   osc:
