@@ -144,11 +144,12 @@ class TeamBuilder {
  private:
   // The groups of a phase in the order that puts them on a GPU multiprocessor's four warp
   // schedulers (warp w of a team on scheduler w % 4, one warp per group when the team has one
-  // for each). A scheduler issues for all its warps, so the phase's longest stream should share
-  // one with little work: each group, longest first, goes to the scheduler where the estimated
-  // time (its longest stream plus half the words of the others, which take its issue slots) grows
-  // least, among equals the one with fewer warps. Phases wider than a team of 24 warps keep their
-  // order.
+  // for each). A scheduler issues for all its warps, so the phase's longest streams should not
+  // share one: each group, longest first, goes to the scheduler where the estimated time (its
+  // longest stream plus a quarter of the words of the others, which take its issue slots) grows
+  // least, among equals the one with fewer warps. A quarter measured best of 0, 1/4, 1/2, 1 and
+  // 2 on the H100 (benchmarks/NOTES.md, twenty-ninth round). Phases wider than a team of 24
+  // warps keep their order.
   void place_on_schedulers(std::size_t begin, std::size_t end) {
     constexpr std::size_t kSchedulers = 4, kMostWarps = 24;
     const std::size_t n = end - begin;
@@ -167,7 +168,7 @@ class TeamBuilder {
       std::size_t slots = 0;
       double longest = 0.0, total = 0.0;
       std::vector<std::size_t> groups;
-      double time() const { return longest + 0.5 * (total - longest); }
+      double time() const { return longest + 0.25 * (total - longest); }
     };
     Scheduler sched[kSchedulers];
     for (std::size_t p = 0; p < n; ++p) ++sched[p % kSchedulers].slots;

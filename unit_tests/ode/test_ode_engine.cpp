@@ -590,7 +590,7 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
 
 // Teams layouts place each phase's groups on a GPU multiprocessor's four warp schedulers (warp w
 // on scheduler w % 4): the same groups per phase as in bin order, and no scheduler's estimate
-// (its longest stream plus half the words of the others) above the bin order's worst. For
+// (its longest stream plus a quarter of the words of the others) above the bin order's worst. For
 // LR-Line the longest stream of a phase then shares its scheduler with fewer words than in bin
 // order.
 TEST(OdeTeamsLayout, PhasesArePlacedOnTheWarpSchedulers) {
@@ -638,7 +638,7 @@ TEST(OdeTeamsLayout, PhasesArePlacedOnTheWarpSchedulers) {
       *beside_longest = total[at % 4] - len[at];
       double worst = 0.0;
       for (int k = 0; k < 4; ++k)
-        worst = std::max(worst, longest[k] + 0.5 * (total[k] - longest[k]));
+        worst = std::max(worst, longest[k] + 0.25 * (total[k] - longest[k]));
       return worst;
     };
     int fewer = 0;
