@@ -168,23 +168,23 @@ class TeamBuilder {
       std::size_t slots = 0;
       double longest = 0.0, total = 0.0;
       std::vector<std::size_t> groups;
-      double time() const { return longest + 0.25 * (total - longest); }
+      double time_with(double len) const {
+        const double most = std::max(longest, len);
+        return most + 0.25 * (total + len - most);
+      }
     };
     Scheduler sched[kSchedulers];
     for (std::size_t p = 0; p < n; ++p) ++sched[p % kSchedulers].slots;
     for (std::size_t g : order) {
       const double len = length(groups_[g]);
       std::size_t best = kSchedulers;
-      double best_time = 0.0;
       for (std::size_t k = 0; k < kSchedulers; ++k) {
         if (sched[k].groups.size() == sched[k].slots) continue;
-        Scheduler trial = sched[k];
-        trial.longest = std::max(trial.longest, len);
-        trial.total += len;
         // Ties go to the scheduler with fewer slots: fewer warps left to share it.
-        if (best == kSchedulers || trial.time() < best_time ||
-            (trial.time() == best_time && sched[k].slots < sched[best].slots))
-          best = k, best_time = trial.time();
+        if (best == kSchedulers || sched[k].time_with(len) < sched[best].time_with(len) ||
+            (sched[k].time_with(len) == sched[best].time_with(len) &&
+             sched[k].slots < sched[best].slots))
+          best = k;
       }
       sched[best].longest = std::max(sched[best].longest, len);
       sched[best].total += len;
