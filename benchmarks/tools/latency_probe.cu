@@ -6,7 +6,7 @@
 // CMake build:
 //   nvcc -O3 -arch=sm_90 -o latency_probe benchmarks/tools/latency_probe.cu && ./latency_probe
 // Each word kernel declares its own shared arrays on purpose: staging them through one shared
-// struct moved the word chains by 7-17% (binary word 82 -> 69 cycles, slow-path test 269 -> 293;
+// struct moved the word chains by 6-17% (binary word 82 -> 69 cycles, slow-path test 269 -> 293;
 // benchmarks/results/h100/2026-11-25-round29/ode/latency-probe-struct-staging-withdrawn.txt),
 // so the numbers recorded in benchmarks/NOTES.md belong to this layout.
 #include <cstdint>
