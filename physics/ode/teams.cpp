@@ -74,6 +74,10 @@ class TeamBuilder {
         rec[G_CODE] = std::int32_t(code.size());
         rec[G_LEN] = std::int32_t(g.code.size());
         rec[G_ITAB] = std::int32_t(itab.size() / kWarp);
+        // A word whose rows the group already holds (a lane's own cell variable read again, a
+        // pair of the same two values) reads those: fewer rows let wider layouts fit shared
+        // memory (benchmarks/NOTES.md, thirtieth round).
+        std::map<std::vector<std::int32_t>, std::uint32_t> rows_at;
         for (const Word& w : g.code) {
           if (w.slot.empty()) {
             code.push_back(team_word(word(w)));
@@ -103,9 +107,12 @@ class TeamBuilder {
               continue;
             }
           }
-          code.push_back(
-              team_word(w.make(std::uint32_t(itab.size() / kWarp) - std::uint32_t(rec[G_ITAB]))));
-          for (const auto& entry : w.slot) itab.push_back(std::int32_t(u(*entry.ref)));
+          std::vector<std::int32_t> rows;
+          for (const auto& entry : w.slot) rows.push_back(std::int32_t(u(*entry.ref)));
+          const auto [at, added] = rows_at.emplace(
+              rows, std::uint32_t(itab.size() / kWarp) - std::uint32_t(rec[G_ITAB]));
+          if (added) itab.insert(itab.end(), rows.begin(), rows.end());
+          code.push_back(team_word(w.make(at->second)));
         }
       } else {
         rec[G_CTAB] = std::int32_t(lanes.size());

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <set>
 
 namespace hayate::ode {
@@ -437,7 +438,7 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
       o.partitions = partitions;
       o.pair_leaves = pair_leaves;
       o.halo = halo;
-      int pairs = 0, direct_pairs = 0, lane_words = 0, table_words = 0;
+      int pairs = 0, direct_pairs = 0, lane_words = 0, table_words = 0, shared_rows = 0;
       const Program prog = compile(*model, o);
       ASSERT_EQ(prog.halo_programs.size(), std::size_t(halo));  // none of these closes
       const TeamsLayout layout = layout_teams(prog, teams, true, halo, direct);
@@ -511,6 +512,22 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
           lane_words += !pair && kind == kTeamKindLane;
           table_words += (word & kTeamTable) == kTeamTable;
         }
+        // Words of a group that read the same table rows read one copy of them.
+        for (int g = 0; g < tm.h[T_GROUPS]; ++g) {
+          const std::int32_t* rec = tm.groups + std::size_t(g) * kGroupFields;
+          if (rec[G_KIND] != GROUP_UNIFIED) continue;
+          std::map<std::vector<std::int32_t>, std::uint32_t> row_of;
+          for (int k = 0; k < rec[G_LEN]; ++k) {
+            const std::uint32_t word = tm.code[rec[G_CODE] + k];
+            if ((word & kTeamTable) != kTeamTable) continue;
+            const std::size_t n_rows = std::uint32_t(op_of(word)) >= kPairFirst ? 2 : 1;
+            const std::int32_t* first = tm.itab + (std::size_t(rec[G_ITAB]) + arg_of(word)) * kWarp;
+            const std::vector<std::int32_t> rows(first, first + n_rows * kWarp);
+            const auto [at, added] = row_of.emplace(rows, arg_of(word));
+            EXPECT_EQ(at->second, arg_of(word)) << "group " << g << " word " << k;
+            shared_rows += !added;
+          }
+        }
       }
       // The cells of a line sit in U in lane order, so most of its per-lane rows need no table.
       if (!direct) {
@@ -580,6 +597,7 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
         EXPECT_EQ(stored_vars[j], 1) << "variable " << j;
         EXPECT_EQ(v[j], ref.v[j]) << "variable " << j;
       }
+      if (model == &line && unify && !direct) EXPECT_GT(shared_rows, 0);
       // Pairs only come from unified streams, and only when asked for.
       if (unify && pair_leaves)
         EXPECT_GT(pairs, 0);
