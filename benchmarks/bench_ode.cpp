@@ -86,8 +86,11 @@ const char* mode_name(ExecMode mode) {
 template <class Space>
 void device_steps(Space space, benchmark::State& state, const std::string& model, double dt,
                   Method method, ExecMode mode, CompilerOptions options, std::size_t members,
-                  std::int64_t steps, const ode::EngineOptions& engine_options = {}) {
-  const ode::FlatModel fm = ode::load_model_file(model_path(model));
+                  std::int64_t steps, const ode::EngineOptions& engine_options = {},
+                  int split_sums = ode::kDefaultSplitSums) {
+  ode::ModelOptions model_options;
+  model_options.split_sums = split_sums;
+  const ode::FlatModel fm = ode::load_model_file(model_path(model), model_options);
   // Teams: the automatic bins (about 4 cells each) unless the caller chose a number.
   if (mode == ExecMode::Teams && options.partitions == 1) options.partitions = 0;
   const ode::Program prog = ode::compile(fm, options);
@@ -205,7 +208,28 @@ void register_halo() {
       }
 }
 
-// The serial reference interpreter on one core: the baseline of the speed-up goals.
+// The networks with long synaptic sums, with sums of more than L terms cut into parts
+// (compiler.split_sums; 0: kept whole; the plain benchmarks use the default).
+void register_split() {
+  for (const char* model : {"wb_net", "rybak_cpg"})
+    for (Method method : {Method::Euler, Method::RK4})
+      for (ExecMode mode : {ExecMode::Teams, ExecMode::Phases})
+        for (int split : {0, 4, 6, 8, 10, 12, 16, 24}) {
+          const std::string name = std::string("ode/step/") + model + "/" + method_name(method) +
+                                   "/" + mode_name(mode) + "_split" + std::to_string(split);
+          const std::string m = model;
+          register_for_each_space(
+              name,
+              [=](auto space, benchmark::State& state) {
+                device_steps(space, state, m, 0.02, method, mode, all_passes(), 1,
+                             steps_per_iteration(space), {}, split);
+              },
+              [](benchmark::internal::Benchmark* b) { b->MinTime(0.1); });
+        }
+}
+
+// The serial reference interpreter on one core: the baseline of the speed-up goals. Sums stay
+// whole: on one core their parts only add work.
 void register_reference() {
   for (const auto& c : cases)
     for (Method method : {Method::Euler, Method::RK4}) {
@@ -215,7 +239,9 @@ void register_reference() {
           (std::string("ode/step/") + c.model + "/" + method_name(method) + "/reference/one_core")
               .c_str(),
           [=](benchmark::State& state) {
-            const ode::FlatModel fm = ode::load_model_file(model_path(model));
+            ode::ModelOptions whole;
+            whole.split_sums = 0;
+            const ode::FlatModel fm = ode::load_model_file(model_path(model), whole);
             const ode::Program prog = ode::compile(fm, all_passes());
             ode::ReferenceInterpreter ref(prog, 1, method);
             ref.x() = fm.state_init;
@@ -327,6 +353,7 @@ void register_ode_suite() {
   register_steps();
   register_teams_variants();
   register_halo();
+  register_split();
   register_reference();
   register_passes();
   register_ensembles();

@@ -29,6 +29,117 @@ namespace {
 using core::InputError;
 using core::SourceLocation;
 
+// Cuts every sum of more than `max_terms` terms into partial sums, each a new algebraic variable
+// named after the equation that held it ("cell[3].I_syn.part0", "cell[3].V.ddt.part0"), and
+// sums the partial sums where the long sum was. A sum of n terms is one chain of n dependent
+// operations in one lane; its parts are independent equations that the level schedule runs
+// side by side in other lanes (benchmarks/NOTES.md, thirty-first round: wb_net's 99-synapse
+// input). The new variables come after the model's algebraic variables and before its swept
+// parameters, whose indices move up. Sums run left to right inside each part and over the
+// parts, so every evaluator of the model sees the same order.
+void split_long_sums(FlatModel& m, int max_terms) {
+  if (max_terms < 2) return;
+  const std::uint32_t n_alg = static_cast<std::uint32_t>(m.n_alg);
+  const std::uint32_t n_vars = static_cast<std::uint32_t>(m.n_vars());
+  std::vector<Equation> parts;  // provisional targets n_vars, n_vars + 1, ...
+  std::vector<std::string> names;
+  std::function<void(NodePtr&, const std::string&, int&)> split =
+      [&](NodePtr& n, const std::string& owner, int& serial) {
+        // a + b + c may arrive as (a + b) + c: the leading operand's terms come first, in order.
+        while (n->op == ADD && !n->args.empty() && n->args[0]->op == ADD) {
+          std::vector<NodePtr> flat = std::move(n->args[0]->args);
+          for (std::size_t i = 1; i < n->args.size(); ++i) flat.push_back(std::move(n->args[i]));
+          n->args = std::move(flat);
+        }
+        for (auto& a : n->args) split(a, owner, serial);
+        if (n->op != ADD) return;
+        const std::size_t count = n->args.size();
+        if (count <= static_cast<std::size_t>(max_terms)) return;
+        const std::size_t k = (count + max_terms - 1) / max_terms;  // parts of balanced sizes
+        std::vector<NodePtr> sums;
+        std::size_t begin = 0;
+        for (std::size_t p = 0; p < k; ++p) {
+          const std::size_t end = count * (p + 1) / k;
+          std::vector<NodePtr> chunk;
+          for (std::size_t i = begin; i < end; ++i) chunk.push_back(std::move(n->args[i]));
+          const int pos = chunk.front()->pos;
+          const ExprSource* src = chunk.front()->src;
+          NodePtr part = chunk.size() == 1 ? std::move(chunk.front())
+                                           : make_op(ADD, std::move(chunk), pos, src);
+          const auto target = static_cast<std::uint32_t>(n_vars + parts.size());
+          names.push_back(fmt::format("{}.part{}", owner, serial++));
+          parts.push_back(Equation{false, target, std::move(part)});
+          NodePtr read = make_const(0, pos, src);
+          read->op = PUSH_VAR;
+          read->index = target;
+          sums.push_back(std::move(read));
+          begin = end;
+        }
+        n->args = std::move(sums);
+      };
+  std::vector<std::size_t> whole;  // algebraic equations that were one long sum
+  for (std::size_t i = 0; i < m.equations.size(); ++i) {
+    Equation& e = m.equations[i];
+    int serial = 0;
+    split(e.expr, e.derivative ? m.state_names[e.target] + ".ddt" : m.var_names[e.target], serial);
+    if (!e.derivative && serial > 0 && e.expr->op == ADD &&
+        std::all_of(e.expr->args.begin(), e.expr->args.end(),
+                    [&](const NodePtr& a) { return a->op == PUSH_VAR && a->index >= n_vars; }))
+      whole.push_back(i);
+  }
+  if (parts.empty()) return;
+  const auto added = static_cast<std::uint32_t>(parts.size());
+  // Parts take the indices after the algebraic variables; swept parameters move up.
+  std::function<void(Node&)> renumber = [&](Node& n) {
+    if (n.op == PUSH_VAR && n.index >= n_alg)
+      n.index = n.index >= n_vars ? n_alg + (n.index - n_vars) : n.index + added;
+    for (auto& a : n.args) renumber(*a);
+  };
+  for (auto& e : m.equations) renumber(*e.expr);
+  for (auto& e : parts) {
+    renumber(*e.expr);
+    e.target = n_alg + (e.target - n_vars);
+  }
+  m.var_names.insert(m.var_names.begin() + n_alg, names.begin(), names.end());
+  m.n_alg += added;
+  // Algebraic equations by target, then the derivatives, as the loader orders them (the
+  // equations in `whole` keep their places).
+  const auto first_derivative = std::find_if(m.equations.begin(), m.equations.end(),
+                                             [](const Equation& e) { return e.derivative; });
+  m.equations.insert(first_derivative, std::make_move_iterator(parts.begin()),
+                     std::make_move_iterator(parts.end()));
+  // A variable that was one long sum (a connection input) is read where it was read as the sum
+  // of its parts, so its readers stay at their level of the schedule: a reader of the variable
+  // itself would wait a level for it, and a phase merge would stop there. The variable keeps
+  // its equation for output; with the same operations in the same order it has the same value.
+  std::vector<int> readers(m.n_alg, 0);
+  std::function<void(const Node&, std::vector<std::uint32_t>&)> reads =
+      [&](const Node& n, std::vector<std::uint32_t>& seen) {
+        if (n.op == PUSH_VAR && n.index < m.n_alg) seen.push_back(n.index);
+        for (const auto& a : n.args) reads(*a, seen);
+      };
+  for (const auto& e : m.equations) {
+    std::vector<std::uint32_t> seen;
+    reads(*e.expr, seen);
+    std::sort(seen.begin(), seen.end());
+    seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
+    for (std::uint32_t v : seen) ++readers[v];
+  }
+  for (std::size_t i : whole) {
+    const Equation& sum = m.equations[i];
+    if (readers[sum.target] > 2) continue;  // not copied into many readers
+    std::function<void(NodePtr&)> inline_sum = [&](NodePtr& n) {
+      if (n->op == PUSH_VAR && n->index == sum.target) {
+        n = sum.expr->clone();
+        return;
+      }
+      for (auto& a : n->args) inline_sum(a);
+    };
+    for (auto& e : m.equations)
+      if (&e != &sum) inline_sum(e.expr);
+  }
+}
+
 struct ModuleDef {
   std::string name;
   YAML::Node node;
@@ -102,6 +213,7 @@ class Loader {
     std::sort(out_.equations.begin(), out_.equations.end(),
               [](const Equation& a, const Equation& b) { return a.target < b.target; });
     for (auto& d : derivative_eq_) out_.equations.push_back(std::move(d));
+    split_long_sums(out_, options_.split_sums);
   }
 
  private:

@@ -36,9 +36,14 @@ struct FlatModel {
   bool find(const std::string& name, bool& is_state, std::uint32_t& index) const;
 };
 
+inline constexpr int kDefaultSplitSums = 8;
+
 struct ModelOptions {
   // Parameters kept as variables ("group.param"), one value per ensemble member.
   std::vector<std::string> swept;
+  // Sums of more than this many terms are cut into partial-sum algebraic variables that run in
+  // parallel lanes (compiler.split_sums; 0 or 1: never).
+  int split_sums = kDefaultSplitSums;
 };
 
 FlatModel load_model_file(const std::string& path, const ModelOptions& options = {});

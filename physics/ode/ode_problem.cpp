@@ -63,6 +63,9 @@ std::string resolve_model_path(const Config& config) {
 FlatModel load_model(const Config& config) {
   ModelOptions mo;
   for (const auto& s : config.records("ensemble.sweep")) mo.swept.push_back(s.string("parameter"));
+  mo.split_sums = static_cast<int>(config.integer("compiler.split_sums"));
+  if (mo.split_sums == 1)
+    config.fail("compiler.split_sums", "a part holds at least 2 terms: use 0 (off) or 2 or more");
   try {
     return load_model_file(resolve_model_path(config), mo);
   } catch (const std::invalid_argument& e) {
@@ -502,6 +505,11 @@ void declare(core::Schema& s) {
             "Longest merged stream (instructions) beyond the phase's longest")
       .defaults(64)
       .range(1, 1 << 20);
+  s.integer("compiler.split_sums",
+            "Sums of more than this many terms become partial-sum variables evaluated in "
+            "parallel lanes and summed where the sum was (0 = keep every sum whole)")
+      .defaults(kDefaultSplitSums)
+      .range(0, 1 << 20);
   s.boolean("compiler.reorder", "Sort each phase by length and opcode-sequence similarity")
       .defaults(true);
   s.boolean("compiler.pad", "Pad warps with idle lanes so a warp never mixes opcode sequences")

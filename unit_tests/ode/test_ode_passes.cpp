@@ -48,36 +48,137 @@ int max_depth(const Program& p) {
 }
 
 TEST(OdePasses, EveryCombinationPreservesResults) {
+  bool cut_any = false;
   for (std::uint64_t seed = 1; seed <= 6; ++seed) {
     test::RandomModel gen(seed);
     const std::string text = gen.yaml(12, 4, 40);
-    const FlatModel model = load_model_string(text, "random.yaml");
+    // Sums kept whole, and every sum of three or more terms cut into parts (the random
+    // expressions have sums of three, nested anywhere).
+    ModelOptions whole, split;
+    whole.split_sums = 0;
+    split.split_sums = 2;
+    const FlatModel whole_model = load_model_string(text, "random.yaml", whole);
+    const FlatModel split_model = load_model_string(text, "random.yaml", split);
+    cut_any |= split_model.n_alg > whole_model.n_alg;
     for (Method method : {Method::Euler, Method::RK4}) {
-      AstIntegrator ast(model, method);
-      ast.x() = model.state_init;
-      ast.advance(0, 3, 0.01);
-      for (int bits = 0; bits < 32; ++bits) {
-        CompilerOptions o;
-        o.fold = bits & 1;
-        o.merge = bits & 2;
-        o.reorder = bits & 4;
-        o.pad = bits & 8;
-        o.unify = bits & 16;
-        o.merge_max_length = 40;
-        const Program prog = compile(model, o);
-        EXPECT_LE(prog.max_stack, kMaxStack);
-        EXPECT_EQ(max_depth(prog), prog.max_stack) << "seed " << seed << " passes " << bits;
-        ReferenceInterpreter ref(prog, 1, method);
-        ref.x() = model.state_init;
-        ref.advance(0, 3, 0.01);
-        EXPECT_LE(rel_diff(ref.x(), ast.x()), 1e-12) << "seed " << seed << " passes " << bits;
-        ref.evaluate(0.03);
-        ast.evaluate(0.03);
-        EXPECT_LE(rel_diff(ref.v, ast.v), 1e-12) << "seed " << seed << " passes " << bits;
-        if (o.unify && o.pad) EXPECT_EQ(prog.unified_groups(), prog.n_groups());
-        if (o.merge) EXPECT_LE(prog.n_phases(), prog.n_levels);
-      }
+      // Cutting a sum changes only the order of its additions.
+      AstIntegrator whole_ast(whole_model, method), split_ast(split_model, method);
+      whole_ast.x() = split_ast.x() = whole_model.state_init;
+      whole_ast.advance(0, 3, 0.01);
+      split_ast.advance(0, 3, 0.01);
+      EXPECT_LE(rel_diff(whole_ast.x(), split_ast.x()), 1e-9) << "seed " << seed;
     }
+    for (const FlatModel* m : {&whole_model, &split_model})
+      for (Method method : {Method::Euler, Method::RK4}) {
+        const FlatModel& model = *m;
+        AstIntegrator ast(model, method);
+        ast.x() = model.state_init;
+        ast.advance(0, 3, 0.01);
+        for (int bits = 0; bits < 32; ++bits) {
+          CompilerOptions o;
+          o.fold = bits & 1;
+          o.merge = bits & 2;
+          o.reorder = bits & 4;
+          o.pad = bits & 8;
+          o.unify = bits & 16;
+          o.merge_max_length = 40;
+          const Program prog = compile(model, o);
+          EXPECT_LE(prog.max_stack, kMaxStack);
+          EXPECT_EQ(max_depth(prog), prog.max_stack) << "seed " << seed << " passes " << bits;
+          ReferenceInterpreter ref(prog, 1, method);
+          ref.x() = model.state_init;
+          ref.advance(0, 3, 0.01);
+          EXPECT_LE(rel_diff(ref.x(), ast.x()), 1e-12) << "seed " << seed << " passes " << bits;
+          ref.evaluate(0.03);
+          ast.evaluate(0.03);
+          EXPECT_LE(rel_diff(ref.v, ast.v), 1e-12) << "seed " << seed << " passes " << bits;
+          if (o.unify && o.pad) EXPECT_EQ(prog.unified_groups(), prog.n_groups());
+          if (o.merge) EXPECT_LE(prog.n_phases(), prog.n_levels);
+        }
+      }
+  }
+  EXPECT_TRUE(cut_any);
+}
+
+// The longest stream any lane runs in any phase, in words.
+int longest_stream(const Program& p) {
+  int worst = 0;
+  for (std::size_t g = 0; g < p.n_groups(); ++g) {
+    if (p.group(g, G_KIND) == GROUP_UNIFIED)
+      worst = std::max(worst, p.group(g, G_LEN));
+    else
+      for (int l = 0; l < p.group(g, G_COUNT); ++l)
+        worst = std::max(worst, p.lane_len[g * kWarp + l]);
+  }
+  return worst;
+}
+
+// A network input summed over 39 synapses, read by one algebraic variable; the synaptic weight
+// is a swept parameter, so its index has to move past the new variables.
+TEST(OdePasses, LongSumsAreCutIntoParallelParts) {
+  const std::string text = R"yaml(modules:
+  n:
+    inputs: [S]
+    parameters: {w: 0.5}
+    algebraics:
+      I: "w*S*(1 - s)"
+    states:
+      s: {init: 1.0, ddt: "I - s"}
+network:
+  - {name: a, module: n, count: 40, init: {s: {uniform: [0.2, 0.9], seed: 3}}}
+connections:
+  - {from: a, topology: all_to_all, input: S, term: "pre.s*(pre.s + 1)/n_pre"}
+)yaml";
+  ModelOptions whole, split;
+  whole.split_sums = 0;
+  split.split_sums = 8;
+  whole.swept = split.swept = {"a.w"};
+  const FlatModel wm = load_model_string(text, "m.yaml", whole);
+  const FlatModel sm = load_model_string(text, "m.yaml", split);
+  // 39 terms in parts of at most 8: five parts of 7-8 terms per cell.
+  ASSERT_EQ(wm.n_alg, 80u);
+  ASSERT_EQ(sm.n_alg, 80u + 40u * 5u);
+  EXPECT_EQ(sm.var_names[80], "a[0].S.part0");
+  EXPECT_EQ(sm.var_names[sm.n_alg - 1], "a[39].S.part4");
+  bool is_state = true;
+  std::uint32_t k = 0;
+  ASSERT_TRUE(sm.find("a.w", is_state, k));
+  EXPECT_EQ(k, sm.n_alg);
+  EXPECT_EQ(sm.n_vars(), sm.n_alg + 1);
+  for (Method method : {Method::Euler, Method::RK4}) {
+    AstIntegrator wa(wm, method), sa(sm, method);
+    wa.x() = sa.x() = wm.state_init;
+    wa.advance(0, 20, 0.05);
+    sa.advance(0, 20, 0.05);
+    EXPECT_LE(rel_diff(wa.x(), sa.x()), 1e-13);
+    EXPECT_GT(rel_diff(wa.x(), wm.state_init), 1e-3);  // it moved
+    // The bytecode of the cut model, every pass on, against its AST.
+    CompilerOptions o;
+    o.merge = o.reorder = o.pad = o.unify = true;
+    const Program wp = compile(wm, o), sp = compile(sm, o);
+    ReferenceInterpreter ref(sp, 1, method);
+    ref.x() = sm.state_init;
+    ref.v[sm.n_alg] = sm.param_values[0];  // the swept weight
+    ref.advance(0, 20, 0.05);
+    EXPECT_LE(rel_diff(ref.x(), sa.x()), 1e-12);
+    // The input keeps its value (the same additions in the same order as its readers').
+    ref.evaluate(1.0);
+    sa.evaluate(1.0);
+    EXPECT_LE(rel_diff(ref.v, sa.v), 1e-12);
+    ASSERT_TRUE(sm.find("a[7].S", is_state, k));
+    double parts = 0;
+    for (int p = 0; p < 5; ++p) {
+      std::uint32_t q = 0;
+      ASSERT_TRUE(sm.find("a[7].S.part" + std::to_string(p), is_state, q));
+      parts += sa.v[q];
+    }
+    EXPECT_EQ(sa.v[k], parts);
+    // The readers of S read its parts: no level and no phase is added, and the longest stream
+    // (one cell's 39 terms) becomes a part's 8 plus the sum of the parts.
+    EXPECT_EQ(sp.n_levels, wp.n_levels);
+    EXPECT_EQ(sp.n_phases(), wp.n_phases());
+    EXPECT_LT(2 * longest_stream(sp), longest_stream(wp))
+        << longest_stream(sp) << " against " << longest_stream(wp);
   }
 }
 
