@@ -125,19 +125,19 @@ void split_long_sums(FlatModel& m, int max_terms) {
     seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
     for (std::uint32_t v : seen) ++readers[v];
   }
-  for (std::size_t i : whole) {
-    const Equation& sum = m.equations[i];
-    if (readers[sum.target] > 2) continue;  // not copied into many readers
-    std::function<void(NodePtr&)> inline_sum = [&](NodePtr& n) {
-      if (n->op == PUSH_VAR && n->index == sum.target) {
-        n = sum.expr->clone();
-        return;
-      }
-      for (auto& a : n->args) inline_sum(a);
-    };
-    for (auto& e : m.equations)
-      if (&e != &sum) inline_sum(e.expr);
-  }
+  std::vector<const Equation*> inlined(m.n_alg, nullptr);  // by target: read as its parts
+  for (std::size_t i : whole)
+    if (readers[m.equations[i].target] <= 2)  // not copied into many readers
+      inlined[m.equations[i].target] = &m.equations[i];
+  std::function<void(NodePtr&)> inline_sums = [&](NodePtr& n) {
+    if (n->op == PUSH_VAR && n->index < m.n_alg && inlined[n->index]) {
+      n = inlined[n->index]->expr->clone();
+      return;
+    }
+    for (auto& a : n->args) inline_sums(a);
+  };
+  for (auto& e : m.equations)  // a sum of parts reads only parts, never another such sum
+    inline_sums(e.expr);
 }
 
 struct ModuleDef {
