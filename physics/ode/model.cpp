@@ -113,14 +113,15 @@ void split_long_sums(FlatModel& m, int max_terms) {
   // itself would wait a level for it, and a phase merge would stop there. The variable keeps
   // its equation for output; with the same operations in the same order it has the same value.
   std::vector<int> readers(m.n_alg, 0);
+  std::vector<std::vector<std::uint32_t>> eq_reads(m.equations.size());
   std::function<void(const Node&, std::vector<std::uint32_t>&)> reads =
       [&](const Node& n, std::vector<std::uint32_t>& seen) {
         if (n.op == PUSH_VAR && n.index < m.n_alg) seen.push_back(n.index);
         for (const auto& a : n.args) reads(*a, seen);
       };
-  for (const auto& e : m.equations) {
-    std::vector<std::uint32_t> seen;
-    reads(*e.expr, seen);
+  for (std::size_t i = 0; i < m.equations.size(); ++i) {
+    std::vector<std::uint32_t>& seen = eq_reads[i];
+    reads(*m.equations[i].expr, seen);
     std::sort(seen.begin(), seen.end());
     seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
     for (std::uint32_t v : seen) ++readers[v];
@@ -138,6 +139,27 @@ void split_long_sums(FlatModel& m, int max_terms) {
   };
   for (auto& e : m.equations)  // a sum of parts reads only parts, never another such sum
     inline_sums(e.expr);
+  // One step further: an algebraic variable that read such a sum and has one reader (Rybak
+  // CPG's I_SynE = (g_drive + G_E)*(V - E_SynE), read by dV/dt) is read in place too. It would
+  // otherwise wait a level for the parts, and a reader that also reads other tasks of that
+  // level (I_SynI) one more. It keeps its equation, as the sum does.
+  std::vector<const Equation*> carried(m.n_alg, nullptr);
+  for (std::size_t i = 0; i < m.equations.size(); ++i) {
+    const Equation& e = m.equations[i];
+    if (e.derivative || inlined[e.target] || readers[e.target] != 1) continue;
+    if (std::any_of(eq_reads[i].begin(), eq_reads[i].end(),
+                    [&](std::uint32_t v) { return inlined[v] != nullptr; }))
+      carried[e.target] = &e;
+  }
+  std::function<void(NodePtr&)> carry = [&](NodePtr& n) {
+    if (n->op == PUSH_VAR && n->index < m.n_alg && carried[n->index]) {
+      n = carried[n->index]->expr->clone();  // may read another carried variable
+      for (auto& a : n->args) carry(a);
+      return;
+    }
+    for (auto& a : n->args) carry(a);
+  };
+  for (auto& e : m.equations) carry(e.expr);
 }
 
 struct ModuleDef {
