@@ -29,9 +29,9 @@ namespace {
 using core::InputError;
 using core::SourceLocation;
 
-// Cuts every sum of more than `max_terms` terms into partial sums, each a new algebraic variable
-// named after the equation that held it ("cell[3].I_syn.part0", "cell[3].V.ddt.part0"), and
-// sums the partial sums where the long sum was. A sum of n terms is one chain of n dependent
+// Cuts every sum with more than `max_terms` computed terms into partial sums, each a new algebraic
+// variable named after the equation that held it ("cell[3].I_syn.part0", "cell[3].V.ddt.part0"),
+// and sums the partial sums where the long sum was. A sum of n terms is one chain of n dependent
 // operations in one lane; its parts are independent equations that the level schedule runs
 // side by side in other lanes (benchmarks/NOTES.md, thirty-first round: wb_net's 99-synapse
 // input). The new variables come after the model's algebraic variables and before its swept
@@ -54,7 +54,12 @@ void split_long_sums(FlatModel& m, int max_terms) {
         for (auto& a : n->args) split(a, owner, serial);
         if (n->op != ADD) return;
         const std::size_t count = n->args.size();
-        if (count <= static_cast<std::size_t>(max_terms)) return;
+        // Terms that are bare reads (I_Na + I_K + ... of a cell's currents) cost a word or half a
+        // word each, and cutting them only adds a phase between the currents and the sum: only
+        // terms that compute something count.
+        const auto computed = std::count_if(n->args.begin(), n->args.end(),
+                                            [](const NodePtr& a) { return !a->args.empty(); });
+        if (computed <= max_terms) return;
         const std::size_t k = (count + max_terms - 1) / max_terms;  // parts of balanced sizes
         std::vector<NodePtr> sums;
         std::size_t begin = 0;

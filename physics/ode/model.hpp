@@ -41,8 +41,8 @@ inline constexpr int kDefaultSplitSums = 8;
 struct ModelOptions {
   // Parameters kept as variables ("group.param"), one value per ensemble member.
   std::vector<std::string> swept;
-  // Sums of more than this many terms are cut into partial-sum algebraic variables that run in
-  // parallel lanes (compiler.split_sums; 0 or 1: never).
+  // Sums with more than this many computed terms (not bare reads) are cut into partial-sum
+  // algebraic variables that run in parallel lanes (compiler.split_sums; 0 or 1: never).
   int split_sums = kDefaultSplitSums;
 };
 

@@ -506,8 +506,9 @@ void declare(core::Schema& s) {
       .defaults(64)
       .range(1, 1 << 20);
   s.integer("compiler.split_sums",
-            "Sums of more than this many terms become partial-sum variables evaluated in "
-            "parallel lanes and summed where the sum was (0 = keep every sum whole)")
+            "Sums with more than this many computed terms (not bare reads) become partial-sum "
+            "variables evaluated in parallel lanes and summed where the sum was (0 = keep every "
+            "sum whole)")
       .defaults(kDefaultSplitSums)
       .range(0, 1 << 20);
   s.boolean("compiler.reorder", "Sort each phase by length and opcode-sequence similarity")

@@ -135,6 +135,16 @@ connections:
   ModelOptions whole, split;
   whole.split_sums = 0;
   split.split_sums = 8;
+  // Bare reads do not count towards L: eleven of them stay one sum even at L = 2, three
+  // products of them do not.
+  ModelOptions two;
+  two.split_sums = 2;
+  const std::string reads = "modules:\n  c:\n    states:\n      x: {init: 1, ddt: \"" +
+                            std::string("x + x + x + x + x + x + x + x + x + x + t") + "\"}\n";
+  EXPECT_EQ(load_model_string(reads, "m.yaml", two).n_alg, 0u);
+  const std::string products =
+      "modules:\n  c:\n    states:\n      x: {init: 1, ddt: \"2*x + 3*x + 4*x\"}\n";
+  EXPECT_EQ(load_model_string(products, "m.yaml", two).n_alg, 2u);
   whole.swept = split.swept = {"a.w"};
   const FlatModel wm = load_model_string(text, "m.yaml", whole);
   const FlatModel sm = load_model_string(text, "m.yaml", split);
