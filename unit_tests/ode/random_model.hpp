@@ -2,6 +2,7 @@
 // Random models for pass-preservation tests: a module with random algebraic expressions over
 // the whole operation set, instantiated many times with per-instance parameters so unified
 // warps carry differing constants.
+#include "ode/compiler.hpp"
 #include "util/random.hpp"
 
 #include <fmt/format.h>
@@ -113,5 +114,16 @@ class RandomModel {
   std::uint64_t seed_;
   std::uint64_t counter_ = 0;
 };
+
+// One combination of the five switchable passes: bits 0-4 are fold, merge, reorder, pad, unify.
+inline ode::CompilerOptions passes_from_bits(int bits) {
+  ode::CompilerOptions o;
+  o.fold = bits & 1;
+  o.merge = bits & 2;
+  o.reorder = bits & 4;
+  o.pad = bits & 8;
+  o.unify = bits & 16;
+  return o;
+}
 
 }  // namespace hayate::test

@@ -104,13 +104,8 @@ TYPED_TEST(OdeEngine, RandomModelsMatchWithAndWithoutPasses) {
     const FlatModel model = load_model_string(gen.yaml(10, 3, 45), "random.yaml");
     for (int bits : {0, 31, 29})
       for (ExecMode mode : all_modes) {
-        CompilerOptions o;
-        o.fold = bits & 1;
-        o.merge = bits & 2;
-        o.reorder = bits & 4;
-        o.pad = bits & 8;
-        o.unify = bits & 16;
-        compare_per_step<TypeParam>(model, o, Method::RK4, mode, 3, 0.01);
+        compare_per_step<TypeParam>(model, test::passes_from_bits(bits), Method::RK4, mode, 3,
+                                    0.01);
       }
   }
 }

@@ -75,12 +75,7 @@ TEST(OdePasses, EveryCombinationPreservesResults) {
         ast.x() = model.state_init;
         ast.advance(0, 3, 0.01);
         for (int bits = 0; bits < 32; ++bits) {
-          CompilerOptions o;
-          o.fold = bits & 1;
-          o.merge = bits & 2;
-          o.reorder = bits & 4;
-          o.pad = bits & 8;
-          o.unify = bits & 16;
+          CompilerOptions o = test::passes_from_bits(bits);
           o.merge_max_length = 40;
           const Program prog = compile(model, o);
           EXPECT_LE(prog.max_stack, kMaxStack);
