@@ -135,15 +135,17 @@ void split_long_sums(FlatModel& m, int max_terms) {
   for (std::size_t i : whole)
     if (readers[m.equations[i].target] <= 2)  // not copied into many readers
       inlined[m.equations[i].target] = &m.equations[i];
-  std::function<void(NodePtr&)> inline_sums = [&](NodePtr& n) {
-    if (n->op == PUSH_VAR && n->index < m.n_alg && inlined[n->index]) {
-      n = inlined[n->index]->expr->clone();
-      return;
-    }
-    for (auto& a : n->args) inline_sums(a);
+  // Replaces every read of a variable with an entry in `table` by a copy of its expression (which
+  // may read another such variable).
+  const auto read_in_place = [&](const std::vector<const Equation*>& table) {
+    std::function<void(NodePtr&)> visit = [&](NodePtr& n) {
+      if (n->op == PUSH_VAR && n->index < m.n_alg && table[n->index])
+        n = table[n->index]->expr->clone();
+      for (auto& a : n->args) visit(a);
+    };
+    for (auto& e : m.equations) visit(e.expr);
   };
-  for (auto& e : m.equations)  // a sum of parts reads only parts, never another such sum
-    inline_sums(e.expr);
+  read_in_place(inlined);
   // One step further: an algebraic variable that read such a sum and has one reader (Rybak
   // CPG's I_SynE = (g_drive + G_E)*(V - E_SynE), read by dV/dt) is read in place too. It would
   // otherwise wait a level for the parts, and a reader that also reads other tasks of that
@@ -156,15 +158,7 @@ void split_long_sums(FlatModel& m, int max_terms) {
                     [&](std::uint32_t v) { return inlined[v] != nullptr; }))
       carried[e.target] = &e;
   }
-  std::function<void(NodePtr&)> carry = [&](NodePtr& n) {
-    if (n->op == PUSH_VAR && n->index < m.n_alg && carried[n->index]) {
-      n = carried[n->index]->expr->clone();  // may read another carried variable
-      for (auto& a : n->args) carry(a);
-      return;
-    }
-    for (auto& a : n->args) carry(a);
-  };
-  for (auto& e : m.equations) carry(e.expr);
+  read_in_place(carried);
 }
 
 struct ModuleDef {
