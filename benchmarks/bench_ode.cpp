@@ -83,16 +83,24 @@ const char* mode_name(ExecMode mode) {
   return "?";
 }
 
+// compiler.split_sums: auto (ode::choose_split_sums), as a run gets by default.
+constexpr int kSplitAuto = -1;
+
 template <class Space>
 void device_steps(Space space, benchmark::State& state, const std::string& model, double dt,
                   Method method, ExecMode mode, CompilerOptions options, std::size_t members,
                   std::int64_t steps, const ode::EngineOptions& engine_options = {},
-                  int split_sums = ode::kDefaultSplitSums) {
-  ode::ModelOptions model_options;
-  model_options.split_sums = split_sums;
-  const ode::FlatModel fm = ode::load_model_file(model_path(model), model_options);
+                  int split_sums = kSplitAuto) {
   // Teams: the automatic bins (about 4 cells each) unless the caller chose a number.
   if (mode == ExecMode::Teams && options.partitions == 1) options.partitions = 0;
+  ode::ModelOptions model_options;
+  const auto load = [&](int limit) {
+    model_options.split_sums = limit;
+    return ode::load_model_file(model_path(model), model_options);
+  };
+  if (split_sums == kSplitAuto) split_sums = ode::choose_split_sums(load, options).limit;
+  const ode::FlatModel fm = load(split_sums);
+  state.counters["split_sums"] = split_sums;
   const ode::Program prog = ode::compile(fm, options);
   ode::Engine<Space> engine(prog, members, method, mode, engine_options);
   std::vector<double> x(prog.n_states * members);
@@ -209,7 +217,7 @@ void register_halo() {
 }
 
 // The networks with long synaptic sums, with sums of more than L terms cut into parts
-// (compiler.split_sums; 0: kept whole; the plain benchmarks use the default).
+// (compiler.split_sums; 0: kept whole; the plain benchmarks use the default, auto).
 void register_split() {
   for (const char* model : {"wb_net", "rybak_cpg"})
     for (Method method : {Method::Euler, Method::RK4})

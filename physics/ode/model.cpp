@@ -29,6 +29,17 @@ namespace {
 using core::InputError;
 using core::SourceLocation;
 
+// Terms of the sum at `n` that compute something; a + b + c may arrive as (a + b) + c. Terms
+// that are bare reads (I_Na + I_K + ... of a cell's currents) cost a word or half a word each,
+// and cutting them only adds a phase between the currents and the sum, so they do not count.
+std::size_t computed_terms(const Node& n) {
+  if (n.op != ADD || n.args.empty()) return 0;
+  std::size_t count =
+      n.args[0]->op == ADD ? computed_terms(*n.args[0]) : std::size_t(!n.args[0]->args.empty());
+  for (std::size_t i = 1; i < n.args.size(); ++i) count += !n.args[i]->args.empty();
+  return count;
+}
+
 // Cuts every sum with more than `max_terms` computed terms into partial sums, each a new algebraic
 // variable named after the equation that held it ("cell[3].I_syn.part0", "cell[3].V.ddt.part0"),
 // and sums the partial sums where the long sum was. A sum of n terms is one chain of n dependent
@@ -54,12 +65,7 @@ void split_long_sums(FlatModel& m, int max_terms) {
         for (auto& a : n->args) split(a, owner, serial);
         if (n->op != ADD) return;
         const std::size_t count = n->args.size();
-        // Terms that are bare reads (I_Na + I_K + ... of a cell's currents) cost a word or half a
-        // word each, and cutting them only adds a phase between the currents and the sum: only
-        // terms that compute something count.
-        const auto computed = std::count_if(n->args.begin(), n->args.end(),
-                                            [](const NodePtr& a) { return !a->args.empty(); });
-        if (computed <= max_terms) return;
+        if (computed_terms(*n) <= std::size_t(max_terms)) return;
         const std::size_t k = (count + max_terms - 1) / max_terms;  // parts of balanced sizes
         std::vector<NodePtr> sums;
         std::size_t begin = 0;
@@ -782,6 +788,16 @@ class Loader {
 };
 
 }  // namespace
+
+std::size_t longest_sum(const FlatModel& model) {
+  std::size_t most = 0;
+  std::function<void(const Node&)> visit = [&](const Node& n) {
+    most = std::max(most, computed_terms(n));
+    for (const auto& a : n.args) visit(*a);
+  };
+  for (const auto& e : model.equations) visit(*e.expr);
+  return most;
+}
 
 FlatModel load_model_string(const std::string& text, const std::string& file_name,
                             const ModelOptions& options) {

@@ -42,9 +42,14 @@ struct ModelOptions {
   // Parameters kept as variables ("group.param"), one value per ensemble member.
   std::vector<std::string> swept;
   // Sums with more than this many computed terms (not bare reads) are cut into partial-sum
-  // algebraic variables that run in parallel lanes (compiler.split_sums; 0 or 1: never).
+  // algebraic variables that run in parallel lanes (0 or 1: never). compiler.split_sums: auto
+  // picks it per model (choose_split_sums, ode/teams.hpp).
   int split_sums = kDefaultSplitSums;
 };
+
+// The most computed terms (not bare reads) of any sum in the model's equations: a limit at or
+// above it cuts nothing.
+std::size_t longest_sum(const FlatModel& model);
 
 FlatModel load_model_file(const std::string& path, const ModelOptions& options = {});
 FlatModel load_model_string(const std::string& text, const std::string& file_name,

@@ -60,14 +60,50 @@ std::string resolve_model_path(const Config& config) {
 }
 
 // The model file the input names, with the swept parameters kept as per-member values.
-FlatModel load_model(const Config& config) {
+// compiler.split_sums: "auto" gives -1, else the limit (0: whole sums).
+int split_sums_option(const Config& config) {
+  const std::string text = config.string("compiler.split_sums");
+  if (text == "auto") return -1;
+  long long limit = -1;
+  std::size_t used = 0;
+  try {
+    limit = std::stoll(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || limit < 0 || limit > (1 << 20))
+    config.fail("compiler.split_sums",
+                fmt::format("expected auto, 0 (whole sums) or an integer >= 2, got '{}'", text));
+  if (limit == 1)
+    config.fail("compiler.split_sums", "a part holds at least 2 terms: use 0 (off) or 2 or more");
+  return int(limit);
+}
+
+FlatModel load_model(const Config& config, const CompilerOptions& compiler) {
   ModelOptions mo;
   for (const auto& s : config.records("ensemble.sweep")) mo.swept.push_back(s.string("parameter"));
-  mo.split_sums = static_cast<int>(config.integer("compiler.split_sums"));
-  if (mo.split_sums == 1)
-    config.fail("compiler.split_sums", "a part holds at least 2 terms: use 0 (off) or 2 or more");
+  const std::string path = resolve_model_path(config);
   try {
-    return load_model_file(resolve_model_path(config), mo);
+    mo.split_sums = split_sums_option(config);
+    if (mo.split_sums < 0) {
+      const SplitChoice choice = choose_split_sums(
+          [&](int limit) {
+            ModelOptions o = mo;
+            o.split_sums = limit;
+            return load_model_file(path, o);
+          },
+          compiler);
+      mo.split_sums = choice.limit;
+      if (!choice.trials.empty() && !config.boolean("output.quiet_model")) {
+        std::string tried;
+        for (const auto& [limit, words] : choice.trials)
+          tried += fmt::format("{}{}: {}", tried.empty() ? "" : ", ", limit, words);
+        spdlog::info(
+            "compiler.split_sums auto: {} ({} critical words; limit: words {{{}}}, 0 = whole)",
+            choice.limit, choice.critical, tried);
+      }
+    }
+    return load_model_file(path, mo);
   } catch (const std::invalid_argument& e) {
     config.fail("ensemble.sweep", e.what());
   }
@@ -191,8 +227,9 @@ class OdeProblem final : public core::Problem {
   OdeProblem(const Config& config, const std::string& backend) {
     const std::string path = resolve_model_path(config);
     const auto sweeps = config.records("ensemble.sweep");
-    model_ = std::make_unique<FlatModel>(load_model(config));
-    program_ = compile(*model_, compiler_options(config));
+    const CompilerOptions compiler = compiler_options(config);
+    model_ = std::make_unique<FlatModel>(load_model(config, compiler));
+    program_ = compile(*model_, compiler);
     M_ = static_cast<std::size_t>(config.integer("ensemble.members"));
     dt_ = config.real("run.dt");
     const double t_end = config.real("run.t_end");
@@ -505,12 +542,12 @@ void declare(core::Schema& s) {
             "Longest merged stream (instructions) beyond the phase's longest")
       .defaults(64)
       .range(1, 1 << 20);
-  s.integer("compiler.split_sums",
-            "Sums with more than this many computed terms (not bare reads) become partial-sum "
-            "variables evaluated in parallel lanes and summed where the sum was (0 = keep every "
-            "sum whole)")
-      .defaults(kDefaultSplitSums)
-      .range(0, 1 << 20);
+  s.string("compiler.split_sums",
+           "Sums with more than this many computed terms (not bare reads) become partial-sum "
+           "variables evaluated in parallel lanes and summed where the sum was: an integer >= 2, "
+           "0 to keep every sum whole, or auto (the limit whose teams layout has the shortest "
+           "critical path; whole sums unless a cut shortens it)")
+      .defaults("auto");
   s.boolean("compiler.reorder", "Sort each phase by length and opcode-sequence similarity")
       .defaults(true);
   s.boolean("compiler.pad", "Pad warps with idle lanes so a warp never mixes opcode sequences")
@@ -592,7 +629,10 @@ void register_problem(core::Registry& registry) {
         return std::make_unique<OdeProblem>(config, backend);
       },
       // `hayate check` also parses and compiles the model file the input names.
-      [](const Config& config) { compile(load_model(config), compiler_options(config)); }});
+      [](const Config& config) {
+        const CompilerOptions compiler = compiler_options(config);
+        compile(load_model(config, compiler), compiler);
+      }});
 }
 
 }  // namespace hayate::ode

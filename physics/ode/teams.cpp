@@ -417,6 +417,59 @@ std::size_t TeamsLayout::scratch_bytes(int state_buffers) const {
   return most;
 }
 
+int TeamsLayout::critical_words() const {
+  int most = 0;
+  for (int t = 0; t < teams; ++t) {
+    const std::int32_t* h = ints.data() + int_begin[std::size_t(t)];
+    const std::int32_t* phase_begin = h + kTeamFields + 2 * h[T_STATES] + h[T_VARS];
+    const std::int32_t* groups = phase_begin + n_phases + 1;
+    const std::int32_t* lanes = groups + std::size_t(h[T_GROUPS]) * kGroupFields;
+    int sum = 0;
+    for (int ph = 0; ph < n_phases; ++ph) {
+      int longest = 0;
+      for (int g = phase_begin[ph]; g < phase_begin[ph + 1]; ++g) {
+        const std::int32_t* rec = groups + std::size_t(g) * kGroupFields;
+        if (rec[G_KIND] == GROUP_UNIFIED) {
+          longest = std::max(longest, int(rec[G_LEN]));
+        } else {
+          for (int l = 0; l < rec[G_COUNT]; ++l)
+            longest = std::max(longest, int(lanes[rec[G_CTAB] + kWarp + l]));
+        }
+      }
+      sum += longest;
+    }
+    most = std::max(most, sum);
+  }
+  return most;
+}
+
+SplitChoice choose_split_sums(const std::function<FlatModel(int)>& load,
+                              const CompilerOptions& options) {
+  CompilerOptions o = options;
+  o.halo = 0;  // the halo widens every stream of a phase alike
+  const auto critical = [&](const FlatModel& model) {
+    const Program prog = compile(model, o);
+    return layout_teams(prog, int(prog.n_bins), o.pair_leaves).critical_words();
+  };
+  SplitChoice choice;
+  const FlatModel whole = load(0);
+  const std::size_t longest = longest_sum(whole);
+  if (longest < 3) return choice;
+  choice.critical = critical(whole);
+  choice.trials.push_back({0, choice.critical});
+  // Limits of 2 to 8, then a few wider ones: past 8 the part counts change slowly. Whole sums
+  // count as the widest limit: a cut must do better than them.
+  int best = 0, best_words = choice.critical + 1;
+  for (int limit : {2, 3, 4, 5, 6, 7, 8, 10, 12, 16, 24, 32, 48, 64, 96, 128}) {
+    if (std::size_t(limit) >= longest) break;
+    const int words = critical(load(limit));
+    choice.trials.push_back({limit, words});
+    if (words <= best_words) best = limit, best_words = words;
+  }
+  if (best_words < choice.critical) choice.limit = best, choice.critical = best_words;
+  return choice;
+}
+
 TeamsLayout layout_teams(const Program& prog, int teams, bool pairs, int halo, bool direct) {
   if (teams < 1) throw std::logic_error("ode: teams: at least one team");
   if (halo < 0 || std::size_t(halo) > prog.halo_programs.size())

@@ -7,6 +7,8 @@
 #include "ode/compiler.hpp"
 
 #include <cstdint>
+#include <functional>
+#include <utility>
 #include <vector>
 
 namespace hayate::ode {
@@ -59,6 +61,10 @@ struct TeamsLayout {
   // decode (run_local_stream<true>).
   bool direct = false;
 
+  // What a sweep waits for: the largest, over teams, of the sum over phases of the team's
+  // longest stream, in team words (a per-lane group counts its longest lane).
+  int critical_words() const;
+
   // Scratch memory of the largest team: U in doubles (time included), `state_buffers` arrays of
   // its states (the integrator's stage buffers), then its integer block.
   std::size_t scratch_bytes(int state_buffers = 0) const;
@@ -71,5 +77,19 @@ struct TeamsLayout {
 // in one of the team's bins. `direct`: see TeamsLayout::direct.
 TeamsLayout layout_teams(const Program& prog, int teams, bool pairs = true, int halo = 0,
                          bool direct = false);
+
+// compiler.split_sums: auto. Loads the model with several limits on the terms of a sum
+// (`load(limit)`, 0 = whole sums) and returns the one whose teams layout (one team per bin,
+// pairs as `options` asks, no halo) has the fewest critical words, ties to the larger limit
+// (fewer parts). The best limit depends on a term's words and on the other streams of the
+// phase, which only the layout shows (benchmarks/NOTES.md, thirty-second round). A model
+// without sums of three or more computed terms gets 0 without a trial.
+struct SplitChoice {
+  int limit = 0;
+  int critical = 0;                         // critical team words with that limit
+  std::vector<std::pair<int, int>> trials;  // (limit, critical words), in the order tried
+};
+SplitChoice choose_split_sums(const std::function<FlatModel(int)>& load,
+                              const CompilerOptions& options);
 
 }  // namespace hayate::ode

@@ -111,8 +111,8 @@ int longest_stream(const Program& p) {
 // Two network inputs summed over 39 synapses each, read through one algebraic variable each by
 // one derivative (as Rybak CPG's G_E and G_I through I_SynE and I_SynI); the synaptic weight is
 // a swept parameter, so its index has to move past the new variables.
-TEST(OdePasses, LongSumsAreCutIntoParallelParts) {
-  const std::string text = R"yaml(modules:
+std::string two_input_network() {
+  return R"yaml(modules:
   n:
     inputs: [S, Q]
     parameters: {w: 0.5}
@@ -127,6 +127,10 @@ connections:
   - {from: a, topology: all_to_all, input: S, term: "pre.s*(pre.s + 1)/n_pre"}
   - {from: a, topology: all_to_all, input: Q, term: "0.1*pre.s/n_pre"}
 )yaml";
+}
+
+TEST(OdePasses, LongSumsAreCutIntoParallelParts) {
+  const std::string text = two_input_network();
   ModelOptions whole, split;
   whole.split_sums = 0;
   split.split_sums = 8;
@@ -192,8 +196,6 @@ connections:
   }
 }
 
-// A binary operation takes a leaf argument from its operand instead of the stack, on either
-// side, and a sum whose later terms are leaves runs as a chain of such operations.
 // A module with a = 2 - x, b = k / sin(x), c = a + b + x, then `more` algebraic lines and the
 // states (YAML lines under `states:`).
 std::string abc_model(const std::string& more, const std::string& states) {
@@ -207,6 +209,77 @@ std::string abc_model(const std::string& more, const std::string& states) {
          more + "    states:\n" + states;
 }
 
+// compiler.split_sums: auto loads the model with whole sums and with every limit below its
+// longest sum, and keeps the limit whose teams layout has the fewest critical words (ties to the
+// larger limit; whole sums unless a cut does better). A model without long sums gets no trial.
+TEST(OdePasses, AutoSplitTakesTheShortestTeamsLayout) {
+  const std::string text = two_input_network();
+  CompilerOptions o;
+  o.merge = o.reorder = o.pad = o.unify = true;
+  o.partitions = 0;
+  std::vector<int> loaded;
+  const auto load = [&](int limit) {
+    loaded.push_back(limit);
+    ModelOptions mo;
+    mo.split_sums = limit;
+    return load_model_string(text, "m.yaml", mo);
+  };
+  EXPECT_EQ(longest_sum(load(0)), 39u);
+  loaded.clear();
+  const SplitChoice choice = choose_split_sums(load, o);
+  ASSERT_GE(choice.trials.size(), 3u);
+  EXPECT_EQ(choice.trials.front().first, 0);
+  EXPECT_EQ(choice.trials[1].first, 2);
+  EXPECT_EQ(choice.trials.back().first, 32);  // the widest limit below 39 terms
+  ASSERT_EQ(loaded.size(), choice.trials.size());
+  for (std::size_t i = 0; i < loaded.size(); ++i) {
+    const auto [limit, words] = choice.trials[i];
+    EXPECT_EQ(loaded[i], limit);
+    // The words are the layout's, counted again here from the program: without pair words a team
+    // word is a program word, and each team runs one bin.
+    ModelOptions mo;
+    mo.split_sums = limit;
+    const Program prog = compile(load_model_string(text, "m.yaml", mo), o);
+    EXPECT_EQ(layout_teams(prog, int(prog.n_bins), o.pair_leaves).critical_words(), words);
+    int most = 0;
+    for (std::size_t b = 0; b < prog.n_bins; ++b) {
+      int sum = 0;
+      for (std::size_t ph = 0; ph < prog.n_phases(); ++ph) {
+        int longest = 0;
+        for (int g = prog.bin_begin[ph * prog.n_bins + b];
+             g < prog.bin_begin[ph * prog.n_bins + b + 1]; ++g)
+          longest = std::max(longest, prog.group(std::size_t(g), G_KIND) == GROUP_UNIFIED
+                                          ? prog.group(std::size_t(g), G_LEN)
+                                          : prog.lane_len[std::size_t(g) * kWarp]);
+        sum += longest;
+      }
+      most = std::max(most, sum);
+    }
+    EXPECT_EQ(layout_teams(prog, int(prog.n_bins), false).critical_words(), most) << limit;
+    // The choice: no trial shorter, none as short with a larger limit, whole sums longer.
+    EXPECT_GE(words, choice.critical) << limit;
+    if (limit > choice.limit) EXPECT_GT(words, choice.critical) << limit;
+  }
+  EXPECT_GE(choice.limit, 2);
+  EXPECT_LT(2 * choice.critical, choice.trials.front().second);  // 39 terms in one lane before
+  // Nothing to cut: no trial, whole sums.
+  int loads = 0;
+  const SplitChoice none = choose_split_sums(
+      [&](int limit) {
+        ++loads;
+        ModelOptions mo;
+        mo.split_sums = limit;
+        return load_model_string(abc_model("", "      x: {init: 1, ddt: \"c - x\"}\n"), "abc.yaml",
+                                 mo);
+      },
+      o);
+  EXPECT_EQ(none.limit, 0);
+  EXPECT_TRUE(none.trials.empty());
+  EXPECT_EQ(loads, 1);
+}
+
+// A binary operation takes a leaf argument from its operand instead of the stack, on either
+// side, and a sum whose later terms are leaves runs as a chain of such operations.
 TEST(OdePasses, LeafArgumentsFoldIntoOperations) {
   const std::string text = abc_model("", "      x: {init: 0.5, ddt: \"c * t\"}\n");
   const FlatModel model = load_model_string(text, "fold.yaml");

@@ -95,6 +95,12 @@ TEST(OdeProblem, BadModelsAndOutputsFailWithLocations) {
   EXPECT_NE(r.output.find("'compiler.split_sums': a part holds at least 2 terms"),
             std::string::npos)
       << r.output;
+  r = test::run_cli("run " + test::source_path("inputs/ode/wb_net.yaml") +
+                    " --quiet --output ode_bad/out --set compiler.split_sums=often");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("expected auto, 0 (whole sums) or an integer >= 2, got 'often'"),
+            std::string::npos)
+      << r.output;
 }
 
 template <class Space>
