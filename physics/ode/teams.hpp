@@ -80,10 +80,12 @@ TeamsLayout layout_teams(const Program& prog, int teams, bool pairs = true, int 
 
 // compiler.split_sums: auto. Loads the model with several limits on the terms of a sum
 // (`load(limit)`, 0 = whole sums) and returns the one whose teams layout (one team per bin,
-// pairs as `options` asks, no halo) has the fewest critical words, ties to the larger limit
+// pair words as `options` asks, no halo) has the fewest critical words, ties to the larger limit
 // (fewer parts). The best limit depends on a term's words and on the other streams of the
 // phase, which only the layout shows (benchmarks/NOTES.md, thirty-second round). A model
-// without sums of three or more computed terms gets 0 without a trial.
+// without sums of three or more computed terms gets 0 without a trial. For the other modes
+// pass pair_leaves = false and their partitions: a layout without pair words counts program
+// words, the streams those modes run.
 struct SplitChoice {
   int limit = 0;
   int critical = 0;                         // critical team words with that limit
