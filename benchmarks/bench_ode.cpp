@@ -98,12 +98,10 @@ void device_steps(Space space, benchmark::State& state, const std::string& model
     model_options.split_sums = limit;
     return ode::load_model_file(model_path(model), model_options);
   };
-  // As the problem chooses: whole sums where a member runs in one stream (fused), and only
-  // teams mode runs pair words.
-  if (split_sums == kSplitAuto && mode == ExecMode::Fused) split_sums = 0;
   if (split_sums == kSplitAuto) {
+    // As a run chooses in every mode: from the teams layout with the automatic bins.
     CompilerOptions trial = options;
-    trial.pair_leaves = options.pair_leaves && mode == ExecMode::Teams;
+    trial.partitions = 0;
     split_sums = ode::choose_split_sums(load, trial).limit;
   }
   const ode::FlatModel fm = load(split_sums);

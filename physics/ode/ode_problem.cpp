@@ -85,14 +85,12 @@ FlatModel load_model(const Config& config, const CompilerOptions& compiler) {
   const std::string path = resolve_model_path(config);
   try {
     mo.split_sums = split_sums_option(config);
-    // One stream per member (fused, reference, ast): the parts of a sum would only add work.
-    const std::string mode = config.string("run.mode");
-    if (mo.split_sums < 0 && (mode == "fused" || mode == "reference" || mode == "ast"))
-      mo.split_sums = 0;
     if (mo.split_sums < 0) {
-      // Only teams mode runs pair words: the other modes' streams are program words.
+      // The teams layout decides in every run mode, so that every mode runs the same model:
+      // traces of one device agree bit for bit across modes, and a network's spike times do not
+      // move with run.mode (per-phase kernels may prefer another limit: set an integer).
       CompilerOptions trial = compiler;
-      trial.pair_leaves = compiler.pair_leaves && mode == "teams";
+      trial.partitions = static_cast<int>(config.integer("compiler.partitions"));
       const SplitChoice choice = choose_split_sums(
           [&](int limit) {
             ModelOptions o = mo;
@@ -552,9 +550,8 @@ void declare(core::Schema& s) {
   s.string("compiler.split_sums",
            "Sums with more than this many computed terms (not bare reads) become partial-sum "
            "variables evaluated in parallel lanes and summed where the sum was: an integer >= 2, "
-           "0 to keep every sum whole, or auto (the limit whose phases have the shortest "
-           "critical path in the run mode's streams; whole sums unless a cut shortens it, and "
-           "in modes that run a member in one stream: fused, reference, ast)")
+           "0 to keep every sum whole, or auto (the limit whose teams layout has the shortest "
+           "critical path, whole sums unless a cut shortens it; the same in every run mode)")
       .defaults("auto");
   s.boolean("compiler.reorder", "Sort each phase by length and opcode-sequence similarity")
       .defaults(true);

@@ -83,9 +83,7 @@ TeamsLayout layout_teams(const Program& prog, int teams, bool pairs = true, int 
 // pair words as `options` asks, no halo) has the fewest critical words, ties to the larger limit
 // (fewer parts). The best limit depends on a term's words and on the other streams of the
 // phase, which only the layout shows (benchmarks/NOTES.md, thirty-second round). A model
-// without sums of three or more computed terms gets 0 without a trial. For the other modes
-// pass pair_leaves = false and their partitions: a layout without pair words counts program
-// words, the streams those modes run.
+// without sums of three or more computed terms gets 0 without a trial.
 struct SplitChoice {
   int limit = 0;
   int critical = 0;                         // critical team words with that limit
