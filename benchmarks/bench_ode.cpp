@@ -98,12 +98,10 @@ void device_steps(Space space, benchmark::State& state, const std::string& model
     model_options.split_sums = limit;
     return ode::load_model_file(model_path(model), model_options);
   };
-  if (split_sums == kSplitAuto) {
-    // As a run chooses in every mode: from the teams layout with the automatic bins.
-    CompilerOptions trial = options;
-    trial.partitions = 0;
-    split_sums = ode::choose_split_sums(load, trial).limit;
-  }
+  // As a run chooses: from the layout in teams mode, the fixed default in the others.
+  if (split_sums == kSplitAuto)
+    split_sums = mode == ExecMode::Teams ? ode::choose_split_sums(load, options).limit
+                                         : ode::kDefaultSplitSums;
   const ode::FlatModel fm = load(split_sums);
   state.counters["split_sums"] = split_sums;
   const ode::Program prog = ode::compile(fm, options);

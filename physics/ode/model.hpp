@@ -43,7 +43,8 @@ struct ModelOptions {
   std::vector<std::string> swept;
   // Sums with more than this many computed terms (not bare reads) are cut into partial-sum
   // algebraic variables that run in parallel lanes (0 or 1: never). compiler.split_sums: auto
-  // picks it per model (choose_split_sums, ode/teams.hpp).
+  // picks it per model in teams mode (choose_split_sums, ode/teams.hpp) and is this default in
+  // the others.
   int split_sums = kDefaultSplitSums;
 };
 

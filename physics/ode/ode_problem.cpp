@@ -85,19 +85,20 @@ FlatModel load_model(const Config& config, const CompilerOptions& compiler) {
   const std::string path = resolve_model_path(config);
   try {
     mo.split_sums = split_sums_option(config);
+    // Teams mode waits for the longest stream of each phase, which its layout shows. The other
+    // modes run more words per thread (persistent), every member in one stream (fused, reference,
+    // ast) or per-phase kernels that the count does not predict (benchmarks/NOTES.md,
+    // thirty-second round): they keep the fixed default, so their traces agree as before.
+    if (mo.split_sums < 0 && config.string("run.mode") != "teams")
+      mo.split_sums = kDefaultSplitSums;
     if (mo.split_sums < 0) {
-      // The teams layout decides in every run mode, so that every mode runs the same model:
-      // traces of one device agree bit for bit across modes, and a network's spike times do not
-      // move with run.mode (per-phase kernels may prefer another limit: set an integer).
-      CompilerOptions trial = compiler;
-      trial.partitions = static_cast<int>(config.integer("compiler.partitions"));
       const SplitChoice choice = choose_split_sums(
           [&](int limit) {
             ModelOptions o = mo;
             o.split_sums = limit;
             return load_model_file(path, o);
           },
-          trial);
+          compiler);
       mo.split_sums = choice.limit;
       if (!choice.trials.empty() && !config.boolean("output.quiet_model")) {
         std::string tried;
@@ -550,8 +551,8 @@ void declare(core::Schema& s) {
   s.string("compiler.split_sums",
            "Sums with more than this many computed terms (not bare reads) become partial-sum "
            "variables evaluated in parallel lanes and summed where the sum was: an integer >= 2, "
-           "0 to keep every sum whole, or auto (the limit whose teams layout has the shortest "
-           "critical path, whole sums unless a cut shortens it; the same in every run mode)")
+           "0 to keep every sum whole, or auto (teams mode: the limit whose layout has the "
+           "shortest critical path, whole sums unless a cut shortens it; other modes: 8)")
       .defaults("auto");
   s.boolean("compiler.reorder", "Sort each phase by length and opcode-sequence similarity")
       .defaults(true);
