@@ -123,18 +123,14 @@ TEST(OdeProblem, BadModelsAndOutputsFailWithLocations) {
   EXPECT_NE(r.output.find("run.members_per_thread"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("expected 0 (the backend's default), 1, 2 or 4"), std::string::npos)
       << r.output;
-  r = test::run_cli("run " + test::source_path("inputs/ode/wb_net.yaml") +
-                    " --quiet --output ode_bad/out --set compiler.split_sums=1");
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("'compiler.split_sums': a part holds at least 2 terms"),
-            std::string::npos)
-      << r.output;
-  r = test::run_cli("run " + test::source_path("inputs/ode/wb_net.yaml") +
-                    " --quiet --output ode_bad/out --set compiler.split_sums=often");
-  EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("expected auto, 0 (whole sums) or an integer >= 2, got 'often'"),
-            std::string::npos)
-      << r.output;
+  for (const auto& [value, message] :
+       {std::pair<std::string, std::string>{"1", "a part holds at least 2 terms"},
+        {"often", "expected auto, 0 (whole sums) or an integer >= 2, got 'often'"}}) {
+    r = test::run_cli("run " + test::source_path("inputs/ode/wb_net.yaml") +
+                      " --quiet --output ode_bad/out --set compiler.split_sums=" + value);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("'compiler.split_sums': " + message), std::string::npos) << r.output;
+  }
 }
 
 template <class Space>
