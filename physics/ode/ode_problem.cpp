@@ -59,7 +59,6 @@ std::string resolve_model_path(const Config& config) {
                   file));
 }
 
-// The model file the input names, with the swept parameters kept as per-member values.
 // compiler.split_sums: "auto" gives -1, else the limit (0: whole sums).
 int split_sums_option(const Config& config) {
   const std::string text = config.string("compiler.split_sums");
@@ -79,6 +78,8 @@ int split_sums_option(const Config& config) {
   return int(limit);
 }
 
+// The model file the input names, with the swept parameters kept as per-member values and long
+// sums cut as compiler.split_sums asks (auto: by choose_split_sums with `compiler`).
 FlatModel load_model(const Config& config, const CompilerOptions& compiler) {
   ModelOptions mo;
   for (const auto& s : config.records("ensemble.sweep")) mo.swept.push_back(s.string("parameter"));
