@@ -182,7 +182,7 @@ void run_tree(const Space& space, benchmark::State& state, const int n, const bo
   state.counters["nodes"] = tree.tree().n_nodes();
 }
 
-// Stable sort of n (63-bit key, index) pairs, as the tree build sorts its Morton codes.
+// Stable sort of n (63-bit key, index) pairs, as the tree build sorts its keys.
 template <class Space>
 void run_sort(const Space& space, benchmark::State& state, const int n,
               const gravity::SortMethod method) {

@@ -104,6 +104,7 @@ class GravityProblem final : public core::Problem {
         config.fail("tree.sort",
                     "the cuda sort runs on the cuda backend only; use auto or "
                     "portable");
+      t.curve = config.string("tree.curve") == "morton" ? Curve::Morton : Curve::Hilbert;
       const std::string kernel = config.string("tree.kernel");
       t.kernel = kernel == "portable" ? WalkKernel::Portable
                                       : (kernel == "cuda" ? WalkKernel::Cuda : WalkKernel::Auto);
@@ -507,6 +508,10 @@ void declare(core::Schema& s) {
            "Key sort: portable radix sort, or CUB's radix sort (cuda backend only); auto = cuda "
            "on the cuda backend")
       .defaults("auto");
+  s.choice("tree.curve", {"hilbert", "morton"},
+           "Space-filling curve of the keys that order the particles: Peano-Hilbert (compact "
+           "target groups) or Morton")
+      .defaults("hilbert");
   s.choice("tree.kernel", {"auto", "portable", "cuda"},
            "Group walk's team primitives: Kokkos' team scan, barriers and level-1 scratch "
            "(portable), or a warp's shuffle scan, __syncwarp and per-multiprocessor stack "

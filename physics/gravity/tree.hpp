@@ -1,6 +1,7 @@
 #pragma once
 // Barnes-Hut octree on the device.
-//   build:   bounding cube -> 63-bit Morton codes -> stable radix sort of (code, particle) pairs
+//   build:   bounding cube -> 63-bit Peano-Hilbert (or Morton) keys -> stable radix sort of (code,
+//   particle) pairs
 //            (equal codes keep the particle order, so the sort is deterministic) -> octree level
 //            by level (each node is a contiguous range of sorted particles; children found by
 //            binary search on the key digits) -> nodes reordered depth-first with "skip" links
@@ -20,6 +21,7 @@
 #include "gravity/state.hpp"
 #include "gravity/tree_walk.hpp"
 #include "run/checkpoint.hpp"
+#include "run/timers.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -51,6 +53,42 @@ KOKKOS_INLINE_FUNCTION std::uint64_t morton_key(std::uint64_t ix, std::uint64_t 
                                                 std::uint64_t iz) {
   return spread_bits(ix) | spread_bits(iy) << 1 | spread_bits(iz) << 2;
 }
+
+// Peano-Hilbert index of a cell of the 2^21-cube (Skilling, "Programming the Hilbert curve",
+// AIP Conf. Proc. 707, 2004: the axes transposed into the curve's digits, then interleaved).
+// As with Morton keys, the 3 bits of level l (from the top) say which octant of its level-l
+// cell a point lies in, so every cell is one run of keys and the tree build is unchanged; but
+// consecutive cells are face neighbours, so runs of sorted particles (the walk's target
+// groups) are more compact: on a 2^20 Plummer sphere 12% fewer group interactions than with
+// Morton keys at dacc = 2^-9 (docs/gravity.md).
+KOKKOS_INLINE_FUNCTION std::uint64_t hilbert_key(std::uint64_t ix, std::uint64_t iy,
+                                                 std::uint64_t iz) {
+  std::uint64_t X[3] = {ix & 0x1fffffull, iy & 0x1fffffull, iz & 0x1fffffull};
+  for (std::uint64_t Q = std::uint64_t(1) << 20; Q > 1; Q >>= 1) {
+    const std::uint64_t P = Q - 1;
+    for (int i = 0; i < 3; ++i) {
+      if (X[i] & Q) {
+        X[0] ^= P;  // invert
+      } else {
+        const std::uint64_t t = (X[0] ^ X[i]) & P;  // exchange
+        X[0] ^= t;
+        X[i] ^= t;
+      }
+    }
+  }
+  X[1] ^= X[0];  // Gray encode
+  X[2] ^= X[1];
+  std::uint64_t t = 0;
+  for (std::uint64_t Q = std::uint64_t(1) << 20; Q > 1; Q >>= 1)
+    if (X[2] & Q) t ^= Q - 1;
+  X[0] ^= t;
+  X[1] ^= t;
+  X[2] ^= t;
+  return spread_bits(X[2]) | spread_bits(X[1]) << 1 | spread_bits(X[0]) << 2;
+}
+
+// The space-filling curve whose keys order the particles (tree.curve).
+enum class Curve { Hilbert, Morton };
 
 // A node's mass and mass-weighted position sums (the vector reduction's sum type).
 struct MassSums {
@@ -181,6 +219,7 @@ class Tree {
 
   int leaf_size = 32;
   SortMethod sort_method = SortMethod::Auto;
+  Curve curve = Curve::Hilbert;
 
   bool built() const { return n_nodes_ > 0; }
   int n_nodes() const { return n_nodes_; }
@@ -222,6 +261,7 @@ class Tree {
       const double scale = double(std::uint64_t(1) << bits_) / (2.0 * half_);
       const double lo = -half_;
       const std::uint64_t top = (std::uint64_t(1) << bits_) - 1;
+      const bool hilbert = curve == Curve::Hilbert;
       Kokkos::parallel_for(
           "hayate::gravity::tree_keys", Kokkos::RangePolicy<Space>(0, n),
           KOKKOS_LAMBDA(const int i) {
@@ -229,8 +269,9 @@ class Tree {
               const double q = compat::floor(v * scale);
               return q < 0 ? std::uint64_t(0) : (q > double(top) ? top : std::uint64_t(q));
             };
-            codes(i) = morton_key(cell(x(i, 0) - cx - lo), cell(x(i, 1) - cy - lo),
-                                  cell(x(i, 2) - cz - lo));
+            const std::uint64_t ix = cell(x(i, 0) - cx - lo), iy = cell(x(i, 1) - cy - lo),
+                                iz = cell(x(i, 2) - cz - lo);
+            codes(i) = hilbert ? hilbert_key(ix, iy, iz) : morton_key(ix, iy, iz);
             order(i) = i;
           });
     }

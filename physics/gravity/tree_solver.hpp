@@ -23,6 +23,7 @@ struct TreeParams {
   bool reorder = true;  // keep the particles in the tree's order (permuted at each rebuild)
   Walk walk = Walk::Group;
   SortMethod sort = SortMethod::Auto;
+  Curve curve = Curve::Hilbert;
   WalkKernel kernel = WalkKernel::Auto;
 };
 
@@ -134,6 +135,7 @@ class TreeForce final : public ForceSolver<Space> {
       : precision_(precision), params_(params), G_(G), eps_(eps), direct_(std::move(direct)) {
     tree_.leaf_size = params.leaf_size;
     tree_.sort_method = params.sort;
+    tree_.curve = params.curve;
   }
 
   const Tree<Space>& tree() const { return tree_; }

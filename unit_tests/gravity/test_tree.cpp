@@ -6,6 +6,7 @@
 #include "test_spaces.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <numeric>
@@ -640,6 +641,40 @@ TEST(GravityTreeKeys, MortonInterleavesBits) {
   EXPECT_EQ(morton_key(0, 0, 1), 4u);
   EXPECT_EQ(morton_key(3, 0, 0), 9u);
   EXPECT_EQ(morton_key(0x1fffff, 0x1fffff, 0x1fffff), (std::uint64_t(1) << 63) - 1);
+}
+
+// The Hilbert keys of the 8^3 cells of level 3 (the top three bits of each coordinate) are
+// 512 distinct values whose top nine bits, in key order, walk from each cell to a face
+// neighbour; the Morton order jumps (which is what the curve is there for).
+TEST(GravityTreeKeys, HilbertStepsBetweenFaceNeighbours) {
+  const int L = 3, side = 1 << L, shift = 21 - L;
+  auto walk_steps = [&](auto key) {
+    std::vector<std::pair<std::uint64_t, std::array<int, 3>>> cells;
+    for (int x = 0; x < side; ++x)
+      for (int y = 0; y < side; ++y)
+        for (int z = 0; z < side; ++z) {
+          // Low bits set at random must not move a cell's place in the order.
+          const std::uint64_t lo = (std::uint64_t(x * 131 + y * 71 + z * 17) * 2654435761u) &
+                                   ((std::uint64_t(1) << shift) - 1);
+          cells.push_back({key(std::uint64_t(x) << shift | lo, std::uint64_t(y) << shift,
+                               std::uint64_t(z) << shift | (lo >> 1)) >>
+                               (3 * shift),
+                           {x, y, z}});
+        }
+    std::sort(cells.begin(), cells.end());
+    int unit_steps = 0;
+    for (std::size_t k = 0; k < cells.size(); ++k) {
+      EXPECT_EQ(cells[k].first, k);  // a bijection onto 0 .. 511
+      if (k == 0) continue;
+      int d = 0;
+      for (int a = 0; a < 3; ++a) d += std::abs(cells[k].second[a] - cells[k - 1].second[a]);
+      unit_steps += d == 1;
+    }
+    return unit_steps;
+  };
+  EXPECT_EQ(walk_steps([](auto x, auto y, auto z) { return hilbert_key(x, y, z); }), 511);
+  EXPECT_LT(walk_steps([](auto x, auto y, auto z) { return morton_key(x, y, z); }), 400);
+  EXPECT_EQ(hilbert_key(0, 0, 0), 0u);
 }
 
 }  // namespace
