@@ -1,15 +1,11 @@
-// Counting experiment (CPU, serial tree, double): list entries per target of the group walk,
-// for Morton or Hilbert keys, several group formations and MAC variants. A Plummer sphere, or
-// the first frame of an extended-XYZ snapshot (XYZ=file; |a| then from a theta = 0.3 walk).
+// Counting experiment (CPU, serial tree, double): interactions per target of the group walk on
+// a Plummer sphere, for Morton or Hilbert keys, several group formations and MAC variants.
 // Build from the repository root after `make build`:
 //   g++ -O2 -fopenmp -std=c++17 -Iphysics -Icore -Ibackends -isystem .deps/install-openmp/include \
-//     group-count.cpp -o group-count -L.deps/install-openmp/lib -lkokkoscore -ldl
-// Usage: group-count N HILBERT(0/1) [DACC MODE GROUP_CELL]; MODE 0 runs of G sorted particles
-// (the walk's groups), 1 whole leaves packed up to G, 2 whole leaves of one parent.
-// Environment: G (group size, 32), LEAF (leaf size, 32), SUB=k (k sub-boxes per group),
-// AMIN_ONLY=1 (distance to the nearest member), EXACT=1 (every member's own criterion),
-// EPS and DTMAX (block levels of the groups: softening, largest step; eta = 0.025).
-// "lanecost/target": list entries a group walks, summed over groups, x G / N.
+//     group-count.cpp -o group-count
+// Usage: group-count N HILBERT(0/1) DACC MODE(0 runs, 1 leaves, 2 leaves of one parent) GROUP_CELL
+// Environment: SUB=k (k sub-boxes per group), AMIN_ONLY=1 (distance to the nearest member),
+// EXACT=1 (every member's own criterion).
 #include "gravity/tree.hpp"
 #include <cstdio>
 #include <cstdint>
@@ -19,6 +15,7 @@
 #include <algorithm>
 #include <numeric>
 #include <cstdlib>
+#include <array>
 using u64 = std::uint64_t;
 using hayate::gravity::hilbert_key;
 using hayate::gravity::morton_key;
@@ -60,6 +57,17 @@ int main(int argc,char**argv){
       if(nd.nch==0 || side*side<0.09*r2){ if(nd.nch==0 && !(side*side<0.09*r2)){ for(int j=nd.b;j<nd.e;j++){ double ex=X[j]-X[i],ey=Y[j]-Y[i],ez=Z[j]-Z[i]; double rr=ex*ex+ey*ey+ez*ez+1e-6; double w=MS[j]/(rr*std::sqrt(rr)); a[0]+=w*ex;a[1]+=w*ey;a[2]+=w*ez; } } else { double rr=r2+1e-6; double w=nd.m/(rr*std::sqrt(rr)); a[0]+=w*dx;a[1]+=w*dy;a[2]+=w*dz; } }
       else for(int k=0;k<nd.nch;k++) st.push_back(nd.first+k); }
       A[i]=std::sqrt(a[0]*a[0]+a[1]*a[1]+a[2]*a[2]); } }
+  if(getenv("BOUND")){ // the device's b_J: exact for leaves; above, the largest over children of
+    // min(|com_c - com| + b_c, distance from com to the farthest corner of the child's particle box)
+    std::vector<std::array<double,6>> box(nodes.size());
+    for(long q=long(nodes.size())-1;q>=0;q--){ Node&nd=nodes[q]; std::array<double,6> bx={1e30,1e30,1e30,-1e30,-1e30,-1e30};
+      if(nd.nch==0){ for(int i=nd.b;i<nd.e;i++){ double p3[3]={X[i],Y[i],Z[i]}; for(int k=0;k<3;k++){bx[k]=std::min(bx[k],p3[k]);bx[3+k]=std::max(bx[3+k],p3[k]);} } }
+      else { double bj=0; for(int c=0;c<nd.nch;c++){ const Node&ch=nodes[nd.first+c]; const auto&cb=box[nd.first+c]; for(int k=0;k<3;k++){bx[k]=std::min(bx[k],cb[k]);bx[3+k]=std::max(bx[3+k],cb[3+k]);}
+          double dx=ch.cx-nd.cx,dy=ch.cy-nd.cy,dz=ch.cz-nd.cz; double b1=std::sqrt(dx*dx+dy*dy+dz*dz)+ch.bj;
+          double fx=std::max(std::fabs(cb[0]-nd.cx),std::fabs(cb[3]-nd.cx)),fy=std::max(std::fabs(cb[1]-nd.cy),std::fabs(cb[4]-nd.cy)),fz=std::max(std::fabs(cb[2]-nd.cz),std::fabs(cb[5]-nd.cz));
+          double b2=std::sqrt(fx*fx+fy*fy+fz*fz); bj=std::max(bj,std::min(b1,b2)); }
+        int exact_upto=getenv("EXACT_UPTO")?atoi(getenv("EXACT_UPTO")):0; if(nd.e-nd.b>exact_upto) nd.bj=bj; }
+      box[q]=bx; } }
   // groups: runs of G cut at boundaries between children of cells with > gcell*G particles
   std::vector<char> cut(N+1,0); for(auto&nd:nodes) if(nd.e-nd.b>gcell*G && nd.nch) for(int c=0;c<nd.nch;c++) cut[nodes[nd.first+c].b]=1;
   std::vector<int> gb; if(mode==0){ int start=0; gb.push_back(0); for(int i=1;i<=N;i++){ if(i==N||cut[i]||i-start==G){ if(i<N) gb.push_back(i); start=i; } } gb.push_back(N);}
