@@ -105,6 +105,7 @@ class GravityProblem final : public core::Problem {
                     "the cuda sort runs on the cuda backend only; use auto or "
                     "portable");
       t.curve = config.string("tree.curve") == "morton" ? Curve::Morton : Curve::Hilbert;
+      t.dear_first = config.string("tree.group_order") == "cost";
       const std::string kernel = config.string("tree.kernel");
       t.kernel = kernel == "portable" ? WalkKernel::Portable
                                       : (kernel == "cuda" ? WalkKernel::Cuda : WalkKernel::Auto);
@@ -512,6 +513,10 @@ void declare(core::Schema& s) {
            "Space-filling curve of the keys that order the particles: Peano-Hilbert (compact "
            "target groups) or Morton")
       .defaults("hilbert");
+  s.choice("tree.group_order", {"cost", "tree"},
+           "Order in which the group walk launches its groups: cost (dearest first, by the "
+           "entries of each group's last walk, tree order within a power-of-two class) or tree")
+      .defaults("cost");
   s.choice("tree.kernel", {"auto", "portable", "cuda"},
            "Group walk's team primitives: Kokkos' team scan, barriers and level-1 scratch "
            "(portable), or a warp's shuffle scan, __syncwarp and per-multiprocessor stack "

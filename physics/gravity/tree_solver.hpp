@@ -24,6 +24,7 @@ struct TreeParams {
   Walk walk = Walk::Group;
   SortMethod sort = SortMethod::Auto;
   Curve curve = Curve::Hilbert;
+  bool dear_first = true;  // group walk: launch the groups dearest first (order_groups_by_cost)
   WalkKernel kernel = WalkKernel::Auto;
 };
 
@@ -143,6 +144,11 @@ class TreeForce final : public ForceSolver<Space> {
   // The target groups of the last walk: group g is sorted positions
   // [group_begin(g), group_begin(g + 1)).
   int n_groups() const { return n_groups_; }
+  // The group walk's launch order (team t walks group launch_order()(t)) once costs are known,
+  // and the costs: entries of each group's last integration walk at its first member's position.
+  bool has_launch_order() const { return launch_order_valid_; }
+  const Kokkos::View<int*, Mem>& launch_order() const { return launch_order_; }
+  const Kokkos::View<int*, Mem>& group_cost() const { return group_cost_; }
   const Kokkos::View<int*, Mem>& group_begin() const { return group_begin_; }
   // |a_old|^2 at each sorted position, as the next walk's group boxes read it.
   const Kokkos::View<double*, Mem>& a2_sorted() const { return a2_sorted_; }
@@ -286,6 +292,56 @@ class TreeForce final : public ForceSolver<Space> {
     Kokkos::deep_copy(Kokkos::subview(group_begin_, count), n);
     n_groups_ = count;
     groups_valid_ = true;
+    // New groups take the costs the last walks left at their first members' positions (every
+    // member's position holds its group's cost, and the tree order of the particles changes
+    // little between rebuilds). Reset, every group taken as equal and launched last, the
+    // coarse levels' groups, which the ticks after a rebuild had not walked yet, ended
+    // Plummer's full ticks on part of the GPU (+28%, docs/gravity.md).
+    if (params_.dear_first) {
+      if (std::int64_t(group_cost_.extent(0)) < n) {
+        ensure_size(group_cost_, n, "hayate::gravity::tree_group_cost");
+        Kokkos::deep_copy(group_cost_, 0);
+      }
+      order_groups_by_cost();
+    }
+  }
+
+  // Public for nvcc (device lambdas). The next walks launch the groups dearest first, by the
+  // entries each summed in its last integration walk (copied to every member's position), in
+  // power-of-two classes that keep the tree order within a class (nearby groups, which read the
+  // same nodes and particles, still run side by side). In tree order the galaxy's dearest groups
+  // came last in a walk, and its ticks ended with them running on a part of the GPU
+  // (docs/gravity.md, Benchmarks).
+  void order_groups_by_cost() {
+    const int ng = n_groups_;
+    ensure_capacity(launch_order_, ng, "hayate::gravity::tree_launch_order");
+    ensure_capacity(cost_key_, ng, "hayate::gravity::tree_launch_keys");
+    const auto order = launch_order_;
+    const auto key = cost_key_;
+    const auto cost = group_cost_;
+    const auto group_begin = group_begin_;
+    using Policy = Kokkos::TeamPolicy<Space>;
+    using Member = typename Policy::member_type;
+    constexpr int lanes = TreeDefaults<Space>::reduce_lanes;
+    constexpr int per_team = TreeDefaults<Space>::reduce_per_team;
+    Kokkos::parallel_for(
+        "hayate::gravity::tree_launch_keys",
+        Policy((ng + per_team - 1) / per_team, per_team, lanes), KOKKOS_LAMBDA(const Member& team) {
+          const int g = team.league_rank() * team.team_size() + team.team_rank();
+          if (g >= ng) return;
+          const int gb = group_begin(g), ge = group_begin(g + 1);
+          const int c = cost(gb);
+          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, gb + 1, ge),
+                               [&](const int k) { cost(k) = c; });
+          Kokkos::single(Kokkos::PerThread(team), [&]() {
+            int cls = 0;
+            while (cls < 31 && (unsigned(c) >> (cls + 1)) != 0u) ++cls;
+            key(g) = std::uint64_t(31 - cls);
+            order(g) = g;
+          });
+        });
+    sort_pairs<Space>(key, order, ng, 5, sort_buffers_, params_.sort);
+    launch_order_valid_ = true;
   }
 
   // Public for nvcc (device lambdas): group bounding boxes, smallest |a_old|, target flags,
@@ -541,10 +597,13 @@ class TreeForce final : public ForceSolver<Space> {
       Kokkos::parallel_for(label, Kokkos::TeamPolicy<Space>(n_groups, team_size), k);
       return;
     }
+    d.launch_order = launch_order_valid_ ? launch_order_.data() : nullptr;
+    if (!diagnostic && params_.dear_first) d.group_cost = group_cost_.data();
     if (params_.quadrupole)
       launch_group<T, GroupWalkKernel<Space, T, Acc, tpt, WithPotential, M, true>>(d, label);
     else
       launch_group<T, GroupWalkKernel<Space, T, Acc, tpt, WithPotential, M, false>>(d, label);
+    if (!diagnostic && params_.dear_first) order_groups_by_cost();
   }
 
   template <class T, class Kernel, class Data>
@@ -646,6 +705,12 @@ class TreeForce final : public ForceSolver<Space> {
   Kokkos::View<int*, Mem> group_flag_, group_begin_;
   int n_groups_ = 0;
   bool groups_valid_ = false;
+  // The group walk's launch order (order_groups_by_cost) and what it is made from: each
+  // group's entries in its last integration walk, at its first member's sorted position.
+  Kokkos::View<int*, Mem> group_cost_, launch_order_;
+  Kokkos::View<std::uint64_t*, Mem> cost_key_;
+  bool launch_order_valid_ = false;
+  RadixSortBuffers<Space> sort_buffers_;
   Kokkos::View<int, Mem> overflow_;
   Kokkos::View<int*, Mem> stack_pool_;      // tree.kernel = cuda: the walk's traversal stacks
   Kokkos::View<unsigned*, Mem> slot_busy_;  // and their per-multiprocessor busy words

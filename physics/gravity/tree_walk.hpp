@@ -168,6 +168,10 @@ struct WalkData {
   // Raw pointers where a View's handle would push the walk functor past 512 bytes, above
   // which Kokkos passes it through constant memory.
   const int* slot = nullptr;  // particle -> output row, -1 = not a target (subset)
+  // Group walk: team t walks group launch_order[t] (null: group t), and an integration walk
+  // adds each group's list entries to group_cost[first member] (null: not recorded).
+  const int* launch_order = nullptr;
+  int* group_cost = nullptr;
   bool all_targets = true;
   ForceOutput<Space> out;
   Kokkos::View<const int*, Mem> group_begin;  // group g: sorted positions [begin(g), begin(g+1))
@@ -398,11 +402,17 @@ struct GroupWalkKernel {
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
-    const int g = team.league_rank();
+    const int g =
+        d.launch_order != nullptr ? d.launch_order[team.league_rank()] : team.league_rank();
     const GroupBox<T> box = d.groups(g);
     if (!box.active) return;
     const int gb = d.group_begin(g), ge = d.group_begin(g + 1);
     const int ts = team.team_size(), rank = team.team_rank();
+    // Entries summed, counted at each flush (no counter live through the traversal).
+    const auto count_cost = [&](const int entries) {
+      if (d.group_cost != nullptr && rank == 0) d.group_cost[gb] += entries;
+    };
+    if (d.group_cost != nullptr && rank == 0) d.group_cost[gb] = 0;
     Lists l;
     l.nodes = Scratch<int>(team.team_scratch(0), shape.node_list());
     l.range_begin = Scratch<int>(team.team_scratch(0), shape.range_list());
@@ -463,10 +473,12 @@ struct GroupWalkKernel {
         break;
       }
       if (n_listed + add_nodes > node_cap) {
+        count_cost(n_listed);
         flush_nodes(team, l, n_listed, ti, v);
         n_listed = 0;
       }
       if (n_ranges + add_ranges > range_cap) {
+        count_cost(n_particles);
         flush_particles(team, l, n_ranges, n_particles, ti, v);
         n_ranges = 0;
         n_particles = 0;
@@ -494,6 +506,7 @@ struct GroupWalkKernel {
     // overflow's break).
     if (slot >= 0 && rank == 0) hayate::cuda::release_sm_slot(slot_busy, slot);
 #endif
+    count_cost(n_listed + n_particles);
     flush_nodes(team, l, n_listed, ti, v);
     flush_particles(team, l, n_ranges, n_particles, ti, v);
     d.template store_targets<TPT, WithPotential>(gb, ge, rank, ts, v);

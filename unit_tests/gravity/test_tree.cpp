@@ -332,6 +332,77 @@ TYPED_TEST(GravityTree, SubsetOfTargetsMatchesTheFullWalk) {
     for (int c = 0; c < 3; ++c) ASSERT_EQ(s(k, c), a(idx[k], c)) << k;
 }
 
+// The group walk launches its groups dearest first once an integration walk has counted their
+// entries: the order is a permutation of the groups, by non-increasing power-of-two class of
+// cost, tree order within a class. The order changes no result: walks with and without it give
+// the same bits, through a rebuild (which forgets the costs) and block-step subsets.
+TYPED_TEST(GravityTree, GroupsLaunchDearestFirstWithTheSameResults) {
+  using Space = TypeParam;
+  using V = Kokkos::View<double* [3], typename Space::memory_space>;
+  auto p = to_device<Space>(plummer(3000, 1.0, 1.0, 1.0, 37));
+  auto q = to_device<Space>(plummer(3000, 1.0, 1.0, 1.0, 37));
+  DirectSolver<Space> direct(Precision::Mixed, {}, 1.0, 0.02);
+  TreeParams ordered, plain;
+  ordered.rebuild_every = plain.rebuild_every = 3;
+  plain.dear_first = false;
+  TreeForce<Space> a(Precision::Mixed, ordered, 1.0, 0.02, direct);
+  TreeForce<Space> b(Precision::Mixed, plain, 1.0, 0.02, direct);
+  hayate::core::Timers timers;
+  a.accelerations(p, {{}, p.n}, false, {p.acc, {}, {}}, timers, false);
+  b.accelerations(q, {{}, q.n}, false, {q.acc, {}, {}}, timers, false);
+  EXPECT_TRUE(a.has_launch_order());
+  EXPECT_FALSE(b.has_launch_order());
+  {
+    const int ng = a.n_groups();
+    auto order = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.launch_order());
+    auto cost = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.group_cost());
+    auto begin = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), a.group_begin());
+    auto cls = [&](int g) { return int(std::log2(double(std::max(cost(begin(g)), 1)))); };
+    std::vector<int> seen(std::size_t(ng), 0);
+    int distinct = 0;
+    for (int t = 0; t < ng; ++t) {
+      const int g = order(t);
+      ASSERT_TRUE(g >= 0 && g < ng);
+      ++seen[std::size_t(g)];
+      EXPECT_GT(cost(begin(g)), 0);  // every group held targets and summed entries
+      if (t == 0) continue;
+      const int prev = order(t - 1);
+      ASSERT_GE(cls(prev), cls(g)) << t;
+      if (cls(prev) == cls(g)) EXPECT_LT(prev, g) << t;
+      distinct += cls(prev) != cls(g);
+    }
+    for (int g = 0; g < ng; ++g) EXPECT_EQ(seen[std::size_t(g)], 1) << g;
+    EXPECT_GT(distinct, 0);  // the groups' costs differ, so the order is not the tree's
+  }
+  std::mt19937 rng(37);
+  for (int step = 0; step < 7; ++step) {
+    drift(p, 1.0 / 256);
+    drift(q, 1.0 / 256);
+    std::vector<int> idx;
+    for (int i = 0; i < p.n; ++i)
+      if (step % 2 == 0 || rng() % 3 == 0) idx.push_back(i);
+    const auto index = device_indices<Space>(idx);
+    const Targets<Space> targets{index, int(idx.size())};
+    V sa("sa", idx.size()), sb("sb", idx.size());
+    a.accelerations(p, targets, false, {sa, {}, {}}, timers, false);
+    b.accelerations(q, targets, false, {sb, {}, {}}, timers, false);
+    auto ha = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sa);
+    auto hb = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sb);
+    for (std::size_t k = 0; k < idx.size(); ++k)
+      for (int c = 0; c < 3; ++c) ASSERT_EQ(ha(k, c), hb(k, c)) << step << " " << k;
+    // The callers copy the targets' rows into acc, as block steps do.
+    auto acc_a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.acc);
+    auto acc_b = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), q.acc);
+    for (std::size_t k = 0; k < idx.size(); ++k)
+      for (int c = 0; c < 3; ++c) {
+        acc_a(idx[k], c) = ha(k, c);
+        acc_b(idx[k], c) = hb(k, c);
+      }
+    Kokkos::deep_copy(p.acc, acc_a);
+    Kokkos::deep_copy(q.acc, acc_b);
+  }
+}
+
 // The group boxes read |a_old|^2 in sorted order from what the integration walks stored, not
 // from p.acc: after partial evaluations whose rows the caller copies into p.acc (as block steps
 // do), drifts, rebuilds and diagnostic walks in between, it must equal |p.acc|^2 bit for bit.
