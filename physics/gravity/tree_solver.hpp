@@ -306,6 +306,18 @@ class TreeForce final : public ForceSolver<Space> {
     }
   }
 
+  // The policy of the kernels that take one group per thread, its members over vector lanes,
+  // and the group a thread takes.
+  using GroupMember = typename Kokkos::TeamPolicy<Space>::member_type;
+  static Kokkos::TeamPolicy<Space> per_group_policy(const int n_groups) {
+    constexpr int lanes = TreeDefaults<Space>::reduce_lanes;
+    constexpr int per_team = TreeDefaults<Space>::reduce_per_team;
+    return Kokkos::TeamPolicy<Space>((n_groups + per_team - 1) / per_team, per_team, lanes);
+  }
+  KOKKOS_INLINE_FUNCTION static int group_of(const GroupMember& team) {
+    return team.league_rank() * team.team_size() + team.team_rank();
+  }
+
   // Public for nvcc (device lambdas). The next walks launch the groups dearest first, by the
   // entries each summed in its last integration walk (copied to every member's position), in
   // power-of-two classes that keep the tree order within a class (nearby groups, which read the
@@ -320,14 +332,10 @@ class TreeForce final : public ForceSolver<Space> {
     const auto key = cost_key_;
     const auto cost = group_cost_;
     const auto group_begin = group_begin_;
-    using Policy = Kokkos::TeamPolicy<Space>;
-    using Member = typename Policy::member_type;
-    constexpr int lanes = TreeDefaults<Space>::reduce_lanes;
-    constexpr int per_team = TreeDefaults<Space>::reduce_per_team;
     Kokkos::parallel_for(
-        "hayate::gravity::tree_launch_keys",
-        Policy((ng + per_team - 1) / per_team, per_team, lanes), KOKKOS_LAMBDA(const Member& team) {
-          const int g = team.league_rank() * team.team_size() + team.team_rank();
+        "hayate::gravity::tree_launch_keys", per_group_policy(ng),
+        KOKKOS_LAMBDA(const GroupMember& team) {
+          const int g = group_of(team);
           if (g >= ng) return;
           const int gb = group_begin(g), ge = group_begin(g + 1);
           const int c = cost(gb);
@@ -393,15 +401,10 @@ class TreeForce final : public ForceSolver<Space> {
     const auto sorted = tree_.sorted_x();
     const auto slot = slot_;
     const auto group_begin = group_begin_;
-    using Policy = Kokkos::TeamPolicy<Space>;
-    using Member = typename Policy::member_type;
-    constexpr int lanes = TreeDefaults<Space>::reduce_lanes;
-    constexpr int per_team = TreeDefaults<Space>::reduce_per_team;
     Kokkos::parallel_for(
-        "hayate::gravity::tree_group_boxes",
-        Policy((n_groups + per_team - 1) / per_team, per_team, lanes),
-        KOKKOS_LAMBDA(const Member& team) {
-          const int grp = team.league_rank() * team.team_size() + team.team_rank();
+        "hayate::gravity::tree_group_boxes", per_group_policy(n_groups),
+        KOKKOS_LAMBDA(const GroupMember& team) {
+          const int grp = group_of(team);
           if (grp >= n_groups) return;
           const int kb = group_begin(grp);
           GroupSpread s;
