@@ -10,8 +10,9 @@
 //             (level-1 scratch) and each thread tests one of them; a team scan hands out slots,
 //             so accepted nodes go to an interaction list, opened leaves to a particle-range list
 //             and opened nodes push their (consecutive, breadth-first numbered) children. When a
-//             list fills it is flushed in tiles: the threads stage one entry each in scratch,
-//             then every thread sums the whole tile onto its own targets.
+//             list fills it is flushed: every thread sums the listed entries onto its own
+//             targets (monopoles are listed as they were loaded for the test; particles and
+//             nodes with quadrupoles are staged in scratch a tile at a time, one per thread).
 // Both orders are fixed by the tree, so results are reproducible run to run on a backend.
 #include "cuda/warp_team.hpp"
 #include "gravity/direct.hpp"
@@ -289,18 +290,26 @@ struct GroupWalkKernel {
   unsigned* slot_busy = nullptr;  // a word of busy slots per multiprocessor
 
   static std::size_t scratch0(const GroupWalkShape& s) {
-    return Scratch<int>::shmem_size(s.node_list()) + 2 * Scratch<int>::shmem_size(s.range_list()) +
-           Scratch<Body<T>>::shmem_size(s.ts) + Scratch<NodeRecord<T>>::shmem_size(s.ts) +
-           Scratch<std::uint64_t>::shmem_size(1);
+    const std::size_t node_list =
+        Quad ? Scratch<int>::shmem_size(s.node_list()) + Scratch<NodeRecord<T>>::shmem_size(s.ts)
+             : Scratch<Body<T>>::shmem_size(s.node_list());
+    return node_list + 2 * Scratch<int>::shmem_size(s.range_list()) +
+           Scratch<Body<T>>::shmem_size(s.ts) + Scratch<std::uint64_t>::shmem_size(1);
   }
   static std::size_t scratch1(const GroupWalkShape& s) {
     return Scratch<int>::shmem_size(s.stack());
   }
 
+  // Accepted nodes: with quadrupoles their indices, staged a tile at a time with their
+  // quadrupoles when flushed; monopoles are listed as the centre of mass and mass that the node
+  // test has already loaded, so a flush only sums them. Staged from indices, each tile of 32
+  // monopoles cost a gather from global memory and two barriers (~55 instructions a tile,
+  // the gather's wait ~3% of the walk's stall samples on the H100).
   struct Lists {
     Scratch<int> nodes, range_begin, range_offset;
+    Scratch<Body<T>> node_body;        // monopoles
     Scratch<Body<T>> tile;             // particles
-    Scratch<NodeRecord<T>> tile_node;  // nodes
+    Scratch<NodeRecord<T>> tile_node;  // nodes with quadrupoles
   };
 
   // The team's barrier over scratch: a warp's own on CUDA when the team is one warp.
@@ -351,26 +360,29 @@ struct GroupWalkKernel {
     }
   }
 
-  // Sums the listed nodes onto the thread's targets, one staged tile at a time.
+  // Sums the listed nodes onto the thread's targets: monopoles straight from the list, nodes
+  // with quadrupoles one staged tile at a time. The list was last written before a barrier;
+  // the barrier after the sums keeps the next writes from overtaking them.
   KOKKOS_INLINE_FUNCTION void flush_nodes(const Member& team, const Lists& l, const int count,
                                           const Body<T>* ti, Acc (*v)[4]) const {
+    if constexpr (!Quad) {
+      sum_points([&](const int j) { return l.node_body(j); }, count, ti, v);
+      sync(team);
+      return;
+    }
     const int ts = team.team_size(), rank = team.team_rank();
     for (int base = 0; base < count; base += ts) {
       const int m = count - base < ts ? count - base : ts;
       if (rank < m) {
         const int id = l.nodes(base + rank);
         l.tile_node(rank).c = tree_nodes[id].c;
-        if (Quad) l.tile_node(rank).q = d.quad(id);
+        l.tile_node(rank).q = d.quad(id);
       }
       sync(team);
-      if constexpr (Quad) {
-        for (int j = 0; j < m; ++j) {
-          const NodeRecord<T> r = l.tile_node(j);
-          for (int t = 0; t < TPT; ++t)
-            Policy::template interact_node<WithPotential>(ti[t], r.c, r.q, d.eps2, v[t]);
-        }
-      } else {
-        sum_points([&](const int j) { return l.tile_node(j).c; }, m, ti, v);
+      for (int j = 0; j < m; ++j) {
+        const NodeRecord<T> r = l.tile_node(j);
+        for (int t = 0; t < TPT; ++t)
+          Policy::template interact_node<WithPotential>(ti[t], r.c, r.q, d.eps2, v[t]);
       }
       sync(team);
     }
@@ -414,11 +426,15 @@ struct GroupWalkKernel {
     };
     if (d.group_cost != nullptr && rank == 0) d.group_cost[gb] = 0;
     Lists l;
-    l.nodes = Scratch<int>(team.team_scratch(0), shape.node_list());
+    if constexpr (Quad) {
+      l.nodes = Scratch<int>(team.team_scratch(0), shape.node_list());
+      l.tile_node = Scratch<NodeRecord<T>>(team.team_scratch(0), ts);
+    } else {
+      l.node_body = Scratch<Body<T>>(team.team_scratch(0), shape.node_list());
+    }
     l.range_begin = Scratch<int>(team.team_scratch(0), shape.range_list());
     l.range_offset = Scratch<int>(team.team_scratch(0), shape.range_list());
     l.tile = Scratch<Body<T>>(team.team_scratch(0), ts);
-    l.tile_node = Scratch<NodeRecord<T>>(team.team_scratch(0), ts);
     const Scratch<std::uint64_t> total(team.team_scratch(0), 1);
     const int node_cap = shape.node_list(), range_cap = shape.range_list(),
               stack_cap = shape.stack();
@@ -446,6 +462,7 @@ struct GroupWalkKernel {
       const int popped = sp < ts ? sp : ts;
       bool accept = false;
       int node = 0;
+      Body<T> c{};  // a monopole list entry
       WalkLink lk{0, 0};
       // Counts packed in one scan: accepted nodes (bits 0-7), opened leaves (8-15), children
       // pushed (16-31), particles of opened leaves (32-63).
@@ -454,6 +471,7 @@ struct GroupWalkKernel {
         node = stack[sp - popped + rank];
         const GroupNode<T> gn = tree_nodes[node];
         lk = gn.link;
+        c = gn.c;
         accept = group_accepts<M>(gn.c, gn.geom, box, d.parameter);
         if (accept)
           mine = 1;
@@ -485,7 +503,10 @@ struct GroupWalkKernel {
       }
       if (rank < popped) {
         if (accept) {
-          l.nodes(n_listed + int(before & 255)) = node;
+          if constexpr (Quad)
+            l.nodes(n_listed + int(before & 255)) = node;
+          else
+            l.node_body(n_listed + int(before & 255)) = c;
         } else if (lk.count < 0) {
           const int r = n_ranges + int(before >> 8 & 255);
           l.range_begin(r) = lk.first;
