@@ -294,7 +294,7 @@ struct GroupWalkKernel {
         Quad ? Scratch<int>::shmem_size(s.node_list()) + Scratch<NodeRecord<T>>::shmem_size(s.ts)
              : Scratch<Body<T>>::shmem_size(s.node_list());
     return node_list + 2 * Scratch<int>::shmem_size(s.range_list()) +
-           Scratch<Body<T>>::shmem_size(s.ts) + Scratch<std::uint64_t>::shmem_size(1);
+           Scratch<Body<T>>::shmem_size(s.ts) + Scratch<std::uint64_t>::shmem_size(2);
   }
   static std::size_t scratch1(const GroupWalkShape& s) {
     return Scratch<int>::shmem_size(s.stack());
@@ -420,11 +420,6 @@ struct GroupWalkKernel {
     if (!box.active) return;
     const int gb = d.group_begin(g), ge = d.group_begin(g + 1);
     const int ts = team.team_size(), rank = team.team_rank();
-    // Entries summed, counted at each flush (no counter live through the traversal).
-    const auto count_cost = [&](const int entries) {
-      if (d.group_cost != nullptr && rank == 0) d.group_cost[gb] += entries;
-    };
-    if (d.group_cost != nullptr && rank == 0) d.group_cost[gb] = 0;
     Lists l;
     if constexpr (Quad) {
       l.nodes = Scratch<int>(team.team_scratch(0), shape.node_list());
@@ -435,7 +430,15 @@ struct GroupWalkKernel {
     l.range_begin = Scratch<int>(team.team_scratch(0), shape.range_list());
     l.range_offset = Scratch<int>(team.team_scratch(0), shape.range_list());
     l.tile = Scratch<Body<T>>(team.team_scratch(0), ts);
-    const Scratch<std::uint64_t> total(team.team_scratch(0), 1);
+    // total(0): the portable scan's total and the cuda kernel's stack slot; total(1): the
+    // entries summed, counted by the first thread at each flush in scratch (no counter live
+    // through the traversal) and stored once at the end. Added up in global memory, every
+    // flush waited for a round trip to L2.
+    const Scratch<std::uint64_t> total(team.team_scratch(0), 2);
+    const auto count_cost = [&](const int entries) {
+      if (d.group_cost != nullptr && rank == 0) total(1) += std::uint64_t(entries);
+    };
+    if (rank == 0) total(1) = 0;
     const int node_cap = shape.node_list(), range_cap = shape.range_list(),
               stack_cap = shape.stack();
     int* stack = nullptr;
@@ -528,6 +531,7 @@ struct GroupWalkKernel {
     if (slot >= 0 && rank == 0) hayate::cuda::release_sm_slot(slot_busy, slot);
 #endif
     count_cost(n_listed + n_particles);
+    if (d.group_cost != nullptr && rank == 0) d.group_cost[gb] = int(total(1));
     flush_nodes(team, l, n_listed, ti, v);
     flush_particles(team, l, n_ranges, n_particles, ti, v);
     d.template store_targets<TPT, WithPotential>(gb, ge, rank, ts, v);
