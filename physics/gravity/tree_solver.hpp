@@ -619,6 +619,7 @@ class TreeForce final : public ForceSolver<Space> {
     if (overflow_.data() == nullptr)
       overflow_ = Kokkos::View<int, Mem>("hayate::gravity::tree_overflow");
     k.overflow = overflow_.data();
+    static_assert(Kernel::kTeam == team_size, "the walk kernel's slots assume this team size");
     k.shape.ts = team_size;
     k.shape.levels = tree_.levels();
     Kokkos::TeamPolicy<Space> policy(n_groups, team_size);
@@ -633,7 +634,7 @@ class TreeForce final : public ForceSolver<Space> {
           slot_busy_ = Kokkos::View<unsigned*, Mem>("hayate::gravity::tree_slot_busy",
                                                     slots / cuda::slots_per_sm);
         if (stack_pool_.extent(0) < need)
-          stack_pool_ = Tree<Space>::template uninitialized<Kokkos::View<int*, Mem>>(
+          stack_pool_ = Tree<Space>::template uninitialized<Kokkos::View<WalkLink*, Mem>>(
               "hayate::gravity::tree_stack_pool", need);
         k.stack_pool = stack_pool_.data();
         k.slot_busy = slot_busy_.data();
@@ -715,7 +716,7 @@ class TreeForce final : public ForceSolver<Space> {
   bool launch_order_valid_ = false;
   RadixSortBuffers<Space> sort_buffers_;
   Kokkos::View<int, Mem> overflow_;
-  Kokkos::View<int*, Mem> stack_pool_;      // tree.kernel = cuda: the walk's traversal stacks
+  Kokkos::View<WalkLink*, Mem> stack_pool_;      // tree.kernel = cuda: the walk's traversal stacks
   Kokkos::View<unsigned*, Mem> slot_busy_;  // and their per-multiprocessor busy words
   Kokkos::View<Body<float>*, Mem> bodies_f_, nodes_f_;
   Kokkos::View<Body<double>*, Mem> bodies_d_, nodes_d_;

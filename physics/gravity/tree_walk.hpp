@@ -6,13 +6,14 @@
 //   particle: every thread runs the stackless depth-first walk (skip links) itself and applies
 //             each accepted node or opened leaf to its targets at once. Simple, but the team
 //             walks node after node, each step waiting on the previous load.
-//   group:    GOTHIC's scheme. The team pops up to team-size nodes from a traversal stack
-//             (level-1 scratch) and each thread tests one of them; a team scan hands out slots,
-//             so accepted nodes go to an interaction list, opened leaves to a particle-range list
-//             and opened nodes push their (consecutive, breadth-first numbered) children. When a
-//             list fills it is flushed: every thread sums the listed entries onto its own
-//             targets (monopoles are listed as they were loaded for the test; particles and
-//             nodes with quadrupoles are staged in scratch a tile at a time, one per thread).
+//   group:    GOTHIC's scheme. The team pops families (an opened node's consecutive,
+//             breadth-first numbered children) from a traversal stack and each thread tests one
+//             child (on CPUs, one thread all 8); a team scan hands out slots, so accepted nodes
+//             go to an interaction list, opened leaves to a particle-range list and opened nodes
+//             push their children as one family. When a list fills it is flushed: every
+//             thread sums the listed entries onto its own targets (monopoles are listed as
+//             they were loaded for the test; particles and nodes with quadrupoles are staged in
+//             scratch a tile at a time, one per thread).
 // Both orders are fixed by the tree, so results are reproducible run to run on a backend.
 #include "cuda/warp_team.hpp"
 #include "gravity/direct.hpp"
@@ -262,10 +263,13 @@ struct GroupWalkShape {
   int levels = 1;
   KOKKOS_INLINE_FUNCTION int node_list() const { return ts * 4 < 64 ? 64 : ts * 4; }
   KOKKOS_INLINE_FUNCTION int range_list() const { return ts * 2 < 32 ? 32 : ts * 2; }
-  // The stack is a pile of segments, one pushed per round (at most 8 children of each of at
-  // most ts popped nodes), and a segment's shallowest node is deeper than that of the segment
-  // under it, so at most `levels` segments are ever stacked. Overflow is still checked.
-  KOKKOS_INLINE_FUNCTION int stack() const { return 8 * ts * (levels + 2); }
+  // Node tests per traversal round: a thread per test, and at least one family of children.
+  KOKKOS_INLINE_FUNCTION int slots() const { return ts < 8 ? 8 : ts; }
+  // The stack holds families (WalkLink: an opened node's children). It is a pile of segments,
+  // one pushed per round (a family per opened node, so at most slots()), and a segment's
+  // shallowest family is deeper than that of the segment under it, so at most `levels`
+  // segments are ever stacked. Overflow is still checked.
+  KOKKOS_INLINE_FUNCTION int stack() const { return slots() * (levels + 2); }
 };
 
 // Quad: nodes with their quadrupoles (tree.quadrupole) or monopoles only. A template argument
@@ -278,6 +282,15 @@ struct GroupWalkKernel {
   template <class V>
   using Scratch = Kokkos::View<V*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
 
+  // A family (an opened node's children) takes kFamily consecutive slots of a round; a team of
+  // fewer threads than that gives each thread kFan slots (one thread and 8 slots on CPUs).
+  static constexpr int kFamily = 8;
+  static constexpr int kTeam = TreeDefaults<Space>::team_size;
+  static_assert(kTeam % kFamily == 0 || kFamily % kTeam == 0,
+                "the walk's team size must divide or be a multiple of 8");
+  static constexpr int kFan = kTeam >= kFamily ? 1 : kFamily / kTeam;
+  static constexpr int kFamilies = kTeam * kFan / kFamily;  // popped per round
+
   WalkData<Space, T> d;
   const GroupNode<T>* tree_nodes = nullptr;  // breadth-first
   int* overflow = nullptr;                   // set when the traversal stack is too small
@@ -286,7 +299,7 @@ struct GroupWalkKernel {
   // synchronizes with __syncwarp and takes its stack from `stack_pool` through a
   // per-multiprocessor slot instead of Kokkos' level-1 scratch. Raw pointers, as in WalkData.
   bool warp = false;
-  int* stack_pool = nullptr;      // slots x shape.stack() ints
+  WalkLink* stack_pool = nullptr;  // slots x shape.stack() families
   unsigned* slot_busy = nullptr;  // a word of busy slots per multiprocessor
 
   static std::size_t scratch0(const GroupWalkShape& s) {
@@ -297,7 +310,7 @@ struct GroupWalkKernel {
            Scratch<Body<T>>::shmem_size(s.ts) + Scratch<std::uint64_t>::shmem_size(2);
   }
   static std::size_t scratch1(const GroupWalkShape& s) {
-    return Scratch<int>::shmem_size(s.stack());
+    return Scratch<WalkLink>::shmem_size(s.stack());
   }
 
   // Accepted nodes: with quadrupoles their indices, staged a tile at a time with their
@@ -441,7 +454,7 @@ struct GroupWalkKernel {
     if (rank == 0) total(1) = 0;
     const int node_cap = shape.node_list(), range_cap = shape.range_list(),
               stack_cap = shape.stack();
-    int* stack = nullptr;
+    WalkLink* stack = nullptr;
     int slot = -1;
 #if defined(__CUDA_ARCH__)
     if (warp) {
@@ -451,45 +464,61 @@ struct GroupWalkKernel {
       stack = stack_pool + std::size_t(slot) * std::size_t(stack_cap);
     }
 #endif
-    if (slot < 0) stack = Scratch<int>(team.team_scratch(1), stack_cap).data();
+    if (slot < 0) stack = Scratch<WalkLink>(team.team_scratch(1), stack_cap).data();
 
     Body<T> ti[TPT];
     Acc v[TPT][4];
     d.template load_targets<TPT>(gb, ge, rank, ts, ti, v);
     // Every thread keeps the same copy of the list and stack sizes: they only change by the
-    // team scan's totals.
+    // team scan's totals. The stack holds families, an opened node's children (consecutive in
+    // the breadth-first numbering, at most 8); a round pops the top ones and tests each child
+    // in a slot of its own, kFamily slots a family, so an opened node costs one push. Nearly
+    // every opened node has all 8 children (98% at 2^20 on a Plummer sphere), so the slots stay
+    // full; pushing children one by one took a loop of up to 8 stores a round.
     int n_listed = 0, n_ranges = 0, n_particles = 0, sp = 1;
-    if (rank == 0) stack[0] = 0;  // the root
+    if (rank == 0) stack[0] = WalkLink{0, 1};  // the root, as a family of one
     sync(team);
     while (sp > 0) {
-      const int popped = sp < ts ? sp : ts;
-      bool accept = false;
-      int node = 0;
-      Body<T> c{};  // a monopole list entry
-      WalkLink lk{0, 0};
-      // Counts packed in one scan: accepted nodes (bits 0-7), opened leaves (8-15), children
+      const int families = sp < kFamilies ? sp : kFamilies;
+      bool valid[kFan], accept[kFan];
+      int node[kFan];
+      Body<T> c[kFan];  // monopole list entries
+      WalkLink lk[kFan];
+      // Counts packed in one scan: accepted nodes (bits 0-7), opened leaves (8-15), families
       // pushed (16-31), particles of opened leaves (32-63).
       std::uint64_t mine = 0;
-      if (rank < popped) {
-        node = stack[sp - popped + rank];
-        const GroupNode<T> gn = tree_nodes[node];
-        lk = gn.link;
-        c = gn.c;
-        accept = group_accepts<M>(gn.c, gn.geom, box, d.parameter);
-        if (accept)
-          mine = 1;
-        else if (lk.count < 0)
-          mine = std::uint64_t(1) << 8 | std::uint64_t(-lk.count) << 32;
-        else
-          mine = std::uint64_t(lk.count) << 16;
+      for (int j = 0; j < kFan; ++j) {
+        const int at = rank * kFan + j, f = at / kFamily, child = at % kFamily;
+        valid[j] = false;
+        accept[j] = false;
+        node[j] = 0;
+        c[j] = Body<T>{};
+        lk[j] = WalkLink{0, 0};
+        if (f < families) {
+          const WalkLink family = stack[sp - families + f];
+          if (child < family.count) {
+            valid[j] = true;
+            node[j] = family.first + child;
+            const GroupNode<T> gn = tree_nodes[node[j]];
+            lk[j] = gn.link;
+            c[j] = gn.c;
+            accept[j] = group_accepts<M>(gn.c, gn.geom, box, d.parameter);
+            if (accept[j])
+              mine += 1;
+            else if (lk[j].count < 0)
+              mine += std::uint64_t(1) << 8 | std::uint64_t(-lk[j].count) << 32;
+            else
+              mine += std::uint64_t(1) << 16;
+          }
+        }
       }
-      sync(team);  // the popped entries are read before children overwrite them
+      sync(team);  // the popped families are read before pushes overwrite them
       std::uint64_t all = 0;
       const std::uint64_t before = scan(team, mine, all, total);
       const int add_nodes = int(all & 255), add_ranges = int(all >> 8 & 255);
-      const int add_children = int(all >> 16 & 0xffff), add_particles = int(all >> 32);
-      sp -= popped;
-      if (sp + add_children > stack_cap) {
+      const int add_families = int(all >> 16 & 0xffff), add_particles = int(all >> 32);
+      sp -= families;
+      if (sp + add_families > stack_cap) {
         if (rank == 0) *overflow = 1;
         break;
       }
@@ -504,25 +533,30 @@ struct GroupWalkKernel {
         n_ranges = 0;
         n_particles = 0;
       }
-      if (rank < popped) {
-        if (accept) {
+      int at_node = n_listed + int(before & 255), at_range = n_ranges + int(before >> 8 & 255);
+      int at_family = sp + int(before >> 16 & 0xffff);
+      int at_particle = n_particles + int(before >> 32);
+      for (int j = 0; j < kFan; ++j) {
+        if (!valid[j]) continue;
+        if (accept[j]) {
           if constexpr (Quad)
-            l.nodes(n_listed + int(before & 255)) = node;
+            l.nodes(at_node) = node[j];
           else
-            l.node_body(n_listed + int(before & 255)) = c;
-        } else if (lk.count < 0) {
-          const int r = n_ranges + int(before >> 8 & 255);
-          l.range_begin(r) = lk.first;
-          l.range_offset(r) = n_particles + int(before >> 32);
+            l.node_body(at_node) = c[j];
+          ++at_node;
+        } else if (lk[j].count < 0) {
+          l.range_begin(at_range) = lk[j].first;
+          l.range_offset(at_range) = at_particle;
+          ++at_range;
+          at_particle += -lk[j].count;
         } else {
-          const int at = sp + int(before >> 16 & 0xffff);
-          for (int q = 0; q < lk.count; ++q) stack[at + q] = lk.first + q;
+          stack[at_family++] = lk[j];
         }
       }
       n_listed += add_nodes;
       n_ranges += add_ranges;
       n_particles += add_particles;
-      sp += add_children;
+      sp += add_families;
       sync(team);
     }
 #if defined(__CUDA_ARCH__)
