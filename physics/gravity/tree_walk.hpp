@@ -473,7 +473,7 @@ struct GroupWalkKernel {
     // team scan's totals. The stack holds families, an opened node's children (consecutive in
     // the breadth-first numbering, at most 8); a round pops the top ones and tests each child
     // in a slot of its own, kFamily slots a family, so an opened node costs one push. Nearly
-    // every opened node has all 8 children (98% at 2^20 on a Plummer sphere), so the slots stay
+    // every internal node has all 8 children (98% at 2^20 on a Plummer sphere), so the slots stay
     // full; pushing children one by one took a loop of up to 8 stores a round.
     int n_listed = 0, n_ranges = 0, n_particles = 0, sp = 1;
     if (rank == 0) stack[0] = WalkLink{0, 1};  // the root, as a family of one
