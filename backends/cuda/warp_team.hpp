@@ -48,13 +48,13 @@ __device__ __forceinline__ void release_sm_slot(unsigned* busy, const int slot) 
 }
 
 // Exclusive prefix sum of v over the 32 lanes of a full warp (lane = the caller's lane), and
-// the warp's total in every lane.
-__device__ __forceinline__ std::uint64_t warp_exclusive_scan(const std::uint64_t v, const int lane,
-                                                             std::uint64_t& total) {
-  std::uint64_t inclusive = v;
+// the warp's total in every lane. U: a 32- or 64-bit unsigned integer (a 64-bit shuffle is two).
+template <class U>
+__device__ __forceinline__ U warp_exclusive_scan(const U v, const int lane, U& total) {
+  U inclusive = v;
 #pragma unroll
   for (int d = 1; d < 32; d <<= 1) {
-    const std::uint64_t below = __shfl_up_sync(0xffffffffu, inclusive, d);
+    const U below = __shfl_up_sync(0xffffffffu, inclusive, d);
     if (lane >= d) inclusive += below;
   }
   total = __shfl_sync(0xffffffffu, inclusive, 31);

@@ -319,6 +319,8 @@ struct GroupWalkKernel {
   // monopoles cost a gather from global memory and two barriers (~55 instructions a tile,
   // the gather's wait ~3% of the walk's stall samples on the H100).
   struct Lists {
+    // range_offset(r): the range's particle count while listed, its first particle's position
+    // among the listed particles once place_ranges has run (at a flush).
     Scratch<int> nodes, range_begin, range_offset;
     Scratch<Body<T>> node_body;        // monopoles
     Scratch<Body<T>> tile;             // particles
@@ -337,18 +339,40 @@ struct GroupWalkKernel {
   }
 
   // Exclusive scan of `mine` over the team; `all` gets the team's total (through `total` in
-  // scratch on the portable path).
-  KOKKOS_INLINE_FUNCTION std::uint64_t scan(const Member& team, const std::uint64_t mine,
-                                            std::uint64_t& all,
-                                            const Scratch<std::uint64_t>& total) const {
+  // scratch on the portable path). U: std::uint32_t or std::uint64_t.
+  template <class U>
+  KOKKOS_INLINE_FUNCTION U scan(const Member& team, const U mine, U& all,
+                                const Scratch<std::uint64_t>& total) const {
 #if defined(__CUDA_ARCH__)
     if (warp) return hayate::cuda::warp_exclusive_scan(mine, team.team_rank(), all);
 #endif
-    const std::uint64_t before = team.team_scan(mine);
-    if (team.team_rank() == team.team_size() - 1) total(0) = before + mine;
+    const U before = team.team_scan(mine);
+    if (team.team_rank() == team.team_size() - 1) total(0) = std::uint64_t(before + mine);
     team.team_barrier();
-    all = total(0);
+    all = U(total(0));
     return before;
+  }
+
+  // Turns the listed ranges' particle counts into their offsets among the listed particles and
+  // returns the particles' total. Run once a flush, not in every traversal round: with the
+  // particles out of the round's scan its counts fit 32 bits (five shuffles, not ten).
+  KOKKOS_INLINE_FUNCTION int place_ranges(const Member& team, const Lists& l, const int ranges,
+                                          const Scratch<std::uint64_t>& total) const {
+    const int ts = team.team_size(), rank = team.team_rank();
+    const int per = (ranges + ts - 1) / ts;
+    const int b = rank * per < ranges ? rank * per : ranges;
+    const int e = b + per < ranges ? b + per : ranges;
+    std::uint32_t mine = 0;
+    for (int r = b; r < e; ++r) mine += std::uint32_t(l.range_offset(r));
+    std::uint32_t all = 0;
+    int at = int(scan(team, mine, all, total));
+    for (int r = b; r < e; ++r) {
+      const int count = l.range_offset(r);
+      l.range_offset(r) = at;
+      at += count;
+    }
+    sync(team);
+    return int(all);
   }
 
   // Sums m staged point masses (particles, or monopole nodes) get(0) .. get(m - 1) onto the
@@ -401,7 +425,8 @@ struct GroupWalkKernel {
     }
   }
 
-  // Sums the particles of the listed leaf ranges (count particles in total) onto the targets.
+  // Sums the particles of the listed leaf ranges (count particles in total, placed by
+  // place_ranges) onto the targets.
   KOKKOS_INLINE_FUNCTION void flush_particles(const Member& team, const Lists& l, const int ranges,
                                               const int count, const Body<T>* ti,
                                               Acc (*v)[4]) const {
@@ -475,7 +500,7 @@ struct GroupWalkKernel {
     // in a slot of its own, kFamily slots a family, so an opened node costs one push. Nearly
     // every internal node has all 8 children (98% at 2^20 on a Plummer sphere), so the slots stay
     // full; pushing children one by one took a loop of up to 8 stores a round.
-    int n_listed = 0, n_ranges = 0, n_particles = 0, sp = 1;
+    int n_listed = 0, n_ranges = 0, sp = 1;
     if (rank == 0) stack[0] = WalkLink{0, 1};  // the root, as a family of one
     sync(team);
     while (sp > 0) {
@@ -485,8 +510,8 @@ struct GroupWalkKernel {
       Body<T> c[kFan];  // monopole list entries
       WalkLink lk[kFan];
       // Counts packed in one scan: accepted nodes (bits 0-7), opened leaves (8-15), families
-      // pushed (16-31), particles of opened leaves (32-63).
-      std::uint64_t mine = 0;
+      // pushed (16-23); at most kTeam * kFan <= 128 each.
+      std::uint32_t mine = 0;
       for (int j = 0; j < kFan; ++j) {
         const int at = rank * kFan + j, f = at / kFamily, child = at % kFamily;
         valid[j] = false;
@@ -506,17 +531,17 @@ struct GroupWalkKernel {
             if (accept[j])
               mine += 1;
             else if (lk[j].count < 0)
-              mine += std::uint64_t(1) << 8 | std::uint64_t(-lk[j].count) << 32;
+              mine += 1u << 8;
             else
-              mine += std::uint64_t(1) << 16;
+              mine += 1u << 16;
           }
         }
       }
       sync(team);  // the popped families are read before pushes overwrite them
-      std::uint64_t all = 0;
-      const std::uint64_t before = scan(team, mine, all, total);
+      std::uint32_t all = 0;
+      const std::uint32_t before = scan(team, mine, all, total);
       const int add_nodes = int(all & 255), add_ranges = int(all >> 8 & 255);
-      const int add_families = int(all >> 16 & 0xffff), add_particles = int(all >> 32);
+      const int add_families = int(all >> 16 & 255);
       sp -= families;
       if (sp + add_families > stack_cap) {
         if (rank == 0) *overflow = 1;
@@ -528,14 +553,13 @@ struct GroupWalkKernel {
         n_listed = 0;
       }
       if (n_ranges + add_ranges > range_cap) {
+        const int n_particles = place_ranges(team, l, n_ranges, total);
         count_cost(n_particles);
         flush_particles(team, l, n_ranges, n_particles, ti, v);
         n_ranges = 0;
-        n_particles = 0;
       }
       int at_node = n_listed + int(before & 255), at_range = n_ranges + int(before >> 8 & 255);
-      int at_family = sp + int(before >> 16 & 0xffff);
-      int at_particle = n_particles + int(before >> 32);
+      int at_family = sp + int(before >> 16 & 255);
       for (int j = 0; j < kFan; ++j) {
         if (!valid[j]) continue;
         if (accept[j]) {
@@ -546,16 +570,14 @@ struct GroupWalkKernel {
           ++at_node;
         } else if (lk[j].count < 0) {
           l.range_begin(at_range) = lk[j].first;
-          l.range_offset(at_range) = at_particle;
+          l.range_offset(at_range) = -lk[j].count;
           ++at_range;
-          at_particle += -lk[j].count;
         } else {
           stack[at_family++] = lk[j];
         }
       }
       n_listed += add_nodes;
       n_ranges += add_ranges;
-      n_particles += add_particles;
       sp += add_families;
       sync(team);
     }
@@ -564,6 +586,7 @@ struct GroupWalkKernel {
     // overflow's break).
     if (slot >= 0 && rank == 0) hayate::cuda::release_sm_slot(slot_busy, slot);
 #endif
+    const int n_particles = place_ranges(team, l, n_ranges, total);
     count_cost(n_listed + n_particles);
     if (d.group_cost != nullptr && rank == 0) d.group_cost[gb] = int(total(1));
     flush_nodes(team, l, n_listed, ti, v);
