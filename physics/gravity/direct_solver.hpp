@@ -10,10 +10,13 @@
 namespace hayate::gravity {
 
 // Which particles receive forces: all of them, or those listed in `index` (outputs compact).
+// `row`, when given with `index`, is its inverse for every particle (the output row of
+// particle i, or -1): a solver that needs that map reads it instead of building one.
 template <class Space>
 struct Targets {
   Kokkos::View<const int*, typename Space::memory_space> index;  // empty = all particles
   int count = 0;
+  Kokkos::View<const int*, typename Space::memory_space> row;  // optional
 };
 
 template <class Space>

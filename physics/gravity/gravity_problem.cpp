@@ -247,6 +247,7 @@ class GravityProblem final : public core::Problem {
     }
     if (integrator_ == Integrator::Block) {
       active_ = Kokkos::View<int*, typename Space::memory_space>("hayate::gravity::active", n);
+      row_ = Kokkos::View<int*, typename Space::memory_space>("hayate::gravity::active_row", n);
     }
   }
 
@@ -338,9 +339,10 @@ class GravityProblem final : public core::Problem {
       solver().prepare(p_, ctx.timers, coarsest_due);
       {
         auto scope = ctx.timers.scope("integrate");
-        count = block_select(p_, tick, max_level_, active_, select_work_);
+        count = block_select(p_, tick, max_level_, active_, row_, select_work_);
       }
-      solver().accelerations(p_, {active_, count}, false, {tmp_acc_, {}, {}}, ctx.timers, false);
+      solver().accelerations(p_, {active_, count, row_}, false, {tmp_acc_, {}, {}}, ctx.timers,
+                             false);
       auto scope = ctx.timers.scope("integrate");
       block_kick(p_, active_, count, tmp_acc_, tick, dt_, eta_, eps_, max_level_);
       force_evaluations_ += count;
@@ -420,6 +422,7 @@ class GravityProblem final : public core::Problem {
   Particles<Space> p_;
   Vec tmp_acc_, tmp_jerk_, x0_, v0_;
   Kokkos::View<int*, typename Space::memory_space> active_;
+  Kokkos::View<int*, typename Space::memory_space> row_;  // active_'s inverse (Targets::row)
   Kokkos::View<int*, typename Space::memory_space> select_work_;  // block_select's chunk counts
   Kokkos::View<int*, typename Space::memory_space> level_work_;   // block_levels' chunk ranges
   std::int64_t step_ = 0;

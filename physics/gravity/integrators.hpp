@@ -199,8 +199,10 @@ struct DueAt {
   }
 };
 
-// Lists (in index order) the particles whose step ends at `tick`; returns their count.
-// `work` is kept between calls. By chunks: each chunk's count, an exclusive scan of the
+// Lists (in index order) the particles whose step ends at `tick`; returns their count. `row`
+// gets every particle's position in that list, or -1 (Targets::row): written in the same pass,
+// it spares the tree walk a map of its own, set and reset per walk (0.13 ms per tick at 2^23
+// on the H100). `work` is kept between calls. By chunks: each chunk's count, an exclusive scan of the
 // counts, then each chunk's entries. For those the team copies the chunk's levels into scratch
 // (strided, kStride loads in flight), and each thread lists one run of consecutive particles
 // at its offset from a single team scan. A team scan over the particles took one scan step per
@@ -210,6 +212,7 @@ struct DueAt {
 template <class Space>
 int block_select(const Particles<Space>& p, const std::int64_t tick, const int max_level,
                  const Kokkos::View<int*, typename Space::memory_space>& active,
+                 const Kokkos::View<int*, typename Space::memory_space>& row,
                  Kokkos::View<int*, typename Space::memory_space>& work) {
   const int n = p.n, chunks = (n + kBlockChunk - 1) / kBlockChunk;
   ensure_size(work, chunks, "hayate::gravity::block_chunks");
@@ -265,8 +268,11 @@ int block_select(const Particles<Space>& p, const std::int64_t tick, const int m
                                 const int e = b + run < length ? b + run : length;
                                 if (last) {
                                   int at = first + offset;
-                                  for (int i = b; i < e; ++i)
-                                    if (due.of_level(local(i))) active(at++) = chunk.begin + i;
+                                  for (int i = b; i < e; ++i) {
+                                    const bool is_due = due.of_level(local(i));
+                                    row(chunk.begin + i) = is_due ? at : -1;
+                                    if (is_due) active(at++) = chunk.begin + i;
+                                  }
                                 }
                                 for (int i = b; i < e; ++i) offset += due.of_level(local(i));
                               });

@@ -371,7 +371,7 @@ class TreeForce final : public ForceSolver<Space> {
     auto& groups = group_view<T>();
     ensure_capacity(groups, n_groups, "hayate::gravity::tree_groups");
     const bool all = targets.index.extent(0) == 0;
-    if (!all) {
+    if (!all && !given_rows(targets, n)) {
       // -1 everywhere between walks: filled once, and after each walk only the targets' rows
       // are reset (clear_slots), instead of filling all N rows per walk.
       if (std::int64_t(slot_.extent(0)) < n) {
@@ -399,7 +399,7 @@ class TreeForce final : public ForceSolver<Space> {
     }
     const auto g = groups;
     const auto sorted = tree_.sorted_x();
-    const auto slot = slot_;
+    const auto slot = slot_map(targets, n);
     const auto group_begin = group_begin_;
     Kokkos::parallel_for(
         "hayate::gravity::tree_group_boxes", per_group_policy(n_groups),
@@ -497,9 +497,19 @@ class TreeForce final : public ForceSolver<Space> {
         });
   }
 
+  // The targets' map from particle to output row: the caller's (Targets::row) when it covers
+  // every particle, else slot_ (set by prepare_groups, reset by clear_slots).
+  static bool given_rows(const Targets<Space>& targets, const int n) {
+    return targets.index.extent(0) != 0 && std::int64_t(targets.row.extent(0)) >= n;
+  }
+  Kokkos::View<const int*, Mem> slot_map(const Targets<Space>& targets, const int n) const {
+    if (given_rows(targets, n)) return targets.row;
+    return slot_;
+  }
+
   // Public for nvcc (device lambdas): resets the rows prepare_groups set in slot_.
-  void clear_slots(const Targets<Space>& targets) {
-    if (targets.index.extent(0) == 0) return;
+  void clear_slots(const Targets<Space>& targets, const int n) {
+    if (targets.index.extent(0) == 0 || given_rows(targets, n)) return;
     const auto slot = slot_;
     const auto index = targets.index;
     Kokkos::parallel_for(
@@ -550,8 +560,9 @@ class TreeForce final : public ForceSolver<Space> {
     struct Clear {
       TreeForce* self;
       const Targets<Space>& targets;
-      ~Clear() { self->clear_slots(targets); }
-    } clear{this, targets};
+      int n;
+      ~Clear() { self->clear_slots(targets, n); }
+    } clear{this, targets, p.n};
     pack<T>(theta);
     if (with_potential) {
       if (theta)
@@ -577,7 +588,7 @@ class TreeForce final : public ForceSolver<Space> {
     d.quadrupole = params_.quadrupole;
     d.groups = group_view<T>();
     d.order = tree_.order();
-    d.slot = slot_.data();
+    d.slot = slot_map(targets, p.n).data();
     d.all_targets = targets.index.extent(0) == 0;
     d.out = out;
     d.n = p.n;

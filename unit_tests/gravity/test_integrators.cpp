@@ -18,7 +18,8 @@ HAYATE_SPACE_TEST_SUITE(GravityIntegrators);
 
 // Every tick of a cycle, for sizes below, at and across the chunk size, with levels drawn so
 // that some chunks hold no due particle and some only due ones: the list is the due particles
-// in index order and the count is theirs.
+// in index order and the count is theirs, and `row` is the list's inverse (-1 for particles
+// not due).
 TYPED_TEST(GravityIntegrators, BlockSelectListsTheDueParticlesInOrder) {
   using Space = TypeParam;
   using Mem = typename Space::memory_space;
@@ -36,16 +37,22 @@ TYPED_TEST(GravityIntegrators, BlockSelectListsTheDueParticlesInOrder) {
       if (level(i) > max_level) level(i) = max_level;
     }
     Kokkos::deep_copy(p.level, level);
-    Kokkos::View<int*, Mem> active("active", n);
+    Kokkos::View<int*, Mem> active("active", n), row("row", n);
+    Kokkos::deep_copy(row, 12345);  // every entry must be written
     for (std::int64_t tick = 1; tick <= (std::int64_t(1) << max_level); ++tick) {
       std::vector<int> expect;
       for (int i = 0; i < n; ++i)
         if (tick % (std::int64_t(1) << (max_level - level(i))) == 0) expect.push_back(i);
-      const int count = block_select(p, tick, max_level, active, work);
+      const int count = block_select(p, tick, max_level, active, row, work);
       ASSERT_EQ(count, int(expect.size())) << "n " << n << " tick " << tick;
       auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), active);
       for (int k = 0; k < count; ++k)
         ASSERT_EQ(got(k), expect[k]) << "n " << n << " tick " << tick << " entry " << k;
+      auto rows = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), row);
+      std::vector<int> expect_row(n, -1);
+      for (int k = 0; k < count; ++k) expect_row[expect[k]] = k;
+      for (int i = 0; i < n; ++i)
+        ASSERT_EQ(rows(i), expect_row[i]) << "n " << n << " tick " << tick << " particle " << i;
     }
   }
 }
