@@ -202,8 +202,8 @@ struct DueAt {
 // Lists (in index order) the particles whose step ends at `tick`; returns their count. `row`
 // gets every particle's position in that list, or -1 (Targets::row): written in the same pass,
 // it spares the tree walk a map of its own, set and reset per walk (0.13 ms per tick at 2^23
-// on the H100). `work` is kept between calls. By chunks: each chunk's count, an exclusive scan of the
-// counts, then each chunk's entries. For those the team copies the chunk's levels into scratch
+// on the H100). `work` is kept between calls. By chunks: each chunk's count, an exclusive scan of
+// the counts, then each chunk's entries. For those the team copies the chunk's levels into scratch
 // (strided, kStride loads in flight), and each thread lists one run of consecutive particles
 // at its offset from a single team scan. A team scan over the particles took one scan step per
 // team-size particles (block_active 130 -> 99 us per tick at 2^23 on the H100). Reading the

@@ -727,8 +727,8 @@ class TreeForce final : public ForceSolver<Space> {
   bool launch_order_valid_ = false;
   RadixSortBuffers<Space> sort_buffers_;
   Kokkos::View<int, Mem> overflow_;
-  Kokkos::View<WalkLink*, Mem> stack_pool_;      // tree.kernel = cuda: the walk's traversal stacks
-  Kokkos::View<unsigned*, Mem> slot_busy_;  // and their per-multiprocessor busy words
+  Kokkos::View<WalkLink*, Mem> stack_pool_;  // tree.kernel = cuda: the walk's traversal stacks
+  Kokkos::View<unsigned*, Mem> slot_busy_;   // and their per-multiprocessor busy words
   Kokkos::View<Body<float>*, Mem> bodies_f_, nodes_f_;
   Kokkos::View<Body<double>*, Mem> bodies_d_, nodes_d_;
   Kokkos::View<NodeGeom<float>*, Mem> geom_f_;

@@ -300,7 +300,7 @@ struct GroupWalkKernel {
   // per-multiprocessor slot instead of Kokkos' level-1 scratch. Raw pointers, as in WalkData.
   bool warp = false;
   WalkLink* stack_pool = nullptr;  // slots x shape.stack() families
-  unsigned* slot_busy = nullptr;  // a word of busy slots per multiprocessor
+  unsigned* slot_busy = nullptr;   // a word of busy slots per multiprocessor
 
   static std::size_t scratch0(const GroupWalkShape& s) {
     const std::size_t node_list =
