@@ -173,6 +173,12 @@ struct reduction_identity<hayate::gravity::Spread<NQ>> {
 
 namespace hayate::gravity {
 
+// A node's members: children first .. first + count - 1 (count > 0) or, for a leaf, sorted
+// particles first .. first - count - 1 (count < 0).
+struct alignas(8) MemberRange {
+  int first, count;
+};
+
 // Breadth-first numbers where each level of a tree starts (at most 3 * 21 bits / 3 + 1 levels),
 // passed to a kernel by value.
 struct LevelBases {
@@ -251,6 +257,7 @@ class Tree {
     ensure_size(codes_, n, "hayate::gravity::tree_codes");
     gathered_mass_ = false;
     order_identity_ = false;
+    members_valid_ = false;
     order_ = carve<IntView>(order_store_, "hayate::gravity::tree_order", n);
     const auto codes = codes_;
     const auto order = order_;
@@ -305,8 +312,8 @@ class Tree {
     using Member = typename Policy::member_type;
     constexpr int lanes = TreeDefaults<Space>::reduce_lanes;
     constexpr int per_team = TreeDefaults<Space>::reduce_per_team;
-    const auto begin = begin_, end = end_, dfs_of = dfs_of_;
-    const auto child_first = child_first_, child_count = child_count_;
+    if (!members_valid_) set_members();
+    const auto members_of = members_;
     const auto mono = mono_;
     const auto size = size_;
     const auto quad = quad_;
@@ -325,10 +332,9 @@ class Tree {
           KOKKOS_LAMBDA(const Member& team) {
             const int node = first + team.league_rank() * team.team_size() + team.team_rank();
             if (node >= first + count) return;
-            const int children = child_count(node), cf = child_first(node);
-            const bool leaf = children == 0;
-            const int dfs = dfs_of(node);
-            const int kb = begin(dfs), members = leaf ? end(dfs) - kb : children;
+            const MemberRange r = members_of(node);
+            const bool leaf = r.count < 0;
+            const int kb = r.first, cf = r.first, members = leaf ? -r.count : r.count;
             MassSums sum;
             Kokkos::parallel_reduce(
                 Kokkos::ThreadVectorRange(team, members),
@@ -435,10 +441,32 @@ class Tree {
     order_identity_ = true;
   }
 
+  // Sorted position k is particle k (reset_order since the last build or restore).
+  bool order_is_identity() const { return order_identity_; }
+
   // Positions and masses in sorted order, as of the last moments() (views of the particles'
   // own arrays after reset_order()).
   const Vec& sorted_x() const { return sorted_x_; }
   const Scalar& sorted_m() const { return sorted_m_; }
+
+  // Each node's members in breadth-first order (MemberRange), once per tree: the moments then
+  // read one record per node, not the child links and, for a leaf, its depth-first number and
+  // then its particle range (a dependent load less per node on the moments' deepest levels).
+  void set_members() {
+    ensure_capacity(members_, n_nodes_, "hayate::gravity::tree_members");
+    const auto members = members_;
+    const auto begin = begin_, end = end_, dfs_of = dfs_of_;
+    const auto child_first = child_first_, child_count = child_count_;
+    Kokkos::parallel_for(
+        "hayate::gravity::tree_members", Kokkos::RangePolicy<Space>(0, n_nodes_),
+        KOKKOS_LAMBDA(const int b) {
+          const int children = child_count(b);
+          const int d = dfs_of(b);
+          members(b) = children > 0 ? MemberRange{child_first(b), children}
+                                    : MemberRange{begin(d), begin(d) - end(d)};
+        });
+    members_valid_ = true;
+  }
 
   // Breadth-first numbers of each level's first node (levels_ + 1 entries), from the nodes'
   // levels (after a restore; a build sets them from its level counts).
@@ -477,6 +505,7 @@ class Tree {
     allocate_nodes(n_nodes_);
     gathered_mass_ = false;
     order_identity_ = false;
+    members_valid_ = false;
     order_ = IntView("hayate::gravity::tree_order", n);
     cp.get_view("tree_order", order_);
     cp.get_view("tree_begin", begin_);
@@ -719,6 +748,8 @@ class Tree {
   Scalar sorted_m_, gathered_m_;
   bool gathered_mass_ = false;   // gathered_m_ belongs to the current order
   bool order_identity_ = false;  // order_ is the identity (reset_order)
+  Kokkos::View<MemberRange*, Mem> members_;
+  bool members_valid_ = false;  // members_ belongs to the current tree
   // Build scratch kept between rebuilds: the node sort's keys and values, the nodes' particle
   // ranges in breadth-first order, and one level's octant splits.
   Kokkos::View<std::uint64_t*, Mem> node_key_;
