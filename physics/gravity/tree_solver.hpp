@@ -408,20 +408,39 @@ class TreeForce final : public ForceSolver<Space> {
         KOKKOS_LAMBDA(const GroupMember& team) {
           const int grp = group_of(team);
           if (grp >= n_groups) return;
-          const int kb = group_begin(grp);
+          const int kb = group_begin(grp), members = group_begin(grp + 1) - kb;
           GroupSpread s;
+          // A lane takes members lane, lane + lanes, ... and loads kAhead of them before it
+          // uses any: member by member, each took a round trip to memory in turn.
+          constexpr int lanes = TreeDefaults<Space>::reduce_lanes, kAhead = 4;
           Kokkos::parallel_reduce(
-              Kokkos::ThreadVectorRange(team, group_begin(grp + 1) - kb),
-              [&](const int j, GroupSpread& t) {
-                const int k = kb + j;
-                const double x[3] = {sorted(k, 0), sorted(k, 1), sorted(k, 2)};
-                b(k) = Body<T>{T(x[0]), T(x[1]), T(x[2]), T(sm(k))};
-                for (int d = 0; d < 3; ++d) {
-                  t.lo[d] = x[d] < t.lo[d] ? x[d] : t.lo[d];
-                  t.hi[d] = x[d] > t.hi[d] ? x[d] : t.hi[d];
+              Kokkos::ThreadVectorRange(team, lanes),
+              [&](const int lane, GroupSpread& t) {
+                for (int j0 = lane; j0 < members; j0 += kAhead * lanes) {
+                  double x[kAhead][3], mass[kAhead], a2k[kAhead];
+                  bool in[kAhead], act[kAhead];
+                  for (int q = 0; q < kAhead; ++q) {
+                    const int k = kb + j0 + q * lanes;
+                    in[q] = j0 + q * lanes < members;
+                    act[q] = false;
+                    if (!in[q]) continue;
+                    for (int c = 0; c < 3; ++c) x[q][c] = sorted(k, c);
+                    mass[q] = sm(k);
+                    a2k[q] = a2(k);
+                    act[q] = all || slot(identity ? k : order(k)) >= 0;
+                  }
+                  for (int q = 0; q < kAhead; ++q) {
+                    if (!in[q]) continue;
+                    const int k = kb + j0 + q * lanes;
+                    b(k) = Body<T>{T(x[q][0]), T(x[q][1]), T(x[q][2]), T(mass[q])};
+                    for (int c = 0; c < 3; ++c) {
+                      t.lo[c] = x[q][c] < t.lo[c] ? x[q][c] : t.lo[c];
+                      t.hi[c] = x[q][c] > t.hi[c] ? x[q][c] : t.hi[c];
+                    }
+                    t.a2_min = a2k[q] < t.a2_min ? a2k[q] : t.a2_min;
+                    if (act[q]) t.active = 1;
+                  }
                 }
-                t.a2_min = a2(k) < t.a2_min ? a2(k) : t.a2_min;
-                if (all || slot(identity ? k : order(k)) >= 0) t.active = 1;
               },
               s);
           Kokkos::single(Kokkos::PerThread(team), [&]() {

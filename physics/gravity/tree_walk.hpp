@@ -431,18 +431,15 @@ struct GroupWalkKernel {
                                               const int count, const Body<T>* ti,
                                               Acc (*v)[4]) const {
     const int ts = team.team_size(), rank = team.team_rank();
+    // The thread's particle f moves on by ts a tile, so its range (the last one starting at or
+    // before f) only moves forward, past the ~ts / 9 ranges a tile spans: a binary search per
+    // tile took ~55 instructions, 12% of a tile's sums.
+    int lo = 0;
     for (int base = 0; base < count; base += ts) {
       const int m = count - base < ts ? count - base : ts;
       if (rank < m) {
         const int f = base + rank;
-        int lo = 0, hi = ranges - 1;  // the last range starting at or before f
-        while (lo < hi) {
-          const int mid = (lo + hi + 1) / 2;
-          if (l.range_offset(mid) <= f)
-            lo = mid;
-          else
-            hi = mid - 1;
-        }
+        while (lo + 1 < ranges && l.range_offset(lo + 1) <= f) ++lo;
         l.tile(rank) = d.bodies(l.range_begin(lo) + f - l.range_offset(lo));
       }
       sync(team);
