@@ -386,6 +386,11 @@ static_assert(std::uint32_t(MUL) == std::uint32_t(ADD) + 1 &&
 // too. A separate instantiation, because the extra decode lengthens every word's chain: LR-Line
 // ran 6.9 -> 7.4 us per Euler step with it (benchmarks/NOTES.md, twenty-seventh round), so only
 // layouts that fit shared memory no other way use it.
+// Every word costs its chain of dependent instructions and branches (benchmarks/NOTES.md,
+// thirty-seventh round), so the loop spends none it can avoid: the next word is read without a
+// bounds test (TeamsLayout ends the code with a spare word), the operand read is unconditional
+// (index 0 for words that read nothing), and stores, then exp, are tested before the switch,
+// whose compare tree took stores five levels deep.
 template <bool Direct, class Assign>
 KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
                                              const std::int32_t* itab, int lane, double* u,
@@ -395,9 +400,10 @@ KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
   st[0][0] = 0.0;
   int sp = 0;
   const std::int32_t* tab = itab != nullptr ? itab + lane : nullptr;  // the lane's column
-  Prefetch fetch(code, len);
+  std::uint32_t next = code[0];
   for (int pc = 0; pc < len; ++pc) {
-    const std::uint32_t w = fetch.take(pc);
+    const std::uint32_t w = next;
+    next = code[pc + 1];
     const Op op = op_of(w);
     const std::uint32_t a = arg_of(w);
     const bool pair = std::uint32_t(op) >= kPairFirst;
@@ -415,7 +421,7 @@ KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
     } else {
       at = (w & kTeamPerLane) != 0 ? tab[a * kWarp] : std::int32_t(a);
     }
-    const double o = (w & kTeamReads) != 0 ? u[at] : 0.0;
+    const double o = u[(w & kTeamReads) != 0 ? at : 0];
     if (pair || is_binary(op)) {
       // pair: push the top, then op(o, second value); operand: op(o, top) or op(top, o);
       // stack: op(value below the top, top).
@@ -441,21 +447,23 @@ KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
       top[0] = o;
       continue;
     }
-    switch (op) {
-      case ASSIGN_ALG:
-      case ASSIGN_ALG_IND:
-        u[at] = top[0];
-        pop_into(st, sp, top);
-        break;
-      case ASSIGN_DERIV:
-      case ASSIGN_DERIV_IND:
-        assign(std::size_t(at), top[0]);
-        pop_into(st, sp, top);
-        break;
-      default:
-        apply_stack_op<1>(op, a, st, sp, top);
-        break;
+    static_assert(ASSIGN_ALG + 1 == ASSIGN_DERIV && ASSIGN_DERIV + 2 == ASSIGN_DERIV_IND &&
+                      ASSIGN_DERIV_IND + 1 == OP_COUNT,
+                  "stores: the last opcodes, algebraic and derivative alternating");
+    if (op >= ASSIGN_ALG) {
+      const double value = (w & kTeamNegate) != 0 ? -top[0] : top[0];
+      if (((std::uint32_t(op) - std::uint32_t(ASSIGN_ALG)) & 1u) == 0)
+        u[at] = value;
+      else
+        assign(std::size_t(at), value);
+      pop_into(st, sp, top);
+      continue;
     }
+    if (op == EXP) {
+      top[0] = apply_unary(EXP, top[0]);
+      continue;
+    }
+    apply_stack_op<1>(op, a, st, sp, top);
   }
 }
 

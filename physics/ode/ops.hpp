@@ -152,6 +152,10 @@ KOKKOS_INLINE_FUNCTION constexpr std::uint32_t team_pair_operands(std::uint32_t 
                                                                   std::uint32_t y, bool y_lane) {
   return x | (x_lane ? 1u << 10 : 0u) | (y << 11) | (y_lane ? 1u << 21 : 0u);
 }
+// A team store word with this bit (the side bit, which stores do not use otherwise) stores the
+// negated value: the layout fuses a NEG before a store into it (-x is exact, so the results are
+// those of the two words).
+inline constexpr std::uint32_t kTeamNegate = 1u << (kOpBits + kKindBits);
 // The same team word with another operand kind (3 bits) and operand.
 KOKKOS_INLINE_FUNCTION constexpr std::uint32_t with_team_kind(std::uint32_t word,
                                                               std::uint32_t kind,

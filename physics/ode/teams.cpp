@@ -32,13 +32,14 @@ class TeamBuilder {
     if (rec[G_KIND] == GROUP_UNIFIED) {
       out.code = rewrite_unified(rec);
       if (pairs_) out.code = pair_leaves(std::move(out.code));
+      out.code = negate_stores(std::move(out.code));
     } else {
       for (int l = 0; l < rec[G_COUNT]; ++l) {
         const std::size_t lc = g * kWarp + std::size_t(l);
         std::vector<Word> lane;
         for (std::int32_t i = 0; i < p_.lane_len[lc]; ++i)
           lane.push_back(rewrite_plain(p_.code[std::size_t(p_.lane_code[lc] + i)]));
-        out.lanes.push_back(std::move(lane));
+        out.lanes.push_back(negate_stores(std::move(lane)));
       }
     }
     groups_.push_back(std::move(out));
@@ -126,6 +127,9 @@ class TeamBuilder {
       recs.insert(recs.end(), rec, rec + kGroupFields);
     }
     if (!any_lane) lanes.clear();
+    // One word past the last stream, so that the interpreter's fetch of the next word needs no
+    // bounds test.
+    code.push_back(0u);
 
     const std::int32_t header[kTeamFields] = {
         std::int32_t(n_states),       std::int32_t(n_vars),       std::int32_t(consts_.size()),
@@ -215,9 +219,10 @@ class TeamBuilder {
     std::vector<Entry> slot;
     // Rebuilds the word around its new argument. A pair's slot spans two table rows.
     Op op = PUSH_VAR, leaf = PUSH_VAR;
-    bool operand = false, left = false;
+    bool operand = false, left = false, negate = false;
     std::uint32_t make(std::uint32_t arg) const {
-      return operand ? encode_operand(op, leaf, left, arg) : encode(op, arg);
+      return operand ? encode_operand(op, leaf, left, arg)
+                     : encode(op, arg) | (negate ? kTeamNegate : 0u);
     }
   };
   // The U indices of a table row over a group's lanes: one value, one apart, or neither.
@@ -343,6 +348,25 @@ class TeamBuilder {
       pair.slot.insert(pair.slot.end(), second.begin(), second.end());
       out.push_back(std::move(pair));
       ++i;
+    }
+    return out;
+  }
+
+  // A NEG followed by a store becomes a store of the negated value (kTeamNegate): one word less
+  // on the stream, where dV/dt = -(...) ends most cell models' critical chains.
+  static std::vector<Word> negate_stores(std::vector<Word> code) {
+    std::vector<Word> out;
+    for (std::size_t i = 0; i < code.size(); ++i) {
+      const Word& w = code[i];
+      const bool neg = w.ref == nullptr && w.slot.empty() && op_of(w.fixed) == NEG;
+      if (neg && i + 1 < code.size() && code[i + 1].op >= ASSIGN_ALG &&
+          code[i + 1].op <= ASSIGN_DERIV_IND && !code[i + 1].operand && !code[i + 1].negate) {
+        out.push_back(code[i + 1]);
+        out.back().negate = true;
+        ++i;
+        continue;
+      }
+      out.push_back(w);
     }
     return out;
   }

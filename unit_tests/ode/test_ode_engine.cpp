@@ -433,7 +433,8 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
       o.partitions = partitions;
       o.pair_leaves = pair_leaves;
       o.halo = halo;
-      int pairs = 0, direct_pairs = 0, lane_words = 0, table_words = 0, shared_rows = 0;
+      int pairs = 0, direct_pairs = 0, lane_words = 0, table_words = 0, shared_rows = 0,
+          negated_stores = 0;
       const Program prog = compile(*model, o);
       ASSERT_EQ(prog.halo_programs.size(), std::size_t(halo));  // none of these closes
       const TeamsLayout layout = layout_teams(prog, teams, true, halo, direct);
@@ -484,9 +485,12 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
         for (int j = 0; j < nv; ++j) tm.u[std::size_t(ns + j)] = ref.v[std::size_t(tm.var_src[j])];
         for (int j = 0; j < nc; ++j) tm.u[std::size_t(ns + nv + j)] = c[j];
         tm.u[std::size_t(ns + nv + nc)] = t;
+        // The code ends with a spare word, so the interpreter reads the next word untested.
+        ASSERT_GE(tm.h[T_CODE], 1);
+        EXPECT_EQ(tm.code[tm.h[T_CODE] - 1], 0u);
         // Every leaf is a U read (uniform or per lane), time included; a pair reads both its
         // arguments through the table, or carries both indices when neither row needs one.
-        for (int w = 0; w < tm.h[T_CODE]; ++w) {
+        for (int w = 0; w + 1 < tm.h[T_CODE]; ++w) {
           const std::uint32_t word = tm.code[w];
           const Op op = op_of(word);
           const bool pair = std::uint32_t(op) >= kPairFirst;
@@ -505,6 +509,14 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
             direct_pairs += operand_leaf(word) == PUSH_VAR;
           }
           lane_words += !pair && kind == kTeamKindLane;
+          // A store of a negated value stands for a NEG and the store (LR-Line's dV/dt).
+          if (op >= ASSIGN_ALG && op <= ASSIGN_DERIV_IND)
+            negated_stores += (word & kTeamNegate) != 0;
+          if (op == NEG) {
+            const Op after = op_of(tm.code[w + 1]);
+            EXPECT_FALSE(after >= ASSIGN_ALG && after <= ASSIGN_DERIV_IND)
+                << "a NEG the layout left before a store";
+          }
           table_words += (word & kTeamTable) == kTeamTable;
         }
         // Words of a group that read the same table rows read one copy of them.
@@ -524,6 +536,7 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
           }
         }
       }
+      if (model == &line) EXPECT_GT(negated_stores, 0);
       // The cells of a line sit in U in lane order, so most of its per-lane rows need no table.
       if (!direct) {
         EXPECT_EQ(lane_words + direct_pairs, 0);
