@@ -389,8 +389,9 @@ static_assert(std::uint32_t(MUL) == std::uint32_t(ADD) + 1 &&
 // Every word costs its chain of dependent instructions and branches (benchmarks/NOTES.md,
 // thirty-seventh round), so the loop spends none it can avoid: the next word is read without a
 // bounds test (TeamsLayout ends the code with a spare word), the operand read is unconditional
-// (index 0 for words that read nothing), and stores, then exp, are tested before the switch,
-// whose compare tree took stores five levels deep.
+// (index 0 for words that read nothing), and stores, then exp, then select (the guards of rate
+// functions, two on LR-Line's longest stream) are tested before the switch, whose compare tree
+// took stores five levels deep.
 template <bool Direct, class Assign>
 KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
                                              const std::int32_t* itab, int lane, double* u,
@@ -461,6 +462,11 @@ KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
     }
     if (op == EXP) {
       top[0] = apply_unary(EXP, top[0]);
+      continue;
+    }
+    if (op == SELECT) {
+      top[0] = apply_select(st[sp - 2][0], st[sp - 1][0], top[0]);
+      sp -= 2;
       continue;
     }
     apply_stack_op<1>(op, a, st, sp, top);
