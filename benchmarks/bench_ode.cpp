@@ -150,7 +150,8 @@ void register_steps() {
       }
 }
 
-// LR-Line in teams mode without merging (more, shorter phases: team barriers are cheap), with 4,
+// LR-Line in teams mode without merging (more, shorter phases: team barriers are cheap), without
+// pair words, with variables read once stored, unplaced, with 4,
 // 8 or 16 bins instead of 25, with only the teams' variables in scratch (program and states in
 // global memory), and with everything in global memory.
 void register_teams_variants() {
@@ -173,6 +174,11 @@ void register_teams_variants() {
   CompilerOptions unpaired = all_passes();
   unpaired.pair_leaves = false;
   variant("unpaired", unpaired, {});
+  // Variables read once stored and loaded again (compiler.inline: false), not kept on the
+  // stack of the stream that reads them.
+  CompilerOptions stored = all_passes();
+  stored.inline_single_use = false;
+  variant("stored", stored, {});
   // Each phase's groups in bin order, not placed on the warp schedulers (compiler.place: false).
   CompilerOptions unplaced = all_passes();
   unplaced.place = false;

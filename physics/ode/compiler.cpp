@@ -72,7 +72,7 @@ int word_pops(std::uint32_t word) {
     case MULN:
       return static_cast<int>(arg_of(word));
     case SELECT:
-      return 3;
+      return has_operand(word) ? 2 : 3;
     case POWI:
     case ASSIGN_ALG:
     case ASSIGN_DERIV:
@@ -181,6 +181,17 @@ bool chained(const Node& n) {
          1;
 }
 
+// exp(c * x) or exp(x * c) with c a leaf: x, which the exp word multiplies by its operand c
+// before the exp (the same two operations); else null.
+const Node* scaled_exp_argument(const Node& n) {
+  if (n.op != EXP || n.args.size() != 1) return nullptr;
+  const Node& product = *n.args[0];
+  if (product.op != MUL || product.args.size() != 2) return nullptr;
+  if (leaf(*product.args[1])) return product.args[0].get();
+  if (leaf(*product.args[0])) return product.args[1].get();
+  return nullptr;
+}
+
 // Stack depth an expression needs, for the emission order below.
 int need(const Node& n) {
   if (leaf(n)) return 1;
@@ -191,6 +202,12 @@ int need(const Node& n) {
     const int a = need(l), b = need(r);
     if (n.op == ADD || n.op == MUL) return a == b ? a + 1 : std::max(a, b);
     return std::max(a, b + 1);
+  }
+  if (const Node* x = scaled_exp_argument(n)) return need(*x);
+  if (n.op == SELECT && (leaf(*n.args[1]) || leaf(*n.args[2]))) {
+    // The condition, then the other arm; the leaf arm is the select's operand.
+    const Node& arm = leaf(*n.args[2]) ? *n.args[1] : *n.args[2];
+    return std::max(need(*n.args[0]), 1 + need(arm));
   }
   if (chained(n)) {
     int d = need(*n.args[0]);
@@ -245,6 +262,13 @@ class Emitter {
       depth_ -= 1;
       return;
     }
+    if (const Node* x = scaled_exp_argument(n)) {
+      const Node& product = *n.args[0];
+      const bool left = x == product.args[1].get();  // c * x
+      emit(*x);
+      operand(EXP, *product.args[left ? 0 : 1], left, n);
+      return;
+    }
     switch (n.op) {
       case ADD:
       case MUL:
@@ -268,11 +292,25 @@ class Emitter {
         emit(*n.args[0]);
         word(POWI, n.index, n);
         return;
-      case SELECT:
-        for (const auto& a : n.args) emit(*a);
-        word(SELECT, 0, n);
-        depth_ -= 2;
+      case SELECT: {
+        // A leaf arm (the 0 of if(V < -40, rate, 0)) is the operand: one word less.
+        const Node &c = *n.args[0], &a = *n.args[1], &b = *n.args[2];
+        emit(c);
+        if (leaf(b)) {
+          emit(a);
+          operand(SELECT, b, false, n);
+        } else if (leaf(a)) {
+          emit(b);
+          operand(SELECT, a, true, n);
+        } else {
+          emit(a);
+          emit(b);
+          word(SELECT, 0, n);
+          depth_ -= 1;
+        }
+        depth_ -= 1;
         return;
+      }
       default:
         break;
     }
@@ -418,7 +456,7 @@ std::string disassemble(const std::vector<std::uint32_t>& code, std::size_t begi
   for (std::size_t i = begin; i < begin + len; ++i) {
     const Op op = op_of(code[i]);
     s += fmt::format("{:4}  {}", i - begin, op_name(op));
-    if (is_binary(op) && has_operand(code[i]))
+    if (word_has_operand(code[i]))
       s += fmt::format(" {}{} {}", operand_is_left(code[i]) ? "left " : "",
                        op_name(operand_leaf(code[i])), arg_of(code[i]));
     else if (is_leaf(op) || op == ADDN || op == MULN || op == POWI || word_pushes(code[i]) == 0)
@@ -437,7 +475,7 @@ struct Task {
 };
 
 std::uint32_t key_word(std::uint32_t w) {
-  if (is_binary(op_of(w)) && has_operand(w)) return w & ((1u << kArgShift) - 1);
+  if (word_has_operand(w)) return w & ((1u << kArgShift) - 1);
   switch (op_of(w)) {
     case PUSH_CONST:
     case PUSH_STATE:
@@ -606,7 +644,7 @@ void build_serial(const FlatModel& model, const std::vector<NodePtr>& final_expr
     const Op op = op_of(w);
     if (op == PUSH_VAR || op == ASSIGN_ALG)
       w = encode(op, renumber(arg_of(w)));
-    else if (is_binary(op) && has_operand(w) && operand_leaf(w) == PUSH_VAR)
+    else if (word_has_operand(w) && operand_leaf(w) == PUSH_VAR)
       w = with_operand(w, PUSH_VAR, renumber(arg_of(w)));
   }
   prog.serial = std::move(code);
@@ -617,6 +655,7 @@ void build_serial(const FlatModel& model, const std::vector<NodePtr>& final_expr
 Program compile(const FlatModel& model, const CompilerOptions& options) {
   Program prog;
   prog.pair_leaves = options.pair_leaves;
+  prog.inline_single_use = options.inline_single_use;
   prog.place = options.place;
   prog.n_states = model.n_states();
   prog.n_vars = model.n_vars();
@@ -836,8 +875,8 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
               out.code.push_back(w0);
               continue;
             }
-            // What differs between lanes: a leaf, a binary operation's operand, or a store.
-            const bool operand = is_binary(op_of(w0)) && has_operand(w0);
+            // What differs between lanes: a leaf, an operation's operand, or a store.
+            const bool operand = word_has_operand(w0);
             const Op op = operand ? operand_leaf(w0) : op_of(w0);
             // Idle lanes repeat lane 0's operand: they never run, but the table stays dense.
             const auto lane_arg = [&](int l) {
@@ -894,7 +933,7 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
     for (const auto& all : phases)
       for (std::size_t t : all)
         for (std::uint32_t w : tasks[t].code) {
-          const bool operand = is_binary(op_of(w)) && has_operand(w);
+          const bool operand = word_has_operand(w);
           if ((operand ? operand_leaf(w) : op_of(w)) != PUSH_STATE) continue;
           const std::size_t from = writer[arg_of(w)];
           if (from != SIZE_MAX && from != comp[t]) reads[comp[t]].push_back(from);
@@ -938,6 +977,7 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
       halo.consts = prog.consts;
       halo.n_bins = prog.n_bins;
       halo.pair_leaves = prog.pair_leaves;
+      halo.inline_single_use = prog.inline_single_use;
       halo.place = prog.place;
       form_groups(halo, in_halo);
       halo.halo = h;

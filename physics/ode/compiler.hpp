@@ -25,7 +25,8 @@ struct CompilerOptions {
   // coupling goes through states) into this many contiguous, balanced bins; 0 = enough bins for
   // about 4 copies of the most repeated equation in each.
   int partitions = 1;
-  // The fused ensemble stream evaluates a variable read once where it is read (no store/load).
+  // A variable read once is not stored: the fused ensemble stream evaluates it where it is read,
+  // and a teams stream that stores and reads it keeps it on the stack (layout_teams).
   bool inline_single_use = true;
   // Teams mode: a leaf and the binary operation with a leaf operand after it run as one
   // dispatch (kPairFirst), in unified streams.
@@ -70,7 +71,9 @@ struct Program {
   std::vector<std::int32_t> serial_vars;
   int max_stack = 0;
   bool pair_leaves = true;  // CompilerOptions::pair_leaves, applied by layout_teams
-  bool place = true;        // CompilerOptions::place, applied by layout_teams
+  bool inline_single_use =
+      true;           // CompilerOptions::inline_single_use, also applied by layout_teams
+  bool place = true;  // CompilerOptions::place, applied by layout_teams
   // Halo (CompilerOptions::halo > 0 and more than one bin): halo_programs[h - 1] holds the groups
   // of every bin extended by its halo of h rings, in a program of its own (its groups, code,
   // tables and bin_begin; phase_begin spans all bins; halo and halo_sweeps set), for teams mode

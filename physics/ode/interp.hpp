@@ -335,6 +335,19 @@ KOKKOS_INLINE_FUNCTION void run_stream_members(const std::uint32_t* code, int le
       apply_binary_lanes<W>(op, x, y, top);
       continue;
     }
+    if (has_operand(w)) {  // select with a leaf arm, or exp of a product with a leaf
+      double o[W];
+      leaf_values<W>(operand_leaf(w), a, itab, ctab, lane, consts, s, m, ms, o);
+      const bool left = operand_is_left(w);
+      if (op == SELECT) {  // the condition is below the other arm
+        --sp;
+        for (int k = 0; k < W; ++k)
+          top[k] = apply_select(st[sp][k], left ? o[k] : top[k], left ? top[k] : o[k]);
+      } else {
+        for (int k = 0; k < W; ++k) top[k] = apply_unary(EXP, left ? o[k] * top[k] : top[k] * o[k]);
+      }
+      continue;
+    }
     switch (op) {
       case ASSIGN_ALG:
         for (int k = 0; k < W; ++k) s.v[a * M + m + k * ms] = top[k];
@@ -461,12 +474,19 @@ KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
       continue;
     }
     if (op == EXP) {
-      top[0] = apply_unary(EXP, top[0]);
+      // With an operand c: exp(c * x) (left) or exp(x * c).
+      const bool operand = (w & kTeamReads) != 0, left = operand_is_left(w);
+      top[0] = apply_unary(EXP, !operand ? top[0] : left ? o * top[0] : top[0] * o);
       continue;
     }
     if (op == SELECT) {
-      top[0] = apply_select(st[sp - 2][0], st[sp - 1][0], top[0]);
-      sp -= 2;
+      // With an operand (a leaf arm, `left` for the true one): the condition is below the top.
+      const bool operand = (w & kTeamReads) != 0, left = operand_is_left(w);
+      const double c = st[sp - (operand ? 1 : 2)][0];
+      const double x = operand ? (left ? o : top[0]) : st[sp - 1][0];
+      const double y = operand && !left ? o : top[0];
+      top[0] = apply_select(c, x, y);
+      sp -= operand ? 1 : 2;
       continue;
     }
     apply_stack_op<1>(op, a, st, sp, top);

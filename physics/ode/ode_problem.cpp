@@ -560,8 +560,9 @@ void declare(core::Schema& s) {
   s.boolean("compiler.pad", "Pad warps with idle lanes so a warp never mixes opcode sequences")
       .defaults(true);
   s.boolean("compiler.inline",
-            "fused: evaluate a variable read by one expression where it is read (no store, no "
-            "slot in the member's working set)")
+            "a variable read by one expression is not stored: fused evaluates it where it is "
+            "read (no slot in the member's working set), teams keeps it on the stack of the "
+            "stream that reads it")
       .defaults(true);
   s.boolean("compiler.unify", "One opcode stream per warp with per-lane operand tables")
       .defaults(true);

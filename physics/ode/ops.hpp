@@ -47,7 +47,7 @@ enum Op : std::uint32_t {
   POWI,  // x^n by repeated multiplication, n = arg - 64 (|n| <= 16, n != 0)
   NEG,
   // Functions.
-  EXP,
+  EXP,  // with an operand c: exp(c * x) (takes_operand)
   LOG,
   LOG10,
   SQRT,
@@ -58,7 +58,7 @@ enum Op : std::uint32_t {
   TANH,
   FLOOR,
   NOT,
-  SELECT,  // c, a, b -> c != 0 ? a : b
+  SELECT,  // c, a, b -> c != 0 ? a : b; with an operand, that is a or b (takes_operand)
   // Stores: pop the value into its target.
   ASSIGN_ALG,        // variable[arg] = v
   ASSIGN_DERIV,      // d state[arg] / dt = v, applied by the integrator's assign policy
@@ -102,7 +102,7 @@ KOKKOS_INLINE_FUNCTION constexpr Op op_of(std::uint32_t word) {
 KOKKOS_INLINE_FUNCTION constexpr std::uint32_t arg_of(std::uint32_t word) {
   return word >> kArgShift;
 }
-// Whether a binary operation takes one argument from its operand.
+// Whether a binary operation (or a select) takes one argument from its operand.
 KOKKOS_INLINE_FUNCTION constexpr bool has_operand(std::uint32_t word) {
   return ((word >> kOpBits) & ((1u << kKindBits) - 1)) != 0;
 }
@@ -176,6 +176,18 @@ KOKKOS_INLINE_FUNCTION constexpr bool is_leaf(Op op) {
 // Operations of two arguments, which may take one of them from an operand.
 KOKKOS_INLINE_FUNCTION constexpr bool is_binary(Op op) {
   return std::uint32_t(op) - std::uint32_t(ADD) <= std::uint32_t(OR) - std::uint32_t(ADD);
+}
+// Operations that may take a leaf argument from their operand: the binary ones; select, whose
+// leaf arm (the constant of `if(V < -40, rate, 0)`, the guard of most rate functions) is its
+// operand, `left` for the true arm, else the false one, the condition and the other arm on the
+// stack; and exp, whose operand multiplies its argument first (exp(0.04 * (V + 77)) of every
+// rate function), `left` for c * x, else x * c. Each saves a word of the stream.
+KOKKOS_INLINE_FUNCTION constexpr bool takes_operand(Op op) {
+  return is_binary(op) || op == SELECT || op == EXP;
+}
+// Whether a program word (not a team word, whose kind bits mark every U access) has an operand.
+KOKKOS_INLINE_FUNCTION constexpr bool word_has_operand(std::uint32_t word) {
+  return takes_operand(op_of(word)) && has_operand(word);
 }
 
 KOKKOS_INLINE_FUNCTION double ipow(double x, int n) {

@@ -21,8 +21,8 @@ struct Ref {
 
 class TeamBuilder {
  public:
-  TeamBuilder(const Program& p, bool pairs, bool direct, bool place)
-      : p_(p), pairs_(pairs), direct_(direct), place_(place) {}
+  TeamBuilder(const Program& p, bool pairs, bool direct, bool place, bool single_reads)
+      : p_(p), pairs_(pairs), direct_(direct), place_(place), single_reads_(single_reads) {}
 
   void add_group(std::size_t g) {
     const std::int32_t* rec = &p_.groups[g * kGroupFields];
@@ -31,23 +31,42 @@ class TeamBuilder {
     out.count = rec[G_COUNT];
     if (rec[G_KIND] == GROUP_UNIFIED) {
       out.code = rewrite_unified(rec);
-      if (pairs_) out.code = pair_leaves(std::move(out.code));
-      out.code = negate_stores(std::move(out.code));
     } else {
       for (int l = 0; l < rec[G_COUNT]; ++l) {
         const std::size_t lc = g * kWarp + std::size_t(l);
         std::vector<Word> lane;
         for (std::int32_t i = 0; i < p_.lane_len[lc]; ++i)
           lane.push_back(rewrite_plain(p_.code[std::size_t(p_.lane_code[lc] + i)]));
-        out.lanes.push_back(negate_stores(std::move(lane)));
+        out.lanes.push_back(std::move(lane));
       }
     }
     groups_.push_back(std::move(out));
   }
 
-  void end_phase() {
-    if (place_) place_on_schedulers(std::size_t(phase_begin_.back()), groups_.size());
-    phase_begin_.push_back(std::int32_t(groups_.size()));
+  void end_phase() { phase_begin_.push_back(std::int32_t(groups_.size())); }
+
+  // After the last phase: the word rewrites that need the whole team's program (a variable read
+  // once), then the per-stream ones, then each phase's placement, which needs the final lengths.
+  void finish() {
+    std::map<const Ref*, int> reads;
+    for (const Group& g : groups_) {
+      for (const Word& w : g.code) count_reads(w, g.count, reads);
+      for (const auto& lane : g.lanes)
+        for (const Word& w : lane) count_reads(w, 1, reads);
+    }
+    for (Group& g : groups_) {
+      if (g.kind == GROUP_UNIFIED) {
+        if (single_reads_) g.code = keep_single_reads(std::move(g.code), g.count, reads);
+        if (pairs_) g.code = pair_leaves(std::move(g.code));
+        g.code = negate_stores(std::move(g.code));
+      }
+      for (auto& lane : g.lanes)
+        lane = negate_stores(single_reads_ ? keep_single_reads(std::move(lane), 1, reads)
+                                           : std::move(lane));
+    }
+    if (place_)
+      for (std::size_t ph = 0; ph + 1 < phase_begin_.size(); ++ph)
+        place_on_schedulers(std::size_t(phase_begin_[ph]), std::size_t(phase_begin_[ph + 1]));
   }
 
   // Appends the team's integer block and constants. owned(state): the team's own bins write
@@ -300,7 +319,7 @@ class TeamBuilder {
     if (is_leaf(op)) {
       if (op >= CONST_IND) throw std::logic_error("ode: teams: table operand in a per-lane stream");
       out.ref = plain_ref(op, a);
-    } else if (is_binary(op) && has_operand(w)) {
+    } else if (word_has_operand(w)) {
       const Op leaf = operand_leaf(w);
       if (leaf >= CONST_IND)
         throw std::logic_error("ode: teams: table operand in a per-lane stream");
@@ -332,7 +351,7 @@ class TeamBuilder {
       // Other words keep op PUSH_VAR with neither a ref nor a slot (their fixed word).
       const bool leaf = !w.operand && (w.op == PUSH_VAR || w.op == VAR_IND) &&
                         (w.ref != nullptr || !w.slot.empty());
-      if (!leaf || i + 1 == code.size() || !code[i + 1].operand) {
+      if (!leaf || i + 1 == code.size() || !code[i + 1].operand || !is_binary(code[i + 1].op)) {
         out.push_back(w);
         continue;
       }
@@ -350,6 +369,85 @@ class TeamBuilder {
       ++i;
     }
     return out;
+  }
+
+  static bool is_store(const Word& w) { return w.op >= ASSIGN_ALG && w.op <= ASSIGN_DERIV_IND; }
+  // The U values a word reads in each of the first `count` lanes (none for fixed words).
+  static std::vector<const Ref*> lane_refs(const Word& w, std::int32_t count) {
+    std::vector<const Ref*> out;
+    if (w.ref == nullptr && w.slot.empty()) return out;
+    for (std::int32_t l = 0; l < count; ++l) out.push_back(w.slot.empty() ? w.ref : w.slot[l].ref);
+    return out;
+  }
+  static void count_reads(const Word& w, std::int32_t count, std::map<const Ref*, int>& reads) {
+    if (is_store(w)) return;
+    for (const Ref* r : lane_refs(w, count)) ++reads[r];
+  }
+  static std::uint32_t bytecode(const Word& w) {
+    return w.ref == nullptr && w.slot.empty() ? w.fixed : w.make(0);
+  }
+
+  // An algebraic variable that the team reads once, in the stream that stores it, stays on the
+  // stack instead (LR-Line: Xi read by I_K, I_K1 by I_ion, I_ion by dV/dt, one word each on its
+  // longest streams). [store v] [w...] [push v] becomes [w...] when the words w leave the stack as
+  // they found it, and [store v] [w...] [op with operand v] becomes [w...] [op over the stack]
+  // when the words w compute one value x without touching v and op(v, x) is the operation's own
+  // order: v its left argument, or op commutative (+, *). The same operations on the same
+  // values, so the results are bitwise those of the program; only the team's copy changes (the
+  // other modes and evaluate() still store v; the team's variables are never read back).
+  static std::vector<Word> keep_single_reads(std::vector<Word> code, std::int32_t count,
+                                             const std::map<const Ref*, int>& reads) {
+    const auto depth_profile = [](const std::vector<Word>& c) {
+      int d = 0, most = 0;
+      for (const Word& w : c) {
+        const std::uint32_t x = bytecode(w);
+        d += word_pushes(x) - word_pops(x);
+        most = std::max(most, d);
+      }
+      return most;
+    };
+    for (std::size_t i = 0; i < code.size(); ++i) {
+      const Word& store = code[i];
+      if (store.op != ASSIGN_ALG && store.op != ASSIGN_ALG_IND) continue;
+      const std::vector<const Ref*> v = lane_refs(store, count);
+      const bool once = std::all_of(v.begin(), v.end(), [&](const Ref* r) {
+        const auto it = reads.find(r);
+        return it != reads.end() && it->second == 1;
+      });
+      if (!once) continue;
+      std::size_t j = i + 1;
+      int d = 0;
+      bool inside = true;  // the words before the read never reach below their start
+      for (; j < code.size(); ++j) {
+        if (!is_store(code[j]) && lane_refs(code[j], count) == v) break;
+        const std::uint32_t x = bytecode(code[j]);
+        d -= word_pops(x);
+        inside = inside && d >= 0;
+        d += word_pushes(x);
+      }
+      if (j == code.size() || !inside) continue;
+      const Word& read = code[j];
+      std::vector<Word> out(code.begin(), code.begin() + std::ptrdiff_t(i));
+      if (!read.operand && d == 0) {
+        out.insert(out.end(), code.begin() + std::ptrdiff_t(i + 1),
+                   code.begin() + std::ptrdiff_t(j));
+      } else if (read.operand && is_binary(read.op) && d == 1 &&
+                 (read.left || read.op == ADD || read.op == MUL)) {
+        out.insert(out.end(), code.begin() + std::ptrdiff_t(i + 1),
+                   code.begin() + std::ptrdiff_t(j));
+        Word stack;
+        stack.fixed = encode(read.op, 0);
+        out.push_back(stack);
+      } else {
+        continue;
+      }
+      out.insert(out.end(), code.begin() + std::ptrdiff_t(j + 1), code.end());
+      // v waits on the stack below the words between: the stream must still fit it.
+      if (depth_profile(out) > kMaxStack) continue;
+      code = std::move(out);
+      i = std::size_t(-1);  // again from the start: indices moved
+    }
+    return code;
   }
 
   // A NEG followed by a store becomes a store of the negated value (kTeamNegate): one word less
@@ -377,7 +475,7 @@ class TeamBuilder {
       const std::uint32_t w = p_.code[std::size_t(rec[G_CODE] + i)];
       const Op op = op_of(w);
       const std::uint32_t a = arg_of(w);
-      const bool operand = is_binary(op) && has_operand(w);
+      const bool operand = word_has_operand(w);
       const Op kind = operand ? operand_leaf(w) : op;
       const bool table =
           (is_leaf(kind) && kind >= CONST_IND) || op == ASSIGN_ALG_IND || op == ASSIGN_DERIV_IND;
@@ -414,7 +512,7 @@ class TeamBuilder {
   }
 
   const Program& p_;
-  bool pairs_, direct_, place_;
+  bool pairs_, direct_, place_, single_reads_;
   Index states_, vars_;
   std::unordered_map<std::uint64_t, Ref> const_of_;
   std::vector<double> consts_;
@@ -508,7 +606,7 @@ TeamsLayout layout_teams(const Program& prog, int teams, bool pairs, int halo, b
   out.int_begin.push_back(0);
   out.real_begin.push_back(0);
   for (int t = 0; t < teams; ++t) {
-    TeamBuilder team(src, pairs && prog.pair_leaves, direct, prog.place);
+    TeamBuilder team(src, pairs && prog.pair_leaves, direct, prog.place, prog.inline_single_use);
     for (std::size_t ph = 0; ph < src.n_phases(); ++ph) {
       for (std::size_t b = std::size_t(t); b < n_bins; b += std::size_t(teams))
         for (std::int32_t g = src.bin_begin[ph * n_bins + b];
@@ -516,6 +614,7 @@ TeamsLayout layout_teams(const Program& prog, int teams, bool pairs, int halo, b
           team.add_group(std::size_t(g));
       team.end_phase();
     }
+    team.finish();
     // Without a halo every state a team writes is its own.
     team.emit(out.ints, out.reals,
               [&](std::uint32_t state) { return halo == 0 || prog.state_bin[state] % teams == t; });

@@ -337,6 +337,14 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
                           encode(ADD, 0), encode_operand(SUB, PUSH_VAR, false, 0)}),
                x, y);
       add_case(with_tail({a, b, a, encode(SELECT, 0)}), x, y);
+      // select(a, b, a) and select(b, b, a) with a leaf arm as the operand, then one under b.
+      add_case(with_tail({a, b, encode_operand(SELECT, PUSH_VAR, false, 0)}), x, y);
+      add_case(with_tail({b, a, encode_operand(SELECT, PUSH_VAR, true, 1)}), x, y);
+      add_case(with_tail({b, a, b, encode_operand(SELECT, PUSH_VAR, false, 0), encode(SUB, 0)}), x,
+               y);
+      // exp(b * a) and exp(a * b) with a factor as the operand, then one under a.
+      add_case(with_tail({a, encode_operand(EXP, PUSH_VAR, true, 1)}), x, y);
+      add_case(with_tail({a, b, encode_operand(EXP, PUSH_VAR, false, 0), encode(ADD, 0)}), x, y);
       add_case(with_tail({a, b, a, encode(ADDN, 3), a, encode(MULN, 2), encode(NEG, 0)}), x, y);
     }
   const int n = int(begin.size());
@@ -401,6 +409,30 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
   EXPECT_GT(n, 2000);
 }
 
+// How many times the program's streams read each variable (a lane's read counts once).
+std::vector<int> variable_reads(const Program& p) {
+  std::vector<int> reads(p.n_vars, 0);
+  for (std::size_t g = 0; g < p.n_groups(); ++g) {
+    const int count = p.group(g, G_COUNT);
+    for (int l = 0; l < count; ++l) {
+      const bool unified = p.group(g, G_KIND) == GROUP_UNIFIED;
+      const std::size_t begin = unified ? std::size_t(p.group(g, G_CODE))
+                                        : std::size_t(p.lane_code[g * kWarp + std::size_t(l)]);
+      const int len = unified ? p.group(g, G_LEN) : p.lane_len[g * kWarp + std::size_t(l)];
+      for (int k = 0; k < len; ++k) {
+        const std::uint32_t w = p.code[begin + std::size_t(k)];
+        const Op leaf = word_has_operand(w) ? operand_leaf(w) : op_of(w);
+        if (leaf == PUSH_VAR)
+          ++reads[arg_of(w)];
+        else if (leaf == VAR_IND)
+          ++reads[std::size_t(
+              p.itab[(std::size_t(p.group(g, G_ITAB)) + arg_of(w)) * kWarp + std::size_t(l)])];
+      }
+    }
+  }
+  return reads;
+}
+
 // The team programs of teams mode, on the host for any number of teams: every leaf reads the
 // team's value array U, each state is owned (published) by exactly one team, U holds no value
 // twice, and the derivatives and variables they compute equal the reference interpreter's
@@ -433,6 +465,7 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
       o.partitions = partitions;
       o.pair_leaves = pair_leaves;
       o.halo = halo;
+      o.inline_single_use = !direct;  // both ways: variables read once kept on the stack or not
       int pairs = 0, direct_pairs = 0, lane_words = 0, table_words = 0, shared_rows = 0,
           negated_stores = 0;
       const Program prog = compile(*model, o);
@@ -495,9 +528,9 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
           const Op op = op_of(word);
           const bool pair = std::uint32_t(op) >= kPairFirst;
           EXPECT_LE(std::uint32_t(op), kPairLast);
-          const Op leaf = is_leaf(op)                                      ? op
-                          : ((is_binary(op) || pair) && has_operand(word)) ? operand_leaf(word)
-                                                                           : PUSH_VAR;
+          const Op leaf = is_leaf(op)                                          ? op
+                          : ((takes_operand(op) || pair) && has_operand(word)) ? operand_leaf(word)
+                                                                               : PUSH_VAR;
           const std::uint32_t kind = (word & kTeamReads) >> kOpBits;
           // A lane-offset operand's kind field reads as CONST_IND + 1 (kTeamKindLane).
           EXPECT_TRUE(leaf == PUSH_VAR || leaf == VAR_IND ||
@@ -600,11 +633,24 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
         EXPECT_EQ(stored_states[i], 1) << "state " << i;
         EXPECT_EQ(f[i], ref.f[i]) << "state " << i;
       }
+      // A variable that one stream stores and reads once stays on its stack (inline_single_use):
+      // only variables the program reads once go unstored.
+      const std::vector<int> reads = variable_reads(prog);
+      int kept = 0;
       for (std::size_t j = 0; j < prog.n_alg; ++j) {
         if (folded.count(std::uint32_t(j))) continue;
+        if (stored_vars[j] == 0 && reads[j] == 1) {
+          ++kept;
+          continue;
+        }
         EXPECT_EQ(stored_vars[j], 1) << "variable " << j;
         EXPECT_EQ(v[j], ref.v[j]) << "variable " << j;
       }
+      // LR-Line's merged streams store Xi for I_K and I_K1 for I_ion, which dV/dt reads.
+      if (!o.inline_single_use)
+        EXPECT_EQ(kept, 0);
+      else if (model == &line)
+        EXPECT_GE(kept, 3 * int(prog.n_states / 8));
       if (model == &line && unify && !direct) EXPECT_GT(shared_rows, 0);
       // Pairs only come from unified streams, and only when asked for.
       if (unify && pair_leaves)

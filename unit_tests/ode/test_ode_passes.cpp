@@ -217,6 +217,7 @@ TEST(OdePasses, AutoSplitTakesTheShortestTeamsLayout) {
   CompilerOptions o;
   o.merge = o.reorder = o.pad = o.unify = true;
   o.partitions = 0;
+  o.inline_single_use = false;  // every store stays, for the count from the program below
   std::vector<int> loaded;
   const auto load = [&](int limit) {
     loaded.push_back(limit);
@@ -304,6 +305,73 @@ TEST(OdePasses, LeafArgumentsFoldIntoOperations) {
   EXPECT_DOUBLE_EQ(ref.x()[0], x + 0.25 * (c * 0.25));
 }
 
+// A select takes a leaf arm from its operand (the 0 of if(V < -40, rate, 0)), the false arm or
+// the true one; a select of two computed arms keeps all three on the stack.
+TEST(OdePasses, SelectTakesALeafArmFromItsOperand) {
+  const std::string text =
+      "modules:\n  m:\n    states:\n"
+      "      x: {init: 0.5, ddt: \"if(x < 1, 2 * x, 0)\"}\n"
+      "      y: {init: 0.25, ddt: \"if(x > 1, 3, exp(y))\"}\n"
+      "      z: {init: 2, ddt: \"if(z > 1, z * z, exp(-z))\"}\n";
+  const FlatModel model = load_model_string(text, "select.yaml");
+  const Program p = compile(model);
+  const std::string code = disassemble(p.serial, 0, p.serial.size());
+  EXPECT_NE(code.find("select push_const"), std::string::npos) << code;
+  EXPECT_NE(code.find("select left push_const"), std::string::npos) << code;
+  EXPECT_NE(code.find("select\n"), std::string::npos) << code;
+  std::size_t words = 0, selects = 0;
+  for (std::uint32_t w : p.serial) {
+    selects += op_of(w) == SELECT;
+    words += 1;
+  }
+  EXPECT_EQ(selects, 3u);
+  // x': x, lt, x, mul, select, store; y': x, gt, y, exp, select, store; z': z, gt, z, mul z, z,
+  // neg, exp, select, store.
+  EXPECT_EQ(words, 21u) << code;
+  EXPECT_EQ(p.max_stack, 3);
+  // One Euler step of the reference interpreter against the formulas, without passes and with
+  // every pass (unified streams read the leaf arm through the table when lanes differ).
+  CompilerOptions all;
+  all.merge = all.reorder = all.pad = all.unify = true;
+  const Program passes = compile(model, all);
+  for (const Program* q : {&p, &passes}) {
+    ReferenceInterpreter ref(*q, 1, Method::Euler);
+    ref.x() = model.state_init;
+    ref.advance(1, 1, 0.25);
+    EXPECT_DOUBLE_EQ(ref.x()[0], 0.5 + 0.25 * (2 * 0.5));
+    EXPECT_DOUBLE_EQ(ref.x()[1], 0.25 + 0.25 * std::exp(0.25));
+    EXPECT_DOUBLE_EQ(ref.x()[2], 2 + 0.25 * 4);
+  }
+}
+
+// exp of a product with a leaf factor, on either side, multiplies by its operand first: the
+// exp(0.04 * (V + 77)) of rate functions is one word less, with the same two operations.
+TEST(OdePasses, ExpTakesALeafFactorFromItsOperand) {
+  const std::string text =
+      "modules:\n  m:\n    parameters: {k: 0.5}\n    states:\n"
+      "      x: {init: 0.1, ddt: \"exp(0.04 * (x + 77)) - exp(x * k)\"}\n"
+      "      y: {init: 0.2, ddt: \"exp(x * y)\"}\n";
+  const FlatModel model = load_model_string(text, "exp.yaml");
+  const Program p = compile(model);
+  const std::string code = disassemble(p.serial, 0, p.serial.size());
+  EXPECT_NE(code.find("exp left push_const"), std::string::npos) << code;
+  EXPECT_NE(code.find("exp push_const"), std::string::npos) << code;
+  // x': x, add, exp (by 0.04), x, exp (by k, a folded constant), sub, store; y': x, exp (by y),
+  // store.
+  EXPECT_EQ(p.serial.size(), 10u) << code;
+  CompilerOptions all;
+  all.merge = all.reorder = all.pad = all.unify = true;
+  const Program passes = compile(model, all);
+  for (const Program* q : {&p, &passes}) {
+    ReferenceInterpreter ref(*q, 1, Method::Euler);
+    ref.x() = model.state_init;
+    ref.advance(1, 1, 0.25);
+    const double x = 0.1, y = 0.2;
+    EXPECT_DOUBLE_EQ(ref.x()[0], x + 0.25 * (std::exp(0.04 * (x + 77)) - std::exp(x * 0.5)));
+    EXPECT_DOUBLE_EQ(ref.x()[1], y + 0.25 * std::exp(x * y));
+  }
+}
+
 // The fused stream evaluates a variable read once where it is read: a and b inside c, c inside
 // x', so the stream has one store and no variable slots; a variable read twice keeps its slot.
 // The values are those of the per-phase program (the same operations in the same order; 1e-13
@@ -357,9 +425,9 @@ TEST(OdePasses, PassesChangeTheSchedule) {
   EXPECT_FALSE(p1.itab.empty() && p1.ctab.empty());  // lanes differ in operands
 }
 
-// The leaf or store of a word (its operand's leaf for a binary operation with an operand).
+// The leaf or store of a word (its operand's leaf for an operation with an operand).
 Op access_of(std::uint32_t w) {
-  return is_binary(op_of(w)) && has_operand(w) ? operand_leaf(w) : op_of(w);
+  return word_has_operand(w) ? operand_leaf(w) : op_of(w);
 }
 
 // Calls fn(op, operand) for the leaf or store of every word lane `lane` of group g runs, per-lane
