@@ -305,6 +305,22 @@ TEST(OdePasses, LeafArgumentsFoldIntoOperations) {
   EXPECT_DOUBLE_EQ(ref.x()[0], x + 0.25 * (c * 0.25));
 }
 
+// The states after one Euler step of dt from the initial state, by the reference interpreter,
+// for the model compiled without passes and with every pass (unified streams read a leaf
+// operand through the table when lanes differ).
+std::vector<std::vector<double>> one_euler_step_both_ways(const FlatModel& model, double dt) {
+  CompilerOptions all;
+  all.merge = all.reorder = all.pad = all.unify = true;
+  std::vector<std::vector<double>> out;
+  for (const Program& p : {compile(model), compile(model, all)}) {
+    ReferenceInterpreter ref(p, 1, Method::Euler);
+    ref.x() = model.state_init;
+    ref.advance(1, 1, dt);
+    out.push_back(ref.x());
+  }
+  return out;
+}
+
 // A select takes a leaf arm from its operand (the 0 of if(V < -40, rate, 0)), the false arm or
 // the true one; a select of two computed arms keeps all three on the stack.
 TEST(OdePasses, SelectTakesALeafArmFromItsOperand) {
@@ -329,18 +345,11 @@ TEST(OdePasses, SelectTakesALeafArmFromItsOperand) {
   // neg, exp, select, store.
   EXPECT_EQ(words, 21u) << code;
   EXPECT_EQ(p.max_stack, 3);
-  // One Euler step of the reference interpreter against the formulas, without passes and with
-  // every pass (unified streams read the leaf arm through the table when lanes differ).
-  CompilerOptions all;
-  all.merge = all.reorder = all.pad = all.unify = true;
-  const Program passes = compile(model, all);
-  for (const Program* q : {&p, &passes}) {
-    ReferenceInterpreter ref(*q, 1, Method::Euler);
-    ref.x() = model.state_init;
-    ref.advance(1, 1, 0.25);
-    EXPECT_DOUBLE_EQ(ref.x()[0], 0.5 + 0.25 * (2 * 0.5));
-    EXPECT_DOUBLE_EQ(ref.x()[1], 0.25 + 0.25 * std::exp(0.25));
-    EXPECT_DOUBLE_EQ(ref.x()[2], 2 + 0.25 * 4);
+  // One Euler step against the formulas.
+  for (const auto& x : one_euler_step_both_ways(model, 0.25)) {
+    EXPECT_DOUBLE_EQ(x[0], 0.5 + 0.25 * (2 * 0.5));
+    EXPECT_DOUBLE_EQ(x[1], 0.25 + 0.25 * std::exp(0.25));
+    EXPECT_DOUBLE_EQ(x[2], 2 + 0.25 * 4);
   }
 }
 
@@ -359,16 +368,10 @@ TEST(OdePasses, ExpTakesALeafFactorFromItsOperand) {
   // x': x, add, exp (by 0.04), x, exp (by k, a folded constant), sub, store; y': x, exp (by y),
   // store.
   EXPECT_EQ(p.serial.size(), 10u) << code;
-  CompilerOptions all;
-  all.merge = all.reorder = all.pad = all.unify = true;
-  const Program passes = compile(model, all);
-  for (const Program* q : {&p, &passes}) {
-    ReferenceInterpreter ref(*q, 1, Method::Euler);
-    ref.x() = model.state_init;
-    ref.advance(1, 1, 0.25);
+  for (const auto& v : one_euler_step_both_ways(model, 0.25)) {
     const double x = 0.1, y = 0.2;
-    EXPECT_DOUBLE_EQ(ref.x()[0], x + 0.25 * (std::exp(0.04 * (x + 77)) - std::exp(x * 0.5)));
-    EXPECT_DOUBLE_EQ(ref.x()[1], y + 0.25 * std::exp(x * y));
+    EXPECT_DOUBLE_EQ(v[0], x + 0.25 * (std::exp(0.04 * (x + 77)) - std::exp(x * 0.5)));
+    EXPECT_DOUBLE_EQ(v[1], y + 0.25 * std::exp(x * y));
   }
 }
 
