@@ -335,15 +335,12 @@ TEST(OdePasses, SelectTakesALeafArmFromItsOperand) {
   EXPECT_NE(code.find("select push_const"), std::string::npos) << code;
   EXPECT_NE(code.find("select left push_const"), std::string::npos) << code;
   EXPECT_NE(code.find("select\n"), std::string::npos) << code;
-  std::size_t words = 0, selects = 0;
-  for (std::uint32_t w : p.serial) {
-    selects += op_of(w) == SELECT;
-    words += 1;
-  }
-  EXPECT_EQ(selects, 3u);
+  EXPECT_EQ(std::count_if(p.serial.begin(), p.serial.end(),
+                          [](std::uint32_t w) { return op_of(w) == SELECT; }),
+            3);
   // x': x, lt, x, mul, select, store; y': x, gt, y, exp, select, store; z': z, gt, z, mul z, z,
   // neg, exp, select, store.
-  EXPECT_EQ(words, 21u) << code;
+  EXPECT_EQ(p.serial.size(), 21u) << code;
   EXPECT_EQ(p.max_stack, 3);
   // One Euler step against the formulas.
   for (const auto& x : one_euler_step_both_ways(model, 0.25)) {
