@@ -22,6 +22,11 @@ template <class T>
 KOKKOS_INLINE_FUNCTION T exp(T x) {
   return HAYATE_KOKKOS_MATH_NS::exp(x);
 }
+// e^x - 1 without the cancellation of exp(x) - 1 near 0.
+template <class T>
+KOKKOS_INLINE_FUNCTION T expm1(T x) {
+  return HAYATE_KOKKOS_MATH_NS::expm1(x);
+}
 template <class T>
 KOKKOS_INLINE_FUNCTION T log(T x) {
   return HAYATE_KOKKOS_MATH_NS::log(x);

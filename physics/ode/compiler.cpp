@@ -52,6 +52,8 @@ const char* op_name(Op op) {
                                         "cos",
                                         "tan",
                                         "tanh",
+                                        "exprel",
+                                        "exprelr",
                                         "floor",
                                         "not",
                                         "select",
@@ -59,7 +61,7 @@ const char* op_name(Op op) {
                                         "assign_deriv",
                                         "assign_alg_ind",
                                         "assign_deriv_ind"};
-  static_assert(OP_COUNT == 43, "one name per opcode, in enum order");
+  static_assert(OP_COUNT == 45, "one name per opcode, in enum order");
   if (std::uint32_t(op) >= kPairFirst && std::uint32_t(op) <= kPairLast) return "pair";
   return op < OP_COUNT ? names[op] : "?";
 }

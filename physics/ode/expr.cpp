@@ -67,11 +67,13 @@ struct Function {
 
 // min and max take two or more arguments (folded left); if is the piecewise conditional.
 const Function functions[] = {
-    {"exp", EXP, 1, 1},   {"log", LOG, 1, 1},   {"ln", LOG, 1, 1},      {"log10", LOG10, 1, 1},
-    {"sqrt", SQRT, 1, 1}, {"abs", ABS, 1, 1},   {"sin", SIN, 1, 1},     {"cos", COS, 1, 1},
-    {"tan", TAN, 1, 1},   {"tanh", TANH, 1, 1}, {"floor", FLOOR, 1, 1}, {"pow", POW, 2, 2},
-    {"min", MIN, 2, -1},  {"max", MAX, 2, -1},  {"mod", MOD, 2, 2},     {"if", SELECT, 3, 3},
-    {"and", AND, 2, -1},  {"or", OR, 2, -1},    {"not", NOT, 1, 1},
+    {"exp", EXP, 1, 1},     {"log", LOG, 1, 1},       {"ln", LOG, 1, 1},
+    {"log10", LOG10, 1, 1}, {"sqrt", SQRT, 1, 1},     {"abs", ABS, 1, 1},
+    {"sin", SIN, 1, 1},     {"cos", COS, 1, 1},       {"tan", TAN, 1, 1},
+    {"tanh", TANH, 1, 1},   {"floor", FLOOR, 1, 1},   {"pow", POW, 2, 2},
+    {"min", MIN, 2, -1},    {"max", MAX, 2, -1},      {"mod", MOD, 2, 2},
+    {"if", SELECT, 3, 3},   {"and", AND, 2, -1},      {"or", OR, 2, -1},
+    {"not", NOT, 1, 1},     {"exprel", EXPREL, 1, 1}, {"exprelr", EXPRELR, 1, 1},
 };
 
 const Function* find_function(const std::string& name) {

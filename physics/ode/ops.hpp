@@ -56,6 +56,8 @@ enum Op : std::uint32_t {
   COS,
   TAN,
   TANH,
+  EXPREL,   // (e^x - 1) / x, 1 at x = 0
+  EXPRELR,  // x / (e^x - 1), 1 at x = 0
   FLOOR,
   NOT,
   SELECT,  // c, a, b -> c != 0 ? a : b; with an operand, that is a or b (takes_operand)
@@ -234,6 +236,10 @@ KOKKOS_INLINE_FUNCTION double apply_unary(Op op, double a) {
       return compat::tan(a);
     case TANH:
       return compat::tanh(a);
+    case EXPREL:
+      return a == 0.0 ? 1.0 : compat::expm1(a) / a;
+    case EXPRELR:
+      return a == 0.0 ? 1.0 : a / compat::expm1(a);
     case FLOOR:
       return compat::floor(a);
     case NOT:

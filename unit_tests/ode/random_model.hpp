@@ -79,11 +79,11 @@ class RandomModel {
       case 8:
         return "tanh(" + e() + ")";
       case 9:
-        return "sin(" + e() + ")";
+        return "exprelr(sin(" + e() + "))";
       case 10:
         return "cos(" + e() + ")";
       case 11:
-        return "tan(0.5*tanh(" + e() + "))";
+        return "exprel(tan(0.5*tanh(" + e() + ")))";
       case 12:
         return "min(" + e() + ", " + e() + ")";
       case 13:

@@ -45,6 +45,13 @@ TEST(OdeLanguage, PrecedenceAndFunctions) {
   EXPECT_DOUBLE_EQ(eval_text("abs(-2) + floor(2.7) + sqrt(16)"), 8.0);
   EXPECT_NEAR(eval_text("exp(log(3)) + tanh(0) + sin(0) + cos(0) + tan(0)"), 4.0, 1e-15);
   EXPECT_DOUBLE_EQ(eval_text("pow(2, 10) + 1.5e1 + .5"), 1039.5);
+  // The removable singularities of rate functions: (e^x - 1)/x and its reciprocal, 1 at 0 and
+  // accurate near it (exp(x) - 1 there would keep only the digits of x above 1e-16).
+  EXPECT_DOUBLE_EQ(eval_text("exprel(0) + exprelr(0)"), 2.0);
+  EXPECT_NEAR(eval_text("exprel(1e-10)"), 1.0 + 0.5e-10, 1e-16);
+  EXPECT_NEAR(eval_text("exprelr(-1e-10)"), 1.0 + 0.5e-10, 1e-16);
+  EXPECT_NEAR(eval_text("exprel(2)"), (std::exp(2.0) - 1.0) / 2.0, 1e-15);
+  EXPECT_NEAR(eval_text("exprelr(-3) * exprel(-3)"), 1.0, 1e-15);
   EXPECT_DOUBLE_EQ(
       eval_text("1 >= 1") + eval_text("1 > 1") + eval_text("1 <= 0") + eval_text("1 != 2"), 2.0);
 }
