@@ -476,8 +476,14 @@ KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
       continue;
     }
     if (op == EXP) {
-      // With an operand c: exp(c * x) (left) or exp(x * c).
+      // With an operand c: exp(c * x) (left) or exp(x * c). An exp pair pushes, and its x is
+      // the leaf in the table row after c's.
       const bool operand = (w & kTeamReads) != 0, left = operand_is_left(w);
+      if ((w & kTeamKindMask) == kTeamKindExpPair << kOpBits) {
+        st[sp][0] = top[0];
+        ++sp;
+        top[0] = u[tab[(a + 1) * kWarp]];
+      }
       top[0] = apply_unary(EXP, !operand ? top[0] : left ? o * top[0] : top[0] * o);
       continue;
     }

@@ -158,6 +158,16 @@ KOKKOS_INLINE_FUNCTION constexpr std::uint32_t team_pair_operands(std::uint32_t 
 // negated value: the layout fuses a NEG before a store into it (-x is exact, so the results are
 // those of the two words).
 inline constexpr std::uint32_t kTeamNegate = 1u << (kOpBits + kKindBits);
+// A team EXP word of this kind (a table row like VAR_IND + 1, with bit 0 clear) is an exp pair:
+// the layout fuses a leaf and the exp with a leaf factor after it (`push V; exp 0.04`, the
+// exp(k V) of rate functions) into one word that pushes exp of the product of two table rows,
+// the factor's (the word's own row) and the leaf's (the next one), in the exp's order (the side
+// bit). Only the EXP branch of the teams loop tests it, so no other word pays for it.
+inline constexpr std::uint32_t kTeamKindExpPair = 6u;
+inline constexpr std::uint32_t kTeamKindMask = ((1u << kKindBits) - 1) << kOpBits;
+static_assert((kTeamKindExpPair << kOpBits & kTeamTable) == kTeamTable &&
+                  kTeamKindExpPair != std::uint32_t(VAR_IND) + 1,
+              "an exp pair decodes its first row like a table word and is told apart by its kind");
 // The same team word with another operand kind (3 bits) and operand.
 KOKKOS_INLINE_FUNCTION constexpr std::uint32_t with_team_kind(std::uint32_t word,
                                                               std::uint32_t kind,

@@ -105,7 +105,7 @@ class TeamBuilder {
           }
           // Direct layouts: a row whose lanes all read one value, or values one apart in lane
           // order, needs no table; its word carries the index (and for a pair both indices).
-          if (direct_) {
+          if (direct_ && !w.exp_pair) {
             const std::uint32_t made = team_word(w.make(0));
             Row rows[2];
             const std::size_t n_rows = w.slot.size() / kWarp;
@@ -132,7 +132,9 @@ class TeamBuilder {
           const auto [at, added] = rows_at.emplace(
               rows, std::uint32_t(itab.size() / kWarp) - std::uint32_t(rec[G_ITAB]));
           if (added) itab.insert(itab.end(), rows.begin(), rows.end());
-          code.push_back(team_word(w.make(at->second)));
+          code.push_back(w.exp_pair
+                             ? with_team_kind(w.make(at->second), kTeamKindExpPair, at->second)
+                             : team_word(w.make(at->second)));
         }
       } else {
         rec[G_CTAB] = std::int32_t(lanes.size());
@@ -239,6 +241,7 @@ class TeamBuilder {
     // Rebuilds the word around its new argument. A pair's slot spans two table rows.
     Op op = PUSH_VAR, leaf = PUSH_VAR;
     bool operand = false, left = false, negate = false;
+    bool exp_pair = false;  // an EXP pair word (kTeamKindExpPair): two table rows, kept as rows
     std::uint32_t make(std::uint32_t arg) const {
       return operand ? encode_operand(op, leaf, left, arg)
                      : encode(op, arg) | (negate ? kTeamNegate : 0u);
@@ -340,7 +343,8 @@ class TeamBuilder {
   // A leaf (every leaf is a U read here) followed by a binary operation with a leaf operand
   // becomes one pair word. Its two arguments are two consecutive rows of the unified table (a
   // uniform value repeated in every lane): the left one where any per-lane operand is, so the
-  // word decodes like one, the right one in the row after it.
+  // word decodes like one, the right one in the row after it. A leaf followed by exp with a leaf
+  // factor becomes an exp pair (kTeamKindExpPair): the factor's row, then the leaf's.
   static std::vector<Word> pair_leaves(std::vector<Word> code) {
     const auto lanes = [](const Word& w) {
       return w.slot.empty() ? std::vector<Entry>(kWarp, Entry{w.ref}) : w.slot;
@@ -351,11 +355,24 @@ class TeamBuilder {
       // Other words keep op PUSH_VAR with neither a ref nor a slot (their fixed word).
       const bool leaf = !w.operand && (w.op == PUSH_VAR || w.op == VAR_IND) &&
                         (w.ref != nullptr || !w.slot.empty());
-      if (!leaf || i + 1 == code.size() || !code[i + 1].operand || !is_binary(code[i + 1].op)) {
+      if (!leaf || i + 1 == code.size() || !code[i + 1].operand ||
+          !(is_binary(code[i + 1].op) || code[i + 1].op == EXP)) {
         out.push_back(w);
         continue;
       }
       const Word& b = code[i + 1];
+      if (b.op == EXP) {
+        Word pair = b;
+        pair.ref = nullptr;
+        pair.exp_pair = true;
+        pair.leaf = VAR_IND;
+        pair.slot = lanes(b);
+        const std::vector<Entry> x = lanes(w);
+        pair.slot.insert(pair.slot.end(), x.begin(), x.end());
+        out.push_back(std::move(pair));
+        ++i;
+        continue;
+      }
       const Word& x = b.left ? b : w;
       const Word& y = b.left ? w : b;
       Word pair;
