@@ -361,23 +361,16 @@ class TeamBuilder {
         continue;
       }
       const Word& b = code[i + 1];
-      if (b.op == EXP) {
-        Word pair = b;
-        pair.ref = nullptr;
-        pair.exp_pair = true;
-        pair.leaf = VAR_IND;
-        pair.slot = lanes(b);
-        const std::vector<Entry> x = lanes(w);
-        pair.slot.insert(pair.slot.end(), x.begin(), x.end());
-        out.push_back(std::move(pair));
-        ++i;
-        continue;
-      }
-      const Word& x = b.left ? b : w;
-      const Word& y = b.left ? w : b;
+      // An exp pair keeps the exp's order (its side bit) and reads the factor first; a binary
+      // pair reads its left argument first.
+      const bool exp = b.op == EXP;
+      const Word& x = exp || b.left ? b : w;
+      const Word& y = exp || b.left ? w : b;
       Word pair;
       pair.operand = true;
-      pair.op = Op(kPairFirst + (std::uint32_t(b.op) - std::uint32_t(ADD)));
+      pair.exp_pair = exp;
+      pair.left = exp && b.left;
+      pair.op = exp ? EXP : Op(kPairFirst + (std::uint32_t(b.op) - std::uint32_t(ADD)));
       pair.leaf = VAR_IND;
       pair.slot = lanes(x);
       const std::vector<Entry> second = lanes(y);
