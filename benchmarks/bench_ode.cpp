@@ -151,7 +151,7 @@ void register_steps() {
 }
 
 // LR-Line in teams mode without merging (more, shorter phases: team barriers are cheap), without
-// pair words, with variables read once stored, unplaced, with 4,
+// pair words, without folds or with fewer, with variables read once stored, unplaced, with 4,
 // 8 or 16 bins instead of 25, with only the teams' variables in scratch (program and states in
 // global memory), and with everything in global memory.
 void register_teams_variants() {
@@ -174,6 +174,14 @@ void register_teams_variants() {
   CompilerOptions unpaired = all_passes();
   unpaired.pair_leaves = false;
   variant("unpaired", unpaired, {});
+  // Sums of leaves word by word (compiler.fold_sums: 0), and folded only where a fold replaces
+  // three words or more (the default: two).
+  CompilerOptions unfolded = all_passes();
+  unfolded.fold_sums = 0;
+  variant("unfolded", unfolded, {});
+  CompilerOptions fold3 = all_passes();
+  fold3.fold_sums = 3;
+  variant("fold3", fold3, {});
   // Variables read once stored and loaded again (compiler.inline: false), not kept on the
   // stack of the stream that reads them.
   CompilerOptions stored = all_passes();

@@ -659,6 +659,7 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
   prog.pair_leaves = options.pair_leaves;
   prog.inline_single_use = options.inline_single_use;
   prog.place = options.place;
+  prog.fold_sums = options.fold_sums;
   prog.n_states = model.n_states();
   prog.n_vars = model.n_vars();
   prog.n_alg = model.n_alg;
@@ -981,6 +982,7 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
       halo.pair_leaves = prog.pair_leaves;
       halo.inline_single_use = prog.inline_single_use;
       halo.place = prog.place;
+      halo.fold_sums = prog.fold_sums;
       form_groups(halo, in_halo);
       halo.halo = h;
       halo.halo_sweeps = closed ? 0 : h + 1;

@@ -31,6 +31,10 @@ struct CompilerOptions {
   // Teams mode: a leaf and the binary operation with a leaf operand after it run as one
   // dispatch (kPairFirst), in unified streams.
   bool pair_leaves = true;
+  // Teams mode, with pair_leaves: a run of additions and subtractions of leaves (the sum of a
+  // cell's currents) runs as one fold word where that replaces at least this many words; 0 =
+  // none.
+  int fold_sums = 2;
   // Teams mode: each bin may also evaluate the cells within up to this many rings of state reads
   // around its own (a halo), so a team runs halo + 1 sweeps between exchanges with the other
   // teams; the engine takes the widest halo whose layout fits (benchmarks/NOTES.md, fifteenth
@@ -74,6 +78,7 @@ struct Program {
   bool inline_single_use =
       true;           // CompilerOptions::inline_single_use, also applied by layout_teams
   bool place = true;  // CompilerOptions::place, applied by layout_teams
+  int fold_sums = 2;  // CompilerOptions::fold_sums, applied by layout_teams
   // Halo (CompilerOptions::halo > 0 and more than one bin): halo_programs[h - 1] holds the groups
   // of every bin extended by its halo of h rings, in a program of its own (its groups, code,
   // tables and bin_begin; phase_begin spans all bins; halo and halo_sweeps set), for teams mode

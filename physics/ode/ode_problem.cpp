@@ -127,6 +127,7 @@ CompilerOptions compiler_options(const Config& config) {
   o.inline_single_use = config.boolean("compiler.inline");
   o.pair_leaves = config.boolean("compiler.pairs");
   o.place = config.boolean("compiler.place");
+  o.fold_sums = static_cast<int>(config.integer("compiler.fold_sums"));
   // Bins only shape the teams mode; the other modes keep warps free to span cells.
   o.partitions = config.string("run.mode") == "teams"
                      ? static_cast<int>(config.integer("compiler.partitions"))
@@ -574,6 +575,12 @@ void declare(core::Schema& s) {
             "teams: order each phase's groups so that its longest streams share a GPU warp "
             "scheduler with little other work")
       .defaults(true);
+  s.integer("compiler.fold_sums",
+            "teams, with pairs: a run of additions and subtractions of leaves (a sum of "
+            "currents) runs as one fold word where it replaces at least this many words (0 = "
+            "never)")
+      .defaults(2)
+      .range(0, 64);
   s.integer("compiler.partitions",
             "teams mode: bins of independent cells, one team each (0 = about 4 copies of the "
             "most repeated equation per bin)")

@@ -168,6 +168,19 @@ inline constexpr std::uint32_t kTeamKindMask = ((1u << kKindBits) - 1) << kOpBit
 static_assert((kTeamKindExpPair << kOpBits & kTeamTable) == kTeamTable &&
                   kTeamKindExpPair != std::uint32_t(VAR_IND) + 1,
               "an exp pair decodes its first row like a table word and is told apart by its kind");
+// A team ADDN word with a table kind is a fold: the layout fuses a run of additions and
+// subtractions of leaves (`add I_Kp; add I_b; add I_stim; sub I_gap` of dV/dt) into one word that
+// reads kTeamFoldRows consecutive table rows. Kind VAR_IND + 1 folds them onto the top of the
+// stack; kind kTeamKindFoldPush pushes a new value that starts from the first row (a pair's left
+// argument). The first row is an index like any table word's (the side bit subtracts it from the
+// top); the entries of the others carry kTeamRowNegate for a subtraction, and rows past the run
+// read a -0.0 (x + -0.0 is x, signed zeros and NaN included). x - y is x + (-y) in IEEE
+// arithmetic, so the results are bitwise those of the words it replaces. Only the stack
+// operations' branch of the teams loop tests it.
+inline constexpr std::uint32_t kTeamKindFoldPush = 6u;
+inline constexpr int kTeamFoldRows = 4;
+inline constexpr std::int32_t kTeamRowNegate = 1 << 30;
+static_assert(kMaxOperand < std::uint32_t(kTeamRowNegate), "a row's flag above its U index");
 // The same team word with another operand kind (3 bits) and operand.
 KOKKOS_INLINE_FUNCTION constexpr std::uint32_t with_team_kind(std::uint32_t word,
                                                               std::uint32_t kind,

@@ -21,8 +21,14 @@ struct Ref {
 
 class TeamBuilder {
  public:
-  TeamBuilder(const Program& p, bool pairs, bool direct, bool place, bool single_reads)
-      : p_(p), pairs_(pairs), direct_(direct), place_(place), single_reads_(single_reads) {}
+  TeamBuilder(const Program& p, bool pairs, bool direct, bool place, bool single_reads,
+              int fold_least)
+      : p_(p),
+        pairs_(pairs),
+        direct_(direct),
+        place_(place),
+        single_reads_(single_reads),
+        fold_least_(fold_least) {}
 
   void add_group(std::size_t g) {
     const std::int32_t* rec = &p_.groups[g * kGroupFields];
@@ -58,6 +64,7 @@ class TeamBuilder {
       if (g.kind == GROUP_UNIFIED) {
         if (single_reads_) g.code = keep_single_reads(std::move(g.code), g.count, reads);
         if (pairs_) g.code = pair_leaves(std::move(g.code));
+        if (pairs_ && fold_least_ > 0) g.code = fold_sums(std::move(g.code));
         g.code = negate_stores(std::move(g.code));
       }
       for (auto& lane : g.lanes)
@@ -105,7 +112,7 @@ class TeamBuilder {
           }
           // Direct layouts: a row whose lanes all read one value, or values one apart in lane
           // order, needs no table; its word carries the index (and for a pair both indices).
-          if (direct_ && !w.exp_pair) {
+          if (direct_ && !w.exp_pair && w.fold == 0) {
             const std::uint32_t made = team_word(w.make(0));
             Row rows[2];
             const std::size_t n_rows = w.slot.size() / kWarp;
@@ -128,13 +135,18 @@ class TeamBuilder {
             }
           }
           std::vector<std::int32_t> rows;
-          for (const auto& entry : w.slot) rows.push_back(std::int32_t(u(*entry.ref)));
+          for (const auto& entry : w.slot)
+            rows.push_back(std::int32_t(u(*entry.ref)) | (entry.negate ? kTeamRowNegate : 0));
           const auto [at, added] = rows_at.emplace(
               rows, std::uint32_t(itab.size() / kWarp) - std::uint32_t(rec[G_ITAB]));
           if (added) itab.insert(itab.end(), rows.begin(), rows.end());
-          code.push_back(w.exp_pair
-                             ? with_team_kind(w.make(at->second), kTeamKindExpPair, at->second)
-                             : team_word(w.make(at->second)));
+          code.push_back(
+              w.exp_pair ? with_team_kind(w.make(at->second), kTeamKindExpPair, at->second)
+              : w.fold != 0
+                  ? with_team_kind(encode(ADDN, 0) | (w.left ? kTeamNegate : 0u),
+                                   w.fold == 2 ? kTeamKindFoldPush : std::uint32_t(VAR_IND) + 1,
+                                   at->second)
+                  : team_word(w.make(at->second)));
         }
       } else {
         rec[G_CTAB] = std::int32_t(lanes.size());
@@ -233,6 +245,7 @@ class TeamBuilder {
   // whose kWarp entries are U indices.
   struct Entry {
     const Ref* ref = nullptr;
+    bool negate = false;  // a fold's row after the first: subtracted (kTeamRowNegate)
   };
   struct Word {
     std::uint32_t fixed = 0;
@@ -242,6 +255,9 @@ class TeamBuilder {
     Op op = PUSH_VAR, leaf = PUSH_VAR;
     bool operand = false, left = false, negate = false;
     bool exp_pair = false;  // an EXP pair word (kTeamKindExpPair): two table rows, kept as rows
+    // A fold (kTeamFoldRows table rows, kept as rows): 1 onto the top, 2 pushed; `left`
+    // subtracts its first row from the top.
+    int fold = 0;
     std::uint32_t make(std::uint32_t arg) const {
       return operand ? encode_operand(op, leaf, left, arg)
                      : encode(op, arg) | (negate ? kTeamNegate : 0u);
@@ -377,6 +393,64 @@ class TeamBuilder {
       pair.slot.insert(pair.slot.end(), second.begin(), second.end());
       out.push_back(std::move(pair));
       ++i;
+    }
+    return out;
+  }
+
+  // A run of additions and subtractions of leaves becomes one fold word (kTeamFoldRows rows):
+  // words with a leaf operand that add it on either side or subtract it on the right fold onto
+  // the top; a pair that adds or subtracts starts a pushed fold with its two rows. Runs longer
+  // than the rows are cut, and a fold is made only where it replaces at least fold_least_ words:
+  // its dispatch is the stack operations' branch, the loop's longest.
+  std::vector<Word> fold_sums(std::vector<Word> code) {
+    const auto lanes = [](const Word& w) {
+      return w.slot.empty() ? std::vector<Entry>(kWarp, Entry{w.ref}) : w.slot;
+    };
+    const auto additive = [](Op op) { return op == ADD || op == SUB; };
+    // A word that adds or subtracts one leaf to the top: top + x, x + top or top - x.
+    const auto folds_onto = [&](const Word& w) {
+      return w.operand && !w.exp_pair && w.fold == 0 && additive(w.op) && (w.op == ADD || !w.left);
+    };
+    const auto pair_op = [](const Word& w) {
+      const std::uint32_t op = std::uint32_t(w.op);
+      return op >= kPairFirst && op <= kPairLast ? Op(op - kPairFirst + std::uint32_t(ADD)) : w.op;
+    };
+    const auto starts_push = [&](const Word& w) {
+      return w.operand && !w.exp_pair && w.fold == 0 && std::uint32_t(w.op) >= kPairFirst &&
+             additive(pair_op(w));
+    };
+    std::vector<Word> out;
+    for (std::size_t i = 0; i < code.size();) {
+      const bool push = starts_push(code[i]);
+      std::size_t n = push ? 1 : 0;  // words of the run
+      int rows = push ? 2 : 0;
+      while (i + n < code.size() && rows < kTeamFoldRows && folds_onto(code[i + n])) ++n, ++rows;
+      if (int(n) < std::max(fold_least_, 2)) {
+        out.push_back(std::move(code[i]));
+        ++i;
+        continue;
+      }
+      Word f;
+      f.fold = push ? 2 : 1;
+      f.leaf = VAR_IND;
+      for (std::size_t k = 0; k < n; ++k) {
+        const Word& w = code[i + k];
+        std::vector<Entry> e = lanes(w);
+        const bool negate = push && k == 0 ? false : w.op == SUB || pair_op(w) == SUB;
+        if (push && k == 0) {
+          // The pair's right row is the fold's second: subtracted for a pair's SUB.
+          for (int l = 0; l < kWarp; ++l) e[std::size_t(kWarp + l)].negate = pair_op(w) == SUB;
+        } else if (f.slot.empty()) {
+          f.left = negate;  // the first row is a plain index: the side bit subtracts it
+        } else {
+          for (Entry& x : e) x.negate = negate;
+        }
+        f.slot.insert(f.slot.end(), e.begin(), e.end());
+      }
+      while (f.slot.size() < std::size_t(kTeamFoldRows) * kWarp)
+        f.slot.push_back(Entry{constant(-0.0)});
+      out.push_back(std::move(f));
+      i += n;
     }
     return out;
   }
@@ -523,6 +597,7 @@ class TeamBuilder {
 
   const Program& p_;
   bool pairs_, direct_, place_, single_reads_;
+  int fold_least_;
   Index states_, vars_;
   std::unordered_map<std::uint64_t, Ref> const_of_;
   std::vector<double> consts_;
@@ -616,7 +691,8 @@ TeamsLayout layout_teams(const Program& prog, int teams, bool pairs, int halo, b
   out.int_begin.push_back(0);
   out.real_begin.push_back(0);
   for (int t = 0; t < teams; ++t) {
-    TeamBuilder team(src, pairs && prog.pair_leaves, direct, prog.place, prog.inline_single_use);
+    TeamBuilder team(src, pairs && prog.pair_leaves, direct, prog.place, prog.inline_single_use,
+                     prog.fold_sums);
     for (std::size_t ph = 0; ph < src.n_phases(); ++ph) {
       for (std::size_t b = std::size_t(t); b < n_bins; b += std::size_t(teams))
         for (std::int32_t g = src.bin_begin[ph * n_bins + b];

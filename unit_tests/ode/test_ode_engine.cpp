@@ -272,7 +272,8 @@ Kokkos::View<T*, typename Space::memory_space> to_device(const std::vector<T>& h
 
 // Case i runs code[begin(i), begin(i) + length(i)) on u[4i, 4i + 4), its derivative into f(i).
 // (A free function: nvcc rejects device lambdas inside gtest's private TestBody.)
-// The unified table has two rows: lane 0 reads u[0] (a) through row 0 and u[1] (b) through row 1.
+// The unified table: lane 0 reads u[0] (a) through row 0 and u[1] (b) through row 1 (and the folds
+// rows 2-4, below).
 template <class Space, bool Direct, class Ints, class Code, class Reals>
 void run_team_streams(const Code& code, const Ints& begin, const Ints& length, const Ints& itab,
                       const Reals& u, const Reals& f) {
@@ -290,7 +291,7 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
                            -INFINITY, std::nan(""), 4.9e-324, -1e-310, 1.7e308};
   std::vector<std::uint32_t> code, team_code;  // run_stream's words, run_local_stream's
   std::vector<int> begin, length, team_begin, team_length;
-  std::vector<double> u;  // per case: a, b, the stored slot (NaN until stored), a spare
+  std::vector<double> u;  // per case: a, b, the stored slot (NaN until stored), -0.0 for folds
   // `team`: the team words of the case when they are not those of `words` (pairs).
   const auto add_case = [&](std::vector<std::uint32_t> words, double a, double b,
                             std::vector<std::uint32_t> team = {}) {
@@ -302,7 +303,7 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
     team_begin.push_back(int(team_code.size()));
     team_length.push_back(int(team.size()));
     team_code.insert(team_code.end(), team.begin(), team.end());
-    u.insert(u.end(), {a, b, std::nan(""), 0.0});
+    u.insert(u.end(), {a, b, std::nan(""), -0.0});
   };
   // Store the top in slot 2, read it back, and hand it to the derivative store.
   const std::vector<std::uint32_t> tail = {encode(ASSIGN_ALG, 2), encode(PUSH_VAR, 2),
@@ -356,6 +357,30 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
                  with_tail({a, exp_pair, encode(SUB, 0)}));
       }
       add_case(with_tail({a, b, a, encode(ADDN, 3), a, encode(MULN, 2), encode(NEG, 0)}), x, y);
+      // Folds over rows 0-3 (+a, +b, -b, +a) and 1-4 (+b, -b, +a, the -0.0 of slot 3): onto
+      // the top, with the first row added or subtracted, and pushed over a value.
+      const auto add_op = [](std::uint32_t slot, bool subtract) {
+        return encode_operand(subtract ? SUB : ADD, PUSH_VAR, false, slot);
+      };
+      for (bool subtract : {false, true}) {
+        const auto fold = [&](std::uint32_t row) {
+          return with_team_kind(encode(ADDN, 0) | (subtract ? kTeamNegate : 0u),
+                                std::uint32_t(VAR_IND) + 1, row);
+        };
+        add_case(with_tail(
+                     {b, add_op(0, subtract), add_op(1, false), add_op(1, true), add_op(0, false)}),
+                 x, y, with_tail({b, fold(0)}));
+        add_case(with_tail({a, add_op(1, subtract), add_op(1, true), add_op(0, false)}), x, y,
+                 with_tail({a, fold(1)}));
+      }
+      const auto push_fold = [](std::uint32_t row) {
+        return with_team_kind(encode(ADDN, 0), kTeamKindFoldPush, row);
+      };
+      add_case(
+          with_tail({b, a, add_op(1, false), add_op(1, true), add_op(0, false), encode(SUB, 0)}), x,
+          y, with_tail({b, push_fold(0), encode(SUB, 0)}));
+      add_case(with_tail({a, b, add_op(1, true), add_op(0, false), encode(SUB, 0)}), x, y,
+               with_tail({a, push_fold(1), encode(SUB, 0)}));
     }
   const int n = int(begin.size());
 
@@ -373,13 +398,16 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
   for (std::uint32_t& w : direct_code) {
     if (op_of(w) >= kPairFirst)
       w = with_team_kind(w, std::uint32_t(PUSH_VAR) + 1, team_pair_operands(0, true, 1, true));
-    else if ((w & kTeamKindMask) == kTeamKindExpPair << kOpBits)
-      continue;  // exp pairs keep their table rows in direct layouts
+    else if ((w & kTeamKindMask) == kTeamKindExpPair << kOpBits || op_of(w) == ADDN)
+      continue;  // exp pairs and folds keep their table rows in direct layouts
     else if ((w & kTeamReads) != 0)
       w = with_team_kind(w, kTeamKindLane, arg_of(w));
   }
-  std::vector<int> itab(2 * kWarp, 0);
+  // Lane 0's rows: a, b, -b, a, the -0.0, as the folds above read them.
+  std::vector<int> itab(5 * kWarp, 0);
   itab[kWarp] = 1;
+  itab[2 * kWarp] = 1 | kTeamRowNegate;
+  itab[4 * kWarp] = 3;
   for (int variant = 0; variant < 3; ++variant) {
     SCOPED_TRACE(variant == 0   ? "table decode"
                  : variant == 1 ? "direct decode, table words"
@@ -479,7 +507,7 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
       o.halo = halo;
       o.inline_single_use = !direct;  // both ways: variables read once kept on the stack or not
       int pairs = 0, direct_pairs = 0, lane_words = 0, table_words = 0, shared_rows = 0,
-          negated_stores = 0, exp_pairs = 0;
+          negated_stores = 0, exp_pairs = 0, folds = 0;
       const Program prog = compile(*model, o);
       ASSERT_EQ(prog.halo_programs.size(), std::size_t(halo));  // none of these closes
       const TeamsLayout layout = layout_teams(prog, teams, true, halo, direct);
@@ -524,7 +552,14 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
         EXPECT_EQ(std::set<std::int32_t>(tm.state_src, tm.state_src + ns).size(), std::size_t(ns));
         EXPECT_EQ(std::set<std::int32_t>(tm.var_src, tm.var_src + nv).size(), std::size_t(nv));
         const double* c = layout.reals.data() + layout.real_begin[std::size_t(k)];
-        EXPECT_EQ(std::set<double>(c, c + nc).size(), std::size_t(nc));
+        // (By their bits: a fold's padding -0.0 is a constant of its own.)
+        std::set<std::uint64_t> const_bits;
+        for (int j = 0; j < nc; ++j) {
+          std::uint64_t bits;
+          std::memcpy(&bits, c + j, sizeof bits);
+          const_bits.insert(bits);
+        }
+        EXPECT_EQ(const_bits.size(), std::size_t(nc));
         tm.u.resize(std::size_t(ns + nv + nc + 1));
         for (int i = 0; i < ns; ++i) tm.u[std::size_t(i)] = x[std::size_t(tm.state_src[i])];
         for (int j = 0; j < nv; ++j) tm.u[std::size_t(ns + j)] = ref.v[std::size_t(tm.var_src[j])];
@@ -544,12 +579,16 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
                           : ((takes_operand(op) || pair) && has_operand(word)) ? operand_leaf(word)
                                                                                : PUSH_VAR;
           const std::uint32_t kind = (word & kTeamReads) >> kOpBits;
-          const bool exp_pair = kind == kTeamKindExpPair;
+          // A fold: ADDN with a table kind (onto the top, or pushed).
+          const bool fold = op == ADDN && kind != 0;
+          EXPECT_TRUE(!fold || kind == std::uint32_t(VAR_IND) + 1 || kind == kTeamKindFoldPush);
+          folds += fold;
+          const bool exp_pair = kind == kTeamKindExpPair && !fold;
           EXPECT_TRUE(!exp_pair || op == EXP) << op_name(op);
           exp_pairs += exp_pair;
           // A lane-offset operand's kind field reads as CONST_IND + 1 (kTeamKindLane).
           EXPECT_TRUE(leaf == PUSH_VAR || leaf == VAR_IND ||
-                      (kind == kTeamKindLane && leaf == CONST_IND) || exp_pair)
+                      (kind == kTeamKindLane && leaf == CONST_IND) || exp_pair || fold)
               << op_name(leaf);
           if (pair) {
             ++pairs;
@@ -575,7 +614,8 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
           for (int k = 0; k < rec[G_LEN]; ++k) {
             const std::uint32_t word = tm.code[rec[G_CODE] + k];
             if ((word & kTeamTable) != kTeamTable) continue;
-            const std::size_t n_rows = std::uint32_t(op_of(word)) >= kPairFirst ||
+            const std::size_t n_rows = op_of(word) == ADDN ? kTeamFoldRows
+                                       : std::uint32_t(op_of(word)) >= kPairFirst ||
                                                (word & kTeamKindMask) == kTeamKindExpPair << kOpBits
                                            ? 2
                                            : 1;
@@ -584,12 +624,26 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
             const auto [at, added] = row_of.emplace(rows, arg_of(word));
             EXPECT_EQ(at->second, arg_of(word)) << "group " << g << " word " << k;
             shared_rows += !added;
+            // A fold's later rows read U values, subtracted where flagged; a zero among the
+            // constants they read is the -0.0 of the padding (x + -0.0 is x; x + 0.0 is not
+            // for x = -0.0).
+            if (op_of(word) == ADDN)
+              for (std::size_t r = 1; r < n_rows; ++r)
+                for (int l = 0; l < rec[G_COUNT]; ++l) {
+                  const std::int32_t at = first[r * kWarp + std::size_t(l)] & (kTeamRowNegate - 1);
+                  ASSERT_LT(std::size_t(at), tm.u.size());
+                  const std::int32_t consts = tm.h[T_STATES] + tm.h[T_VARS];
+                  if (at >= consts && at < consts + tm.h[T_CONSTS] && tm.u[std::size_t(at)] == 0.0)
+                    EXPECT_TRUE(std::signbit(tm.u[std::size_t(at)])) << "group " << g;
+                }
           }
         }
       }
       if (model == &line) EXPECT_GT(negated_stores, 0);
       // LR-Line's rates of h and j read exp(k V) as exp pairs.
       if (model == &line && unify && pair_leaves) EXPECT_GT(exp_pairs, 0);
+      // Its sum of currents runs as folds.
+      if (model == &line && unify && pair_leaves) EXPECT_GT(folds, 0);
       // The cells of a line sit in U in lane order, so most of its per-lane rows need no table.
       if (!direct) {
         EXPECT_EQ(lane_words + direct_pairs, 0);
