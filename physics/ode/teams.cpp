@@ -356,15 +356,17 @@ class TeamBuilder {
     return out;
   }
 
+  // A word's U reads as a table row: its slot, or its one U value in every lane.
+  static std::vector<Entry> lane_entries(const Word& w) {
+    return w.slot.empty() ? std::vector<Entry>(kWarp, Entry{w.ref}) : w.slot;
+  }
+
   // A leaf (every leaf is a U read here) followed by a binary operation with a leaf operand
   // becomes one pair word. Its two arguments are two consecutive rows of the unified table (a
   // uniform value repeated in every lane): the left one where any per-lane operand is, so the
   // word decodes like one, the right one in the row after it. A leaf followed by exp with a leaf
   // factor becomes an exp pair (kTeamKindExpPair): the factor's row, then the leaf's.
   static std::vector<Word> pair_leaves(std::vector<Word> code) {
-    const auto lanes = [](const Word& w) {
-      return w.slot.empty() ? std::vector<Entry>(kWarp, Entry{w.ref}) : w.slot;
-    };
     std::vector<Word> out;
     for (std::size_t i = 0; i < code.size(); ++i) {
       const Word& w = code[i];
@@ -388,8 +390,8 @@ class TeamBuilder {
       pair.left = exp && b.left;
       pair.op = exp ? EXP : Op(kPairFirst + (std::uint32_t(b.op) - std::uint32_t(ADD)));
       pair.leaf = VAR_IND;
-      pair.slot = lanes(x);
-      const std::vector<Entry> second = lanes(y);
+      pair.slot = lane_entries(x);
+      const std::vector<Entry> second = lane_entries(y);
       pair.slot.insert(pair.slot.end(), second.begin(), second.end());
       out.push_back(std::move(pair));
       ++i;
@@ -403,9 +405,6 @@ class TeamBuilder {
   // than the rows are cut, and a fold is made only where it replaces at least fold_least_ words:
   // its dispatch is the stack operations' branch, the loop's longest.
   std::vector<Word> fold_sums(std::vector<Word> code) {
-    const auto lanes = [](const Word& w) {
-      return w.slot.empty() ? std::vector<Entry>(kWarp, Entry{w.ref}) : w.slot;
-    };
     const auto additive = [](Op op) { return op == ADD || op == SUB; };
     // A word that adds or subtracts one leaf to the top: top + x, x + top or top - x.
     const auto folds_onto = [&](const Word& w) {
@@ -435,7 +434,7 @@ class TeamBuilder {
       f.leaf = VAR_IND;
       for (std::size_t k = 0; k < n; ++k) {
         const Word& w = code[i + k];
-        std::vector<Entry> e = lanes(w);
+        std::vector<Entry> e = lane_entries(w);
         const bool negate = push && k == 0 ? false : w.op == SUB || pair_op(w) == SUB;
         if (push && k == 0) {
           // The pair's right row is the fold's second: subtracted for a pair's SUB.
