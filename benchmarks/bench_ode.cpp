@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <ctime>
 #include <memory>
 #include <string>
 
@@ -272,11 +273,24 @@ void register_reference() {
             ref.x() = fm.state_init;
             const std::int64_t steps = 100;
             std::int64_t step = 0;
+            // The thread's CPU time beside the wall time: where the host reads the same step
+            // at very different times, it says whether the thread lost the core (CPU time
+            // below wall time) or ran slower on it (both alike).
+            double cpu_seconds = 0.0;
+            std::int64_t timed_steps = 0;
+            const auto thread_seconds = [] {
+              timespec ts{};
+              clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+              return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+            };
             for (auto _ : state) {
+              const double cpu_start = thread_seconds();
               const auto start = std::chrono::steady_clock::now();
               ref.advance(step, steps, dt);
               state.SetIterationTime(
                   std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+              cpu_seconds += thread_seconds() - cpu_start;
+              timed_steps += steps;
               step += steps;
               if (step * dt > 2000.0) {
                 ref.x() = fm.state_init;
@@ -284,6 +298,8 @@ void register_reference() {
               }
             }
             counters(state, prog, 1, method, steps);
+            state.counters["cpu_seconds_per_step"] =
+                timed_steps > 0 ? cpu_seconds / double(timed_steps) : 0.0;
           });
       b->UseManualTime()->Unit(benchmark::kMicrosecond)->MinTime(0.1);
     }
