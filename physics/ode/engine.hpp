@@ -414,22 +414,24 @@ struct Publish {
 
 // The stage buffers follow U in scratch (next at u + next, then acc and x0 for RK4), so a policy
 // holds one pointer: the teams kernel needs every register it can keep for a team of a warp per
-// group of its widest phase.
+// group of its widest phase. `out` is where a stage result goes, as an offset from U: the stage
+// buffer (next; acc for RK4's last stage), or 0, U itself, for a team whose states are all
+// updated in place (T_IN_PLACE).
 struct LocalEuler {
   double* u;
-  int next;
+  int out;
   double dt;
   Publish publish;
   KOKKOS_INLINE_FUNCTION void operator()(std::size_t k, double value) const {
     const double x = u[k] + dt * value;
-    u[next + int(k)] = x;
+    u[out + int(k)] = x;
     publish(k, x);
   }
 };
 
 struct LocalRK4 {  // acc at u + next + ns, the step's initial state x0 at u + next + 2 ns
   double* u;
-  int next;
+  int next, out;
   double a_dt, b_dt;
   int first, last;
   Publish publish;
@@ -444,12 +446,13 @@ struct LocalRK4 {  // acc at u + next + ns, the step's initial state x0 at u + n
     } else {
       sum = acc[k] + b_dt * value;
     }
-    acc[k] = sum;
     if (!last) {
+      acc[k] = sum;
       const double y = xv + a_dt * value;
-      u[next + int(k)] = y;
+      u[out + int(k)] = y;
       publish(k, y);
     } else {
+      u[out + int(k)] = sum;
       publish(k, sum);
     }
   }
@@ -527,8 +530,18 @@ struct TeamsLocalKernel {
     const std::int32_t* itab = lanes + local[T_LANES];
     const std::uint32_t* code = reinterpret_cast<const std::uint32_t*>(itab + local[T_ITAB]);
 
-    const auto phases = [&](const auto& assign) {
+    // A team whose states are all updated in place needs no copy of the stage results after a
+    // sweep; the next sweep's time is written at the start of the first phase that no longer
+    // reads time, and when that is a phase of the sweep, a sweep without an exchange ends with
+    // its last phase's barrier (benchmarks/NOTES.md, forty-third round).
+    const bool in_place = local[T_IN_PLACE] != 0;
+    const int time_phase = in_place ? local[T_TIME_PHASE] : n_phases;
+    const auto phases = [&](const auto& assign, double next_time) {
       for (int ph = 0; ph < n_phases; ++ph) {
+        // By the team's last warp: the first warps run the phase's longest streams
+        // (TeamsLayout places them first), which the write would delay.
+        if (ph == time_phase && team.team_rank() == team.team_size() - 1)
+          Kokkos::single(Kokkos::PerThread(team), [&]() { u[time_slot] = next_time; });
         Kokkos::parallel_for(
             Kokkos::TeamThreadRange(team, phase_begin[ph], phase_begin[ph + 1]), [&](const int g) {
               Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, kWarp), [&](const int l) {
@@ -554,12 +567,14 @@ struct TeamsLocalKernel {
     const auto end_sweep = [&](const double* from, double next_time, const Publish& pub) {
       ++done;
       ++in_block;
-      Kokkos::parallel_for(Kokkos::TeamVectorRange(team, ns), [&](const int i) {
-        if (state_flag[i] != STATE_READ) u[i] = from[i];
-      });
-      Kokkos::single(Kokkos::PerTeam(team), [&]() { u[time_slot] = next_time; });
+      if (!in_place)
+        Kokkos::parallel_for(Kokkos::TeamVectorRange(team, ns), [&](const int i) {
+          if (state_flag[i] != STATE_READ) u[i] = from[i];
+        });
+      if (time_phase >= n_phases)
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { u[time_slot] = next_time; });
       if (pub.to == nullptr || done == sweeps) {
-        team.team_barrier();
+        if (time_phase >= n_phases) team.team_barrier();
         return;
       }
       ++block;
@@ -576,7 +591,7 @@ struct TeamsLocalKernel {
       const double t0 = double(first_step + n) * dt, t1 = double(first_step + n + 1) * dt;
       if constexpr (!RK4) {
         const Publish pub = publish();
-        phases(LocalEuler{u, n_u, dt, pub});
+        phases(LocalEuler{u, in_place ? 0 : n_u, dt, pub}, t1);
         end_sweep(next, t1, pub);
       } else {
         // RK4 as step_schedule spells it, one call site for the four stages.
@@ -588,7 +603,8 @@ struct TeamsLocalKernel {
 #endif
         for (int k = 0; k < 4 && ok; ++k) {
           const Publish pub = publish();
-          phases(LocalRK4{u, n_u, a_dt[k], b_dt[k], k == 0, k == 3, pub});
+          const int out = in_place ? 0 : k == 3 ? n_u + ns : n_u;
+          phases(LocalRK4{u, n_u, out, a_dt[k], b_dt[k], k == 0, k == 3, pub}, ts[k + 1]);
           end_sweep(k == 3 ? acc : next, ts[k + 1], pub);
         }
       }

@@ -164,10 +164,14 @@ class TeamBuilder {
     // bounds test.
     code.push_back(0u);
 
+    const Hazards hz = hazards();
+    const bool in_place = std::all_of(written_.begin(), written_.end(), [&](std::uint32_t i) {
+      return hz.in_place.count(&states_.of.at(i)) != 0;
+    });
     const std::int32_t header[kTeamFields] = {
         std::int32_t(n_states),       std::int32_t(n_vars),       std::int32_t(consts_.size()),
         std::int32_t(groups_.size()), std::int32_t(lanes.size()), std::int32_t(itab.size()),
-        std::int32_t(code.size())};
+        std::int32_t(code.size()),    std::int32_t(in_place),     hz.time_phase};
     ints.insert(ints.end(), header, header + kTeamFields);
     for (std::uint32_t i : states_.order) ints.push_back(std::int32_t(i));
     for (std::uint32_t i : states_.order)
@@ -186,6 +190,71 @@ class TeamBuilder {
   }
 
  private:
+  // Which written states the integrator may update in U itself, and the first phase from which
+  // no stream reads time (T_IN_PLACE, T_TIME_PHASE). The groups and lanes of a phase run at the
+  // same time on a GPU, so a read of a state in the phase of its derivative store (or later) is
+  // safe only where it comes earlier in the storing lane's own stream. Every table row of a word
+  // counts (pairs and exp pairs read two, folds four).
+  struct Hazards {
+    std::set<const Ref*> in_place;
+    std::int32_t time_phase = 0;
+  };
+  Hazards hazards() const {
+    struct At {
+      int phase, group, lane, pc;
+    };
+    std::map<const Ref*, At> stored;
+    std::vector<std::pair<const Ref*, At>> reads;
+    int last_time = -1;
+    const int n_phases = int(phase_begin_.size()) - 1;
+    for (int ph = 0; ph < n_phases; ++ph)
+      for (int g = phase_begin_[std::size_t(ph)]; g < phase_begin_[std::size_t(ph) + 1]; ++g) {
+        const auto scan = [&](const std::vector<Word>& code, int lane_first, int lane_end) {
+          for (std::size_t pc = 0; pc < code.size(); ++pc) {
+            const Word& w = code[pc];
+            const bool store = !w.operand && w.op >= ASSIGN_ALG && w.op <= ASSIGN_DERIV_IND;
+            const bool deriv = store && (w.op == ASSIGN_DERIV || w.op == ASSIGN_DERIV_IND);
+            for (int l = lane_first; l < lane_end; ++l) {
+              const At at{ph, g, l, int(pc)};
+              const auto touch = [&](const Ref* r) {
+                if (r == nullptr) return;
+                if (deriv)
+                  stored[r] = at;
+                else if (!store && r->section == S_STATE)
+                  reads.push_back({r, at});
+                else if (!store && r->section == S_TIME)
+                  last_time = std::max(last_time, ph);
+              };
+              touch(w.ref);
+              for (std::size_t row = 0; row * kWarp < w.slot.size(); ++row)
+                touch(w.slot[row * kWarp + std::size_t(l)].ref);
+            }
+          }
+        };
+        const Group& group = groups_[std::size_t(g)];
+        if (group.kind == GROUP_UNIFIED)
+          scan(group.code, 0, group.count);
+        else
+          for (std::size_t l = 0; l < group.lanes.size(); ++l)
+            scan(group.lanes[l], int(l), int(l) + 1);
+      }
+    std::set<const Ref*> unsafe;
+    for (const auto& [ref, read] : reads) {
+      const auto it = stored.find(ref);
+      if (it == stored.end()) continue;
+      const At& st = it->second;
+      const bool earlier_phase = read.phase < st.phase;
+      const bool earlier_in_lane = read.phase == st.phase && read.group == st.group &&
+                                   read.lane == st.lane && read.pc < st.pc;
+      if (!earlier_phase && !earlier_in_lane) unsafe.insert(ref);
+    }
+    Hazards out;
+    for (const auto& [ref, at] : stored)
+      if (!unsafe.count(ref)) out.in_place.insert(ref);
+    out.time_phase = std::int32_t(last_time + 1);
+    return out;
+  }
+
   // The groups of a phase in the order that puts them on a GPU multiprocessor's four warp
   // schedulers (warp w of a team on scheduler w % 4, one warp per group when the team has one
   // for each). A scheduler issues for all its warps, so the phase's longest streams should not

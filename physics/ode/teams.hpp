@@ -15,14 +15,20 @@ namespace hayate::ode {
 
 // Header fields of a team's integer block.
 enum TeamField : int {
-  T_STATES,  // states the team's streams read (copied into U at every sweep)
-  T_VARS,    // variables they read or write (copied into U at the start of a launch)
-  T_CONSTS,  // constants, uniform and per-lane (copied into U at the start of a launch); the
-             // stage time follows them in U
-  T_GROUPS,  // group records
-  T_LANES,   // per-lane code offsets and lengths: 2 * kWarp per group when any group is per-lane
-  T_ITAB,    // unified-table entries
-  T_CODE,    // instruction words
+  T_STATES,    // states the team's streams read (copied into U at every sweep)
+  T_VARS,      // variables they read or write (copied into U at the start of a launch)
+  T_CONSTS,    // constants, uniform and per-lane (copied into U at the start of a launch); the
+               // stage time follows them in U
+  T_GROUPS,    // group records
+  T_LANES,     // per-lane code offsets and lengths: 2 * kWarp per group when any group is per-lane
+  T_ITAB,      // unified-table entries
+  T_CODE,      // instruction words
+  T_IN_PLACE,  // 1: the integrator writes every state the team writes into U itself, because
+               // no stream reads a state once its derivative may be stored (every read is in
+               // an earlier phase, or earlier in the storing lane's own stream), so a sweep
+               // needs no copy of stage results into U after it; 0: it writes stage buffers
+  T_TIME_PHASE,  // the first phase from which no stream reads the stage time (n_phases: none):
+                 // with T_IN_PLACE the next sweep's time is written at its start
   kTeamFields
 };
 

@@ -661,52 +661,88 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
           if (var < prog.n_alg && !folded.count(var))
             tm.u[std::size_t(tm.h[T_STATES] + j)] = std::nan("");
         }
-      for (int ph = 0; ph < layout.n_phases; ++ph)
-        for (Team& tm : team) {
-          // Derivative stores name the U index of their state.
-          const auto assign = [&](std::size_t k, double value) {
-            const std::size_t i = std::size_t(tm.state_src[k]);
-            ASSERT_NE(tm.state_flag[k], STATE_READ) << "state " << i;
-            if (tm.state_flag[k] == STATE_HALO) {
-              EXPECT_EQ(value, ref.f[i]) << "halo state " << i;
-              ++halo_stores;
-              return;
-            }
-            f[i] = value;
-            ++stored_states[i];
-          };
-          for (int g = tm.phase_begin[ph]; g < tm.phase_begin[ph + 1]; ++g)
-            for (int l = 0; l < kWarp; ++l)
+      // A team whose states are updated in place (T_IN_PLACE) has each state overwritten by its
+      // store, here with NaN, so a read that the layout let run after it would show in the
+      // results. The groups and lanes of a phase run in either order on a GPU: the second pass
+      // runs them backwards.
+      int in_place_stores = 0;
+      std::vector<std::vector<double>> u0;
+      for (const Team& tm : team) u0.push_back(tm.u);
+      for (const bool backwards : {false, true}) {
+        SCOPED_TRACE(backwards ? "groups and lanes backwards" : "groups and lanes in order");
+        for (std::size_t k = 0; k < team.size(); ++k) team[k].u = u0[k];
+        std::fill(f.begin(), f.end(), std::nan(""));
+        std::fill(v.begin(), v.end(), std::nan(""));
+        std::fill(stored_states.begin(), stored_states.end(), 0);
+        std::fill(stored_vars.begin(), stored_vars.end(), 0);
+        halo_stores = 0;
+        in_place_stores = 0;
+        for (int ph = 0; ph < layout.n_phases; ++ph)
+          for (Team& tm : team) {
+            // Derivative stores name the U index of their state.
+            const auto assign = [&](std::size_t k, double value) {
+              const std::size_t i = std::size_t(tm.state_src[k]);
+              ASSERT_NE(tm.state_flag[k], STATE_READ) << "state " << i;
+              if (tm.h[T_IN_PLACE] != 0) {
+                tm.u[k] = std::nan("");
+                ++in_place_stores;
+              }
+              if (tm.state_flag[k] == STATE_HALO) {
+                EXPECT_EQ(value, ref.f[i]) << "halo state " << i;
+                ++halo_stores;
+                return;
+              }
+              f[i] = value;
+              ++stored_states[i];
+            };
+            const int first = tm.phase_begin[ph], n = (tm.phase_begin[ph + 1] - first) * kWarp;
+            for (int j = 0; j < n; ++j) {
+              const int at = backwards ? n - 1 - j : j;
+              const int g = first + at / kWarp, l = at % kWarp;
               if (direct)
                 run_local_group_lane<true>(tm.code, tm.groups, tm.lanes, tm.itab, g, l, tm.u.data(),
                                            assign);
               else
                 run_local_group_lane<false>(tm.code, tm.groups, tm.lanes, tm.itab, g, l,
                                             tm.u.data(), assign);
-        }
-      // Without a halo every variable is stored by one team; with one, the variables of a team's
-      // halo are stored again there (with the same values).
-      for (Team& tm : team)
-        for (int j = 0; j < tm.h[T_VARS]; ++j) {
-          const std::size_t var = std::size_t(tm.var_src[j]);
-          if (var >= prog.n_alg) continue;
-          const double value = tm.u[std::size_t(tm.h[T_STATES] + j)];
-          if (std::isnan(value) || folded.count(std::uint32_t(var))) continue;
-          if (stored_vars[var] > 0 && halo > 0) {
-            EXPECT_EQ(value, v[var]) << "variable " << var;
-            continue;
+            }
           }
-          v[var] = value;
-          ++stored_vars[var];
+        // Without a halo every variable is stored by one team; with one, the variables of a
+        // team's halo are stored again there (with the same values).
+        for (Team& tm : team)
+          for (int j = 0; j < tm.h[T_VARS]; ++j) {
+            const std::size_t var = std::size_t(tm.var_src[j]);
+            if (var >= prog.n_alg) continue;
+            const double value = tm.u[std::size_t(tm.h[T_STATES] + j)];
+            if (std::isnan(value) || folded.count(std::uint32_t(var))) continue;
+            if (stored_vars[var] > 0 && halo > 0) {
+              EXPECT_EQ(value, v[var]) << "variable " << var;
+              continue;
+            }
+            v[var] = value;
+            ++stored_vars[var];
+          }
+        if (halo > 0)
+          EXPECT_GT(halo_stores, 0u);
+        else
+          EXPECT_EQ(halo_stores, 0u);
+        for (std::size_t i = 0; i < prog.n_states; ++i) {
+          EXPECT_EQ(stored_states[i], 1) << "state " << i;
+          EXPECT_EQ(f[i], ref.f[i]) << "state " << i;
         }
-      if (halo > 0)
-        EXPECT_GT(halo_stores, 0u);
-      else
-        EXPECT_EQ(halo_stores, 0u);
-      for (std::size_t i = 0; i < prog.n_states; ++i) {
-        EXPECT_EQ(stored_states[i], 1) << "state " << i;
-        EXPECT_EQ(f[i], ref.f[i]) << "state " << i;
       }
+      // LR-Line's states are all read in phases before their derivatives' (or by the storing
+      // lane before its store), and its time only in the first phase: every team updates in
+      // place and writes the next time at the start of phase 1.
+      for (const Team& tm : team) {
+        EXPECT_GE(tm.h[T_TIME_PHASE], 0);
+        EXPECT_LE(tm.h[T_TIME_PHASE], layout.n_phases);
+        if (model == &line && tm.h[T_STATES] > 0) {
+          EXPECT_EQ(tm.h[T_IN_PLACE], 1);
+          EXPECT_EQ(tm.h[T_TIME_PHASE], 1);
+        }
+      }
+      if (model == &line) EXPECT_GT(in_place_stores, 0);
       // A variable that one stream stores and reads once stays on its stack (inline_single_use):
       // only variables the program reads once go unstored.
       const std::vector<int> reads = variable_reads(prog);
