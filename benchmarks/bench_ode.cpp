@@ -183,6 +183,11 @@ void register_teams_variants() {
   CompilerOptions fold3 = all_passes();
   fold3.fold_sums = 3;
   variant("fold3", fold3, {});
+  // A leaf's exp(k x) the only affine word (compiler.affine: false): the shift, the other
+  // functions, the factor and the offset of rate functions word by word.
+  CompilerOptions exp_only = all_passes();
+  exp_only.affine = false;
+  variant("exp_only", exp_only, {});
   // Variables read once stored and loaded again (compiler.inline: false), not kept on the
   // stack of the stream that reads them.
   CompilerOptions stored = all_passes();

@@ -660,6 +660,7 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
   prog.inline_single_use = options.inline_single_use;
   prog.place = options.place;
   prog.fold_sums = options.fold_sums;
+  prog.affine = options.affine;
   prog.n_states = model.n_states();
   prog.n_vars = model.n_vars();
   prog.n_alg = model.n_alg;
@@ -983,6 +984,7 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
       halo.inline_single_use = prog.inline_single_use;
       halo.place = prog.place;
       halo.fold_sums = prog.fold_sums;
+      halo.affine = prog.affine;
       form_groups(halo, in_halo);
       halo.halo = h;
       halo.halo_sweeps = closed ? 0 : h + 1;

@@ -476,14 +476,30 @@ KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
       continue;
     }
     if (op == EXP) {
-      // With an operand c: exp(c * x) (left) or exp(x * c). An exp pair pushes, and its x is
-      // the leaf in the table row after c's.
-      const bool operand = (w & kTeamReads) != 0, left = operand_is_left(w);
-      if ((w & kTeamKindMask) == kTeamKindExpPair << kOpBits) {
+      if ((w & kTeamKindMask) == kTeamKindAffine << kOpBits) {
+        // An affine function word: p + q f((x + a) k) (or / k) pushed, x the first row's
+        // value, a, k, q, p at the U index of the second row (ops.hpp, kTeamKindAffine).
+        const std::int32_t e = tab[(a + 1) * kWarp];
+        const double* c = u + (e & kTeamAffineIndexMask);
+        const double shifted = o + c[0];
+        const double t = (e & kTeamAffineDivide) != 0 ? shifted / c[1] : shifted * c[1];
+        const std::int32_t fn = (e >> kTeamAffineFnShift) & 3;
+        double r;
+        if (fn == 0) {
+          r = compat::exp(t);
+        } else if (fn == 3) {
+          r = compat::log(t);
+        } else {  // exprel and exprelr, as apply_unary computes them
+          const double m = compat::expm1(t);
+          r = t == 0.0 ? 1.0 : fn == 1 ? m / t : t / m;
+        }
         st[sp][0] = top[0];
         ++sp;
-        top[0] = u[tab[(a + 1) * kWarp]];
+        top[0] = add_product_rounded(c[3], c[2], r);
+        continue;
       }
+      // With an operand c: exp(c * x) (left) or exp(x * c).
+      const bool operand = (w & kTeamReads) != 0, left = operand_is_left(w);
       top[0] = apply_unary(EXP, !operand ? top[0] : left ? o * top[0] : top[0] * o);
       continue;
     }

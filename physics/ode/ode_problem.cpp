@@ -128,6 +128,7 @@ CompilerOptions compiler_options(const Config& config) {
   o.pair_leaves = config.boolean("compiler.pairs");
   o.place = config.boolean("compiler.place");
   o.fold_sums = static_cast<int>(config.integer("compiler.fold_sums"));
+  o.affine = config.boolean("compiler.affine");
   // Bins only shape the teams mode; the other modes keep warps free to span cells.
   o.partitions = config.string("run.mode") == "teams"
                      ? static_cast<int>(config.integer("compiler.partitions"))
@@ -581,6 +582,10 @@ void declare(core::Schema& s) {
             "never)")
       .defaults(2)
       .range(0, 64);
+  s.boolean("compiler.affine",
+            "teams, with pairs: a leaf's shifted and scaled exp, exprel, exprelr or log, with a "
+            "factor and an offset after it, runs as one instruction of a unified stream")
+      .defaults(true);
   s.integer("compiler.partitions",
             "teams mode: bins of independent cells, one team each (0 = about 4 copies of the "
             "most repeated equation per bin)")

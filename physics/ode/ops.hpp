@@ -158,16 +158,38 @@ KOKKOS_INLINE_FUNCTION constexpr std::uint32_t team_pair_operands(std::uint32_t 
 // negated value: the layout fuses a NEG before a store into it (-x is exact, so the results are
 // those of the two words).
 inline constexpr std::uint32_t kTeamNegate = 1u << (kOpBits + kKindBits);
-// A team EXP word of this kind (a table row like VAR_IND + 1, with bit 0 clear) is an exp pair:
-// the layout fuses a leaf and the exp with a leaf factor after it (`push V; exp 0.04`, the
-// exp(k V) of rate functions) into one word that pushes exp of the product of two table rows,
-// the factor's (the word's own row) and the leaf's (the next one), in the exp's order (the side
-// bit). Only the EXP branch of the teams loop tests it, so no other word pays for it.
-inline constexpr std::uint32_t kTeamKindExpPair = 6u;
+// A team EXP word of this kind (a table row like VAR_IND + 1, with bit 0 clear) is an affine
+// function word: the layout fuses a leaf x, the shift, scale and function of a rate function's
+// exponential and the scale and offset after it (`push V; add 40.14; exp -0.1378; add 1`, or
+// `push Cai; log; mul 13.0287; sub 7.7`) into one word that pushes
+//   p + q * f((x + a) * k)   or   p + q * f((x + a) / k),   f = exp, exprel, exprelr or log.
+// Its first table row is x's (per lane); the entries of the second hold the U index of the
+// constants a, k, q, p (four consecutive values, the same in every lane) and, in their top
+// bits, f and whether k divides. A part the words did not have takes its identity (a = -0.0,
+// k = q = 1, p = -0.0: x + -0.0 is x and x * 1 is x, signed zeros, infinities and NaN
+// included), a subtraction adds the negated constant (x - y is x + (-y)), and the scale and
+// offset are rounded apart (no fused multiply-add), so the results are bitwise those of the
+// words it replaces. Only the EXP branch of the teams loop tests it, so no other word pays for
+// it.
+inline constexpr std::uint32_t kTeamKindAffine = 6u;
 inline constexpr std::uint32_t kTeamKindMask = ((1u << kKindBits) - 1) << kOpBits;
-static_assert((kTeamKindExpPair << kOpBits & kTeamTable) == kTeamTable &&
-                  kTeamKindExpPair != std::uint32_t(VAR_IND) + 1,
-              "an exp pair decodes its first row like a table word and is told apart by its kind");
+static_assert((kTeamKindAffine << kOpBits & kTeamTable) == kTeamTable &&
+                  kTeamKindAffine != std::uint32_t(VAR_IND) + 1,
+              "an affine word decodes its first row like a table word; its kind tells it apart");
+inline constexpr int kTeamAffineFnShift = 26;  // 0 exp, 1 exprel, 2 exprelr, 3 log
+inline constexpr std::int32_t kTeamAffineDivide = 1 << 28;
+inline constexpr std::int32_t kTeamAffineIndexMask = (1 << kTeamAffineFnShift) - 1;
+static_assert(kMaxOperand <= std::uint32_t(kTeamAffineIndexMask),
+              "an affine row's flags above its U index");
+// p + q * r with the product rounded before the sum, as separate words round them (device
+// compilers fuse a multiply and an add by default).
+KOKKOS_INLINE_FUNCTION double add_product_rounded(double p, double q, double r) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(p, __dmul_rn(q, r));
+#else
+  return p + q * r;
+#endif
+}
 // A team ADDN word with a table kind is a fold: the layout fuses a run of additions and
 // subtractions of leaves (`add I_Kp; add I_b; add I_stim; sub I_gap` of dV/dt) into one word that
 // reads kTeamFoldRows consecutive table rows. Kind VAR_IND + 1 folds them onto the top of the

@@ -1,6 +1,7 @@
 #include "ode/teams.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <map>
 #include <set>
@@ -22,12 +23,13 @@ struct Ref {
 class TeamBuilder {
  public:
   TeamBuilder(const Program& p, bool pairs, bool direct, bool place, bool single_reads,
-              int fold_least)
+              int fold_least, bool affine)
       : p_(p),
         pairs_(pairs),
         direct_(direct),
         place_(place),
         single_reads_(single_reads),
+        affine_(affine),
         fold_least_(fold_least) {}
 
   void add_group(std::size_t g) {
@@ -63,7 +65,7 @@ class TeamBuilder {
     for (Group& g : groups_) {
       if (g.kind == GROUP_UNIFIED) {
         if (single_reads_) g.code = keep_single_reads(std::move(g.code), g.count, reads);
-        if (pairs_) g.code = pair_leaves(std::move(g.code));
+        if (pairs_) g.code = affine_words(pair_leaves(std::move(g.code)), g.count);
         if (pairs_ && fold_least_ > 0) g.code = fold_sums(std::move(g.code));
         g.code = negate_stores(std::move(g.code));
       }
@@ -112,7 +114,7 @@ class TeamBuilder {
           }
           // Direct layouts: a row whose lanes all read one value, or values one apart in lane
           // order, needs no table; its word carries the index (and for a pair both indices).
-          if (direct_ && !w.exp_pair && w.fold == 0) {
+          if (direct_ && !w.affine && w.fold == 0) {
             const std::uint32_t made = team_word(w.make(0));
             Row rows[2];
             const std::size_t n_rows = w.slot.size() / kWarp;
@@ -136,12 +138,13 @@ class TeamBuilder {
           }
           std::vector<std::int32_t> rows;
           for (const auto& entry : w.slot)
-            rows.push_back(std::int32_t(u(*entry.ref)) | (entry.negate ? kTeamRowNegate : 0));
+            rows.push_back(std::int32_t(u(*entry.ref)) | (entry.negate ? kTeamRowNegate : 0) |
+                           entry.flags);
           const auto [at, added] = rows_at.emplace(
               rows, std::uint32_t(itab.size() / kWarp) - std::uint32_t(rec[G_ITAB]));
           if (added) itab.insert(itab.end(), rows.begin(), rows.end());
           code.push_back(
-              w.exp_pair ? with_team_kind(w.make(at->second), kTeamKindExpPair, at->second)
+              w.affine ? with_team_kind(w.make(at->second), kTeamKindAffine, at->second)
               : w.fold != 0
                   ? with_team_kind(encode(ADDN, 0) | (w.left ? kTeamNegate : 0u),
                                    w.fold == 2 ? kTeamKindFoldPush : std::uint32_t(VAR_IND) + 1,
@@ -314,7 +317,8 @@ class TeamBuilder {
   // whose kWarp entries are U indices.
   struct Entry {
     const Ref* ref = nullptr;
-    bool negate = false;  // a fold's row after the first: subtracted (kTeamRowNegate)
+    bool negate = false;     // a fold's row after the first: subtracted (kTeamRowNegate)
+    std::int32_t flags = 0;  // an affine word's constants row: its function and divide bits
   };
   struct Word {
     std::uint32_t fixed = 0;
@@ -323,7 +327,8 @@ class TeamBuilder {
     // Rebuilds the word around its new argument. A pair's slot spans two table rows.
     Op op = PUSH_VAR, leaf = PUSH_VAR;
     bool operand = false, left = false, negate = false;
-    bool exp_pair = false;  // an EXP pair word (kTeamKindExpPair): two table rows, kept as rows
+    // An affine word (kTeamKindAffine): the leaf's row, then the constants' row, kept as rows.
+    bool affine = false;
     // A fold (kTeamFoldRows table rows, kept as rows): 1 onto the top, 2 pushed; `left`
     // subtracts its first row from the top.
     int fold = 0;
@@ -433,8 +438,8 @@ class TeamBuilder {
   // A leaf (every leaf is a U read here) followed by a binary operation with a leaf operand
   // becomes one pair word. Its two arguments are two consecutive rows of the unified table (a
   // uniform value repeated in every lane): the left one where any per-lane operand is, so the
-  // word decodes like one, the right one in the row after it. A leaf followed by exp with a leaf
-  // factor becomes an exp pair (kTeamKindExpPair): the factor's row, then the leaf's.
+  // word decodes like one, the right one in the row after it. (A leaf followed by exp with a
+  // leaf factor is left to affine_words.)
   static std::vector<Word> pair_leaves(std::vector<Word> code) {
     std::vector<Word> out;
     for (std::size_t i = 0; i < code.size(); ++i) {
@@ -442,28 +447,158 @@ class TeamBuilder {
       // Other words keep op PUSH_VAR with neither a ref nor a slot (their fixed word).
       const bool leaf = !w.operand && (w.op == PUSH_VAR || w.op == VAR_IND) &&
                         (w.ref != nullptr || !w.slot.empty());
-      if (!leaf || i + 1 == code.size() || !code[i + 1].operand ||
-          !(is_binary(code[i + 1].op) || code[i + 1].op == EXP)) {
+      if (!leaf || i + 1 == code.size() || !code[i + 1].operand || !is_binary(code[i + 1].op)) {
         out.push_back(w);
         continue;
       }
       const Word& b = code[i + 1];
-      // An exp pair keeps the exp's order (its side bit) and reads the factor first; a binary
-      // pair reads its left argument first.
-      const bool exp = b.op == EXP;
-      const Word& x = exp || b.left ? b : w;
-      const Word& y = exp || b.left ? w : b;
+      // A pair reads its left argument first.
+      const Word& x = b.left ? b : w;
+      const Word& y = b.left ? w : b;
       Word pair;
       pair.operand = true;
-      pair.exp_pair = exp;
-      pair.left = exp && b.left;
-      pair.op = exp ? EXP : Op(kPairFirst + (std::uint32_t(b.op) - std::uint32_t(ADD)));
+      pair.op = Op(kPairFirst + (std::uint32_t(b.op) - std::uint32_t(ADD)));
       pair.leaf = VAR_IND;
       pair.slot = lane_entries(x);
       const std::vector<Entry> second = lane_entries(y);
       pair.slot.insert(pair.slot.end(), second.begin(), second.end());
       out.push_back(std::move(pair));
       ++i;
+    }
+    return out;
+  }
+
+  // Four constants at consecutive U indices (an affine word's a, k, q, p), once per tuple.
+  const Ref* constant_block(const std::array<double, 4>& values) {
+    std::array<std::uint64_t, 4> key;
+    std::memcpy(key.data(), values.data(), sizeof key);
+    auto it = blocks_.find(key);
+    if (it == blocks_.end()) {
+      it = blocks_.emplace(key, Ref{S_CONST, std::uint32_t(consts_.size())}).first;
+      consts_.insert(consts_.end(), values.begin(), values.end());
+    }
+    return &it->second;
+  }
+
+  // [leaf x] [+ a, - a or a -; or * k, / k] [* k or / k] f [* q] [+ p, - p or p -], f = exp
+  // (also exp with its factor k as operand), exprel, exprelr or log, and every a, k, q, p a
+  // constant that all lanes share, becomes one affine word (ops.hpp, kTeamKindAffine): an exp
+  // pair, `Padd; exp k; add 1` of a rate function's denominator, `push Cai; log; mul q; sub p`.
+  // Without affine_, only a leaf's exp(k x) (an exp with its factor as operand). What the words did
+  // not have takes its identity, a subtraction adds the negated constant, and a - x (or -x) becomes
+  // x + (-a) with -k: exact up to the sign of a zero argument, which none of the four functions
+  // tells apart.
+  std::vector<Word> affine_words(std::vector<Word> code, std::int32_t count) {
+    // The value of a row's constant, when every lane reads the same constant.
+    const auto shared_constant = [&](const Entry* row, double* value) {
+      const Ref* r = row[0].ref;
+      if (r == nullptr || r->section != S_CONST) return false;
+      for (std::int32_t l = 0; l < count; ++l)
+        if (row[l].ref != r || row[l].negate) return false;
+      *value = consts_[r->index];
+      return true;
+    };
+    // A word with one leaf operand (not a pair, exp pair, affine word or fold).
+    const auto operand_word = [](const Word& w) {
+      return w.operand && !w.affine && w.fold == 0 && std::uint32_t(w.op) < kPairFirst;
+    };
+    const auto operand_constant = [&](const Word& w, double* value) {
+      const std::vector<Entry> e = lane_entries(w);
+      return shared_constant(e.data(), value);
+    };
+    // A word without U access: its opcode, else -1.
+    const auto fixed_op = [](const Word& w) {
+      return w.ref == nullptr && w.slot.empty() && !w.operand ? int(op_of(w.fixed)) : -1;
+    };
+    const auto function_of = [](int op) {
+      return op == int(EXP)       ? 0
+             : op == int(EXPREL)  ? 1
+             : op == int(EXPRELR) ? 2
+             : op == int(LOG)     ? 3
+                                  : -1;
+    };
+    std::vector<Word> out;
+    for (std::size_t i = 0; i < code.size(); ++i) {
+      std::vector<Entry> x;
+      double a = -0.0, k = 1.0, q = 1.0, p = -0.0, sign = 1.0, c = 0.0;
+      bool divide = false, scaled = false;
+      int fn = -1;
+      std::size_t j = i;
+      const Word& w = code[i];
+      const bool leaf = !w.operand && (w.op == PUSH_VAR || w.op == VAR_IND) &&
+                        (w.ref != nullptr || !w.slot.empty());
+      const std::uint32_t pair_op =
+          std::uint32_t(w.op) >= kPairFirst && std::uint32_t(w.op) <= kPairLast
+              ? std::uint32_t(w.op) - kPairFirst + std::uint32_t(ADD)
+              : 0u;
+      if (affine_ && w.operand && pair_op != 0 && w.fold == 0) {
+        const Entry* left = w.slot.data();
+        const Entry* right = w.slot.data() + kWarp;
+        const Op op = Op(pair_op);
+        const bool right_const = shared_constant(right, &c);
+        if ((op == ADD || op == SUB || op == MUL || op == DIV) && right_const) {
+          x.assign(left, left + kWarp);
+          if (op == ADD) a = c;
+          if (op == SUB) a = -c;
+          if (op == MUL || op == DIV) k = c, scaled = true, divide = op == DIV;
+        } else if ((op == ADD || op == SUB || op == MUL) && shared_constant(left, &c)) {
+          x.assign(right, right + kWarp);
+          if (op == ADD) a = c;
+          if (op == SUB) a = -c, sign = -1.0;  // c - x = -(x + (-c))
+          if (op == MUL) k = c, scaled = true;
+        }
+        if (!x.empty()) ++j;
+      } else if (leaf) {
+        x = lane_entries(w);
+        ++j;
+        if (affine_ && j < code.size() && fixed_op(code[j]) == int(NEG)) sign = -1.0, ++j;
+      }
+      if (!x.empty() && fn < 0 && !scaled && j < code.size() && operand_word(code[j])) {
+        const Word& s = code[j];
+        if (affine_ && (s.op == MUL || (s.op == DIV && !s.left)) && operand_constant(s, &k)) {
+          scaled = true, divide = s.op == DIV, ++j;
+        } else if (s.op == EXP && operand_constant(s, &k)) {
+          scaled = true, fn = 0, ++j;
+        } else if (s.op == EXP && j == i + 1 && sign > 0.0 && shared_constant(x.data(), &k)) {
+          // `push k; exp x`: the leaf is the factor, the operand the argument.
+          x = lane_entries(s);
+          scaled = true, fn = 0, ++j;
+        }
+      }
+      if (affine_ && !x.empty() && fn < 0 && j < code.size()) {
+        fn = function_of(fixed_op(code[j]));
+        if (fn >= 0) ++j;
+      }
+      if (fn < 0) {
+        out.push_back(std::move(code[i]));
+        continue;
+      }
+      if (affine_) {
+        if (j < code.size() && operand_word(code[j]) && code[j].op == MUL &&
+            operand_constant(code[j], &c))
+          q = c, ++j;
+        if (j < code.size() && operand_word(code[j]) && (code[j].op == ADD || code[j].op == SUB) &&
+            operand_constant(code[j], &c)) {
+          if (code[j].op == ADD)
+            p = c;
+          else if (!code[j].left)
+            p = -c;  // r - p
+          else
+            p = c, q = -q;  // p - q r = p + (-q) r
+          ++j;
+        }
+      }
+      Word f;
+      f.operand = true;
+      f.affine = true;
+      f.op = EXP;
+      f.leaf = VAR_IND;
+      f.slot = std::move(x);
+      Entry constants{constant_block({a, sign * k, q, p})};
+      constants.flags = (fn << kTeamAffineFnShift) | (divide ? kTeamAffineDivide : 0);
+      f.slot.insert(f.slot.end(), std::size_t(kWarp), constants);
+      out.push_back(std::move(f));
+      i = j - 1;
     }
     return out;
   }
@@ -477,14 +612,14 @@ class TeamBuilder {
     const auto additive = [](Op op) { return op == ADD || op == SUB; };
     // A word that adds or subtracts one leaf to the top: top + x, x + top or top - x.
     const auto folds_onto = [&](const Word& w) {
-      return w.operand && !w.exp_pair && w.fold == 0 && additive(w.op) && (w.op == ADD || !w.left);
+      return w.operand && !w.affine && w.fold == 0 && additive(w.op) && (w.op == ADD || !w.left);
     };
     const auto pair_op = [](const Word& w) {
       const std::uint32_t op = std::uint32_t(w.op);
       return op >= kPairFirst && op <= kPairLast ? Op(op - kPairFirst + std::uint32_t(ADD)) : w.op;
     };
     const auto starts_push = [&](const Word& w) {
-      return w.operand && !w.exp_pair && w.fold == 0 && std::uint32_t(w.op) >= kPairFirst &&
+      return w.operand && !w.affine && w.fold == 0 && std::uint32_t(w.op) >= kPairFirst &&
              additive(pair_op(w));
     };
     std::vector<Word> out;
@@ -664,7 +799,8 @@ class TeamBuilder {
   }
 
   const Program& p_;
-  bool pairs_, direct_, place_, single_reads_;
+  bool pairs_, direct_, place_, single_reads_, affine_;
+  std::map<std::array<std::uint64_t, 4>, Ref> blocks_;
   int fold_least_;
   Index states_, vars_;
   std::unordered_map<std::uint64_t, Ref> const_of_;
@@ -760,7 +896,7 @@ TeamsLayout layout_teams(const Program& prog, int teams, bool pairs, int halo, b
   out.real_begin.push_back(0);
   for (int t = 0; t < teams; ++t) {
     TeamBuilder team(src, pairs && prog.pair_leaves, direct, prog.place, prog.inline_single_use,
-                     prog.fold_sums);
+                     prog.fold_sums, prog.affine);
     for (std::size_t ph = 0; ph < src.n_phases(); ++ph) {
       for (std::size_t b = std::size_t(t); b < n_bins; b += std::size_t(teams))
         for (std::int32_t g = src.bin_begin[ph * n_bins + b];

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -270,17 +271,30 @@ Kokkos::View<T*, typename Space::memory_space> to_device(const std::vector<T>& h
   return v;
 }
 
-// Case i runs code[begin(i), begin(i) + length(i)) on u[4i, 4i + 4), its derivative into f(i).
+// Case i runs code[begin(i), begin(i) + length(i)) on u[8i, 8i + 8), its derivative into f(i).
 // (A free function: nvcc rejects device lambdas inside gtest's private TestBody.)
 // The unified table: lane 0 reads u[0] (a) through row 0 and u[1] (b) through row 1 (and the folds
-// rows 2-4, below).
+// rows 2-4, the affine words rows 5-20, below).
 template <class Space, bool Direct, class Ints, class Code, class Reals>
 void run_team_streams(const Code& code, const Ints& begin, const Ints& length, const Ints& itab,
                       const Reals& u, const Reals& f) {
   Kokkos::parallel_for(
       Kokkos::RangePolicy<Space>(0, int(begin.extent(0))), KOKKOS_LAMBDA(const int i) {
         run_local_stream<Direct>(code.data() + begin(i), length(i), itab.data(), 0,
-                                 u.data() + 4 * i, StreamAssign{f.data(), i});
+                                 u.data() + 8 * i, StreamAssign{f.data(), i});
+      });
+  Kokkos::fence();
+}
+
+// Case i of the general interpreter: run_stream over u[8i, 8i + 8) read as variables.
+template <class Space, class Ints, class Code, class Reals>
+void run_general_streams(const Code& code, const Ints& begin, const Ints& length, const Reals& u,
+                         const Reals& f) {
+  Kokkos::parallel_for(
+      Kokkos::RangePolicy<Space>(0, int(begin.extent(0))), KOKKOS_LAMBDA(const int i) {
+        const StateRef s{nullptr, u.data() + 8 * i, 0.0, 1};
+        run_stream(code.data() + begin(i), length(i), nullptr, nullptr, 0, nullptr, s, 0,
+                   StreamAssign{f.data(), i});
       });
   Kokkos::fence();
 }
@@ -291,10 +305,13 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
                            -INFINITY, std::nan(""), 4.9e-324, -1e-310, 1.7e308};
   std::vector<std::uint32_t> code, team_code;  // run_stream's words, run_local_stream's
   std::vector<int> begin, length, team_begin, team_length;
-  std::vector<double> u;  // per case: a, b, the stored slot (NaN until stored), -0.0 for folds
+  // Per case: a, b, the stored slot (NaN until stored), -0.0 for folds, and an affine word's
+  // constants.
+  std::vector<double> u;
   // `team`: the team words of the case when they are not those of `words` (pairs).
   const auto add_case = [&](std::vector<std::uint32_t> words, double a, double b,
-                            std::vector<std::uint32_t> team = {}) {
+                            std::vector<std::uint32_t> team = {},
+                            std::array<double, 4> constants = {}) {
     begin.push_back(int(code.size()));
     length.push_back(int(words.size()));
     code.insert(code.end(), words.begin(), words.end());
@@ -304,6 +321,7 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
     team_length.push_back(int(team.size()));
     team_code.insert(team_code.end(), team.begin(), team.end());
     u.insert(u.end(), {a, b, std::nan(""), -0.0});
+    u.insert(u.end(), constants.begin(), constants.end());
   };
   // Store the top in slot 2, read it back, and hand it to the derivative store.
   const std::vector<std::uint32_t> tail = {encode(ASSIGN_ALG, 2), encode(PUSH_VAR, 2),
@@ -346,15 +364,32 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
       // exp(b * a) and exp(a * b) with a factor as the operand, then one under a.
       add_case(with_tail({a, encode_operand(EXP, PUSH_VAR, true, 1)}), x, y);
       add_case(with_tail({a, b, encode_operand(EXP, PUSH_VAR, false, 0), encode(ADD, 0)}), x, y);
-      // The same as exp pairs (the factor's row a, the leaf's row b, the exp's order), alone
-      // and pushed over a value.
-      for (bool left : {true, false}) {
-        const std::uint32_t exp_pair =
-            with_team_kind(encode_operand(EXP, VAR_IND, left, 0), kTeamKindExpPair, 0);
-        add_case(with_tail({b, encode_operand(EXP, PUSH_VAR, left, 0)}), x, y,
-                 with_tail({exp_pair}));
-        add_case(with_tail({a, b, encode_operand(EXP, PUSH_VAR, left, 0), encode(SUB, 0)}), x, y,
-                 with_tail({a, exp_pair, encode(SUB, 0)}));
+      // Affine words p + q f((a + c) k) (or / k), c, k, q, p in slots 4-7, for each function
+      // and both scales, alone and pushed over a value: rows 5 + 2j (a) and 6 + 2j (the
+      // constants and flags of combination j). y takes the place of the shift, then of the
+      // scale, among constants of rate functions and identities.
+      const std::array<double, 4> blocks[] = {{-0.0, 1.0, 1.0, -0.0},
+                                              {40.14, -0.1378, 1.0, 1.0},
+                                              {77.0, 0.04, 0.11348, -0.0},
+                                              {y, -2.5, -13.0287, 7.7},
+                                              {-10.66, y, 0.13, -1.0}};
+      for (int j = 0; j < 8; ++j) {
+        const Op fn = j / 2 == 0 ? EXP : j / 2 == 1 ? EXPREL : j / 2 == 2 ? EXPRELR : LOG;
+        const bool divide = j % 2 != 0;
+        const std::uint32_t affine = with_team_kind(encode_operand(EXP, VAR_IND, false, 0),
+                                                    kTeamKindAffine, std::uint32_t(5 + 2 * j));
+        const std::vector<std::uint32_t> words = {
+            encode_operand(ADD, PUSH_VAR, false, 4),
+            encode_operand(divide ? DIV : MUL, PUSH_VAR, false, 5), encode(fn, 0),
+            encode_operand(MUL, PUSH_VAR, true, 6), encode_operand(ADD, PUSH_VAR, true, 7)};
+        for (const auto& block : blocks) {
+          std::vector<std::uint32_t> alone = {a}, over = {b, a};
+          alone.insert(alone.end(), words.begin(), words.end());
+          over.insert(over.end(), words.begin(), words.end());
+          over.push_back(encode(SUB, 0));
+          add_case(with_tail(alone), x, y, with_tail({affine}), block);
+          add_case(with_tail(over), x, y, with_tail({b, affine, encode(SUB, 0)}), block);
+        }
       }
       add_case(with_tail({a, b, a, encode(ADDN, 3), a, encode(MULN, 2), encode(NEG, 0)}), x, y);
       // Folds over rows 0-3 (+a, +b, -b, +a) and 1-4 (+b, -b, +a, the -0.0 of slot 3): onto
@@ -384,12 +419,20 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
     }
   const int n = int(begin.size());
 
-  // Expected: run_stream on the host, whose leaves read the same values as variables.
+  // Expected: run_stream in the same space (its exp, log and expm1 may differ from the host's in
+  // the last place), whose leaves read the same values as variables.
   std::vector<double> u_expected = u, f_expected(std::size_t(n), std::nan(""));
-  for (int i = 0; i < n; ++i) {
-    const StateRef s{nullptr, u_expected.data() + 4 * i, 0.0, 1};
-    run_stream(code.data() + begin[std::size_t(i)], length[std::size_t(i)], nullptr, nullptr, 0,
-               nullptr, s, 0, StreamAssign{f_expected.data(), i});
+  {
+    auto d_u = to_device<TypeParam>(u);
+    Kokkos::View<double*, MemSpace> d_f("f", std::size_t(n));
+    run_general_streams<TypeParam>(to_device<TypeParam>(code), to_device<TypeParam>(begin),
+                                   to_device<TypeParam>(length), d_u, d_f);
+    Kokkos::deep_copy(Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                          u_expected.data(), u_expected.size()),
+                      d_u);
+    Kokkos::deep_copy(Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
+                          f_expected.data(), f_expected.size()),
+                      d_f);
   }
 
   // The table-free words of a direct layout (TeamsLayout::direct): every U access as a
@@ -398,16 +441,21 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
   for (std::uint32_t& w : direct_code) {
     if (op_of(w) >= kPairFirst)
       w = with_team_kind(w, std::uint32_t(PUSH_VAR) + 1, team_pair_operands(0, true, 1, true));
-    else if ((w & kTeamKindMask) == kTeamKindExpPair << kOpBits || op_of(w) == ADDN)
-      continue;  // exp pairs and folds keep their table rows in direct layouts
+    else if ((op_of(w) == EXP && (w & kTeamKindMask) == kTeamKindAffine << kOpBits) ||
+             op_of(w) == ADDN)
+      continue;  // affine words and folds keep their table rows in direct layouts
     else if ((w & kTeamReads) != 0)
       w = with_team_kind(w, kTeamKindLane, arg_of(w));
   }
-  // Lane 0's rows: a, b, -b, a, the -0.0, as the folds above read them.
-  std::vector<int> itab(5 * kWarp, 0);
+  // Lane 0's rows: a, b, -b, a, the -0.0, as the folds above read them; then a and the
+  // constants with each function and scale, as the affine words read them.
+  std::vector<int> itab(21 * kWarp, 0);
   itab[kWarp] = 1;
   itab[2 * kWarp] = 1 | kTeamRowNegate;
   itab[4 * kWarp] = 3;
+  for (int j = 0; j < 8; ++j)
+    itab[std::size_t(6 + 2 * j) * kWarp] =
+        4 | (j / 2) << kTeamAffineFnShift | (j % 2 != 0 ? kTeamAffineDivide : 0);
   for (int variant = 0; variant < 3; ++variant) {
     SCOPED_TRACE(variant == 0   ? "table decode"
                  : variant == 1 ? "direct decode, table words"
@@ -437,10 +485,10 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
     int bad = 0;
     for (int i = 0; i < n && bad < 10; ++i) {
       const std::size_t k = std::size_t(i);
-      if (same(got_u[4 * k + 2], u_expected[4 * k + 2]) && same(got_f[k], f_expected[k])) continue;
+      if (same(got_u[8 * k + 2], u_expected[8 * k + 2]) && same(got_f[k], f_expected[k])) continue;
       ++bad;
-      ADD_FAILURE() << "case " << i << " a " << u[4 * k] << " b " << u[4 * k + 1] << ": stored "
-                    << got_u[4 * k + 2] << " expected " << u_expected[4 * k + 2] << ", derivative "
+      ADD_FAILURE() << "case " << i << " a " << u[8 * k] << " b " << u[8 * k + 1] << ": stored "
+                    << got_u[8 * k + 2] << " expected " << u_expected[8 * k + 2] << ", derivative "
                     << got_f[k] << " expected " << f_expected[k] << "\n"
                     << disassemble(code, std::size_t(begin[k]), std::size_t(length[k]));
     }
@@ -507,7 +555,7 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
       o.halo = halo;
       o.inline_single_use = !direct;  // both ways: variables read once kept on the stack or not
       int pairs = 0, direct_pairs = 0, lane_words = 0, table_words = 0, shared_rows = 0,
-          negated_stores = 0, exp_pairs = 0, folds = 0;
+          negated_stores = 0, affine_words = 0, folds = 0;
       const Program prog = compile(*model, o);
       ASSERT_EQ(prog.halo_programs.size(), std::size_t(halo));  // none of these closes
       const TeamsLayout layout = layout_teams(prog, teams, true, halo, direct);
@@ -552,14 +600,36 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
         EXPECT_EQ(std::set<std::int32_t>(tm.state_src, tm.state_src + ns).size(), std::size_t(ns));
         EXPECT_EQ(std::set<std::int32_t>(tm.var_src, tm.var_src + nv).size(), std::size_t(nv));
         const double* c = layout.reals.data() + layout.real_begin[std::size_t(k)];
-        // (By their bits: a fold's padding -0.0 is a constant of its own.)
+        // (By their bits: a fold's padding -0.0 is a constant of its own.) The four constants
+        // of an affine word are a block of their own, once per tuple.
+        std::set<int> in_blocks;
+        std::set<std::int32_t> blocks;
+        for (int g = 0; g < tm.h[T_GROUPS]; ++g) {
+          const std::int32_t* rec = tm.groups + std::size_t(g) * kGroupFields;
+          if (rec[G_KIND] != GROUP_UNIFIED) continue;
+          for (int w = 0; w < rec[G_LEN]; ++w) {
+            const std::uint32_t word = tm.code[rec[G_CODE] + w];
+            if (op_of(word) != EXP || (word & kTeamKindMask) != kTeamKindAffine << kOpBits)
+              continue;
+            const std::int32_t at = tm.itab[(std::size_t(rec[G_ITAB]) + arg_of(word) + 1) * kWarp] &
+                                    kTeamAffineIndexMask;
+            blocks.insert(at);
+            for (int r = 0; r < 4; ++r) in_blocks.insert(at - ns - nv + r);
+          }
+        }
         std::set<std::uint64_t> const_bits;
+        std::set<std::vector<std::uint64_t>> block_bits;
         for (int j = 0; j < nc; ++j) {
           std::uint64_t bits;
           std::memcpy(&bits, c + j, sizeof bits);
-          const_bits.insert(bits);
+          if (!in_blocks.count(j)) const_bits.insert(bits);
+          if (!blocks.count(ns + nv + j)) continue;
+          std::vector<std::uint64_t> tuple(4);
+          std::memcpy(tuple.data(), c + j, sizeof(std::uint64_t) * 4);
+          block_bits.insert(tuple);
         }
-        EXPECT_EQ(const_bits.size(), std::size_t(nc));
+        EXPECT_EQ(const_bits.size() + in_blocks.size(), std::size_t(nc));
+        EXPECT_EQ(block_bits.size(), blocks.size());
         tm.u.resize(std::size_t(ns + nv + nc + 1));
         for (int i = 0; i < ns; ++i) tm.u[std::size_t(i)] = x[std::size_t(tm.state_src[i])];
         for (int j = 0; j < nv; ++j) tm.u[std::size_t(ns + j)] = ref.v[std::size_t(tm.var_src[j])];
@@ -583,12 +653,12 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
           const bool fold = op == ADDN && kind != 0;
           EXPECT_TRUE(!fold || kind == std::uint32_t(VAR_IND) + 1 || kind == kTeamKindFoldPush);
           folds += fold;
-          const bool exp_pair = kind == kTeamKindExpPair && !fold;
-          EXPECT_TRUE(!exp_pair || op == EXP) << op_name(op);
-          exp_pairs += exp_pair;
+          const bool affine = kind == kTeamKindAffine && !fold;
+          EXPECT_TRUE(!affine || op == EXP) << op_name(op);
+          affine_words += affine;
           // A lane-offset operand's kind field reads as CONST_IND + 1 (kTeamKindLane).
           EXPECT_TRUE(leaf == PUSH_VAR || leaf == VAR_IND ||
-                      (kind == kTeamKindLane && leaf == CONST_IND) || exp_pair || fold)
+                      (kind == kTeamKindLane && leaf == CONST_IND) || affine || fold)
               << op_name(leaf);
           if (pair) {
             ++pairs;
@@ -616,7 +686,7 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
             if ((word & kTeamTable) != kTeamTable) continue;
             const std::size_t n_rows = op_of(word) == ADDN ? kTeamFoldRows
                                        : std::uint32_t(op_of(word)) >= kPairFirst ||
-                                               (word & kTeamKindMask) == kTeamKindExpPair << kOpBits
+                                               (word & kTeamKindMask) == kTeamKindAffine << kOpBits
                                            ? 2
                                            : 1;
             const std::int32_t* first = tm.itab + (std::size_t(rec[G_ITAB]) + arg_of(word)) * kWarp;
@@ -624,6 +694,16 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
             const auto [at, added] = row_of.emplace(rows, arg_of(word));
             EXPECT_EQ(at->second, arg_of(word)) << "group " << g << " word " << k;
             shared_rows += !added;
+            // An affine word's second row: the same four constants in every lane.
+            if (op_of(word) == EXP && (word & kTeamKindMask) == kTeamKindAffine << kOpBits)
+              for (int l = 0; l < rec[G_COUNT]; ++l) {
+                const std::int32_t e = first[kWarp + std::size_t(l)];
+                EXPECT_EQ(e, first[kWarp]) << "group " << g;
+                const std::int32_t at = e & kTeamAffineIndexMask;
+                const std::int32_t consts = tm.h[T_STATES] + tm.h[T_VARS];
+                EXPECT_GE(at, consts);
+                EXPECT_LE(at + 4, consts + tm.h[T_CONSTS]);
+              }
             // A fold's later rows read U values, subtracted where flagged; a zero among the
             // constants they read is the -0.0 of the padding (x + -0.0 is x; x + 0.0 is not
             // for x = -0.0).
@@ -640,8 +720,8 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
         }
       }
       if (model == &line) EXPECT_GT(negated_stores, 0);
-      // LR-Line's rates of h and j read exp(k V) as exp pairs.
-      if (model == &line && unify && pair_leaves) EXPECT_GT(exp_pairs, 0);
+      // LR-Line's rate functions run as affine words.
+      if (model == &line && unify && pair_leaves) EXPECT_GT(affine_words, 0);
       // Its sum of currents runs as folds.
       if (model == &line && unify && pair_leaves) EXPECT_GT(folds, 0);
       // The cells of a line sit in U in lane order, so most of its per-lane rows need no table.
