@@ -271,6 +271,14 @@ Kokkos::View<T*, typename Space::memory_space> to_device(const std::vector<T>& h
   return v;
 }
 
+template <class View>
+std::vector<double> to_host(const View& v) {
+  std::vector<double> out(v.extent(0));
+  Kokkos::deep_copy(
+      Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(out.data(), out.size()), v);
+  return out;
+}
+
 // Case i runs code[begin(i), begin(i) + length(i)) on u[8i, 8i + 8), its derivative into f(i).
 // (A free function: nvcc rejects device lambdas inside gtest's private TestBody.)
 // The unified table: lane 0 reads u[0] (a) through row 0 and u[1] (b) through row 1 (and the folds
@@ -421,18 +429,15 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
 
   // Expected: run_stream in the same space (its exp, log and expm1 may differ from the host's in
   // the last place), whose leaves read the same values as variables.
-  std::vector<double> u_expected = u, f_expected(std::size_t(n), std::nan(""));
+  std::vector<double> u_expected, f_expected;
   {
     auto d_u = to_device<TypeParam>(u);
     Kokkos::View<double*, MemSpace> d_f("f", std::size_t(n));
+    Kokkos::deep_copy(d_f, std::nan(""));
     run_general_streams<TypeParam>(to_device<TypeParam>(code), to_device<TypeParam>(begin),
                                    to_device<TypeParam>(length), d_u, d_f);
-    Kokkos::deep_copy(Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
-                          u_expected.data(), u_expected.size()),
-                      d_u);
-    Kokkos::deep_copy(Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
-                          f_expected.data(), f_expected.size()),
-                      d_f);
+    u_expected = to_host(d_u);
+    f_expected = to_host(d_f);
   }
 
   // The table-free words of a direct layout (TeamsLayout::direct): every U access as a
@@ -471,14 +476,7 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
       run_team_streams<TypeParam, true>(d_code, to_device<TypeParam>(team_begin),
                                         to_device<TypeParam>(team_length),
                                         to_device<TypeParam>(itab), d_u, d_f);
-    std::vector<double> got_u(u.size());
-    std::vector<double> got_f(static_cast<std::size_t>(n));
-    Kokkos::deep_copy(Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
-                          got_u.data(), got_u.size()),
-                      d_u);
-    Kokkos::deep_copy(Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged>(
-                          got_f.data(), got_f.size()),
-                      d_f);
+    const std::vector<double> got_u = to_host(d_u), got_f = to_host(d_f);
     const auto same = [](double p, double q) {
       return (std::isnan(p) && std::isnan(q)) || std::memcmp(&p, &q, sizeof(double)) == 0;
     };
