@@ -498,7 +498,7 @@ class TeamBuilder {
       *value = consts_[r->index];
       return true;
     };
-    // A word with one leaf operand (not a pair, exp pair, affine word or fold).
+    // A word with one leaf operand (not a pair, an affine word or a fold).
     const auto operand_word = [](const Word& w) {
       return w.operand && !w.affine && w.fold == 0 && std::uint32_t(w.op) < kPairFirst;
     };
