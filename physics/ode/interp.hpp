@@ -416,8 +416,19 @@ KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
   st[0][0] = 0.0;
   int sp = 0;
   const std::int32_t* tab = itab != nullptr ? itab + lane : nullptr;  // the lane's column
+  // Every stream ends with a store (TeamsLayout checks it). Its index depends on the program
+  // alone, so it is read before the loop and the value stored after it: the stream's chain does
+  // not pay a word's dispatch for its last store.
+  const std::uint32_t last = code[len - 1];
+  std::int32_t last_at;
+  if constexpr (Direct)
+    last_at = (last & kTeamTable) == kTeamTable
+                  ? tab[arg_of(last) * kWarp]
+                  : std::int32_t(arg_of(last) + ((last & kTeamPerLane) != 0 ? lane : 0));
+  else
+    last_at = (last & kTeamPerLane) != 0 ? tab[arg_of(last) * kWarp] : std::int32_t(arg_of(last));
   std::uint32_t next = code[0];
-  for (int pc = 0; pc < len; ++pc) {
+  for (int pc = 0; pc + 1 < len; ++pc) {
     const std::uint32_t w = next;
     next = code[pc + 1];
     const Op op = op_of(w);
@@ -534,6 +545,11 @@ KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
     }
     apply_stack_op<1>(op, a, st, sp, top);
   }
+  const double value = (last & kTeamNegate) != 0 ? -top[0] : top[0];
+  if (((std::uint32_t(op_of(last)) - std::uint32_t(ASSIGN_ALG)) & 1u) == 0)
+    u[last_at] = value;
+  else
+    assign(std::size_t(last_at), value);
 }
 
 // Lane `lane` of group g for ensemble member m.

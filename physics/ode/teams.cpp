@@ -160,6 +160,18 @@ class TeamBuilder {
           for (const Word& w : g.lanes[l]) code.push_back(team_word(word(w)));
         }
       }
+      // run_local_stream reads a stream's last word as a store and stores after its loop.
+      const auto ends_with_store = [&](std::int32_t begin, std::int32_t len) {
+        const Op last = len > 0 ? op_of(code[std::size_t(begin + len - 1)]) : PUSH_VAR;
+        if (last < ASSIGN_ALG || last > ASSIGN_DERIV_IND)
+          throw std::logic_error("ode: teams: a stream that does not end with a store");
+      };
+      if (g.kind == GROUP_UNIFIED)
+        ends_with_store(rec[G_CODE], rec[G_LEN]);
+      else
+        for (std::size_t l = 0; l < g.lanes.size(); ++l)
+          ends_with_store(lanes[std::size_t(rec[G_CTAB]) + l],
+                          lanes[std::size_t(rec[G_CTAB]) + kWarp + l]);
       recs.insert(recs.end(), rec, rec + kGroupFields);
     }
     if (!any_lane) lanes.clear();

@@ -400,6 +400,17 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
         }
       }
       add_case(with_tail({a, b, a, encode(ADDN, 3), a, encode(MULN, 2), encode(NEG, 0)}), x, y);
+      // A stream's last store is done after the loop: a negated one (the layout's fused NEG),
+      // of either kind, and an algebraic one last.
+      add_case({a, b, encode(SUB, 0), encode(NEG, 0), encode(ASSIGN_ALG, 2), encode(PUSH_VAR, 2),
+                encode(NEG, 0), encode(ASSIGN_DERIV, 0)},
+               x, y,
+               {a, b, encode(SUB, 0), encode(ASSIGN_ALG, 2) | kTeamNegate, encode(PUSH_VAR, 2),
+                encode(ASSIGN_DERIV, 0) | kTeamNegate});
+      add_case({a, encode_operand(MUL, PUSH_VAR, false, 1), encode(ASSIGN_ALG, 2)}, x, y);
+      add_case({b, encode_operand(DIV, PUSH_VAR, true, 0), encode(NEG, 0), encode(ASSIGN_ALG, 2)},
+               x, y,
+               {b, encode_operand(DIV, PUSH_VAR, true, 0), encode(ASSIGN_ALG, 2) | kTeamNegate});
       // Folds over rows 0-3 (+a, +b, -b, +a) and 1-4 (+b, -b, +a, the -0.0 of slot 3): onto
       // the top, with the first row added or subtracted, and pushed over a value.
       const auto add_op = [](std::uint32_t slot, bool subtract) {
@@ -467,6 +478,7 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
                                 : "direct decode, direct words");
     auto d_u = to_device<TypeParam>(u);
     Kokkos::View<double*, MemSpace> d_f("f", std::size_t(n));
+    Kokkos::deep_copy(d_f, std::nan(""));
     const auto d_code = to_device<TypeParam>(variant == 2 ? direct_code : team_code);
     if (variant == 0)
       run_team_streams<TypeParam, false>(d_code, to_device<TypeParam>(team_begin),
