@@ -188,6 +188,11 @@ void register_teams_variants() {
   CompilerOptions exp_only = all_passes();
   exp_only.affine = false;
   variant("exp_only", exp_only, {});
+  // Rate functions' guards compared by a word of their own before the select
+  // (compiler.compare_select: false).
+  CompilerOptions uncompared = all_passes();
+  uncompared.compare_select = false;
+  variant("uncompared", uncompared, {});
   // Variables read once stored and loaded again (compiler.inline: false), not kept on the
   // stack of the stream that reads them.
   CompilerOptions stored = all_passes();

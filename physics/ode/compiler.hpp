@@ -37,8 +37,12 @@ struct CompilerOptions {
   int fold_sums = 2;
   // Teams mode, with pair_leaves: a leaf's shifted and scaled exp, exprel, exprelr or log with
   // a factor and an offset after it (a rate function's p + q exp(k (V + a))) runs as one
-  // affine word; without, only exp(k x) of a leaf does.
+  // affine word, which also does a stack +, -, * or / after it; without, only exp(k x) of a leaf
+  // does.
   bool affine = true;
+  // Teams mode, with pair_leaves: a select whose condition is a comparison of two leaves (a
+  // rate function's V < -40) compares them itself, one word instead of two.
+  bool compare_select = true;
   // Teams mode: each bin may also evaluate the cells within up to this many rings of state reads
   // around its own (a halo), so a team runs halo + 1 sweeps between exchanges with the other
   // teams; the engine takes the widest halo whose layout fits (benchmarks/NOTES.md, fifteenth
@@ -80,10 +84,11 @@ struct Program {
   int max_stack = 0;
   bool pair_leaves = true;  // CompilerOptions::pair_leaves, applied by layout_teams
   bool inline_single_use =
-      true;            // CompilerOptions::inline_single_use, also applied by layout_teams
-  bool place = true;   // CompilerOptions::place, applied by layout_teams
-  int fold_sums = 2;   // CompilerOptions::fold_sums, applied by layout_teams
-  bool affine = true;  // CompilerOptions::affine, applied by layout_teams
+      true;                    // CompilerOptions::inline_single_use, also applied by layout_teams
+  bool place = true;           // CompilerOptions::place, applied by layout_teams
+  int fold_sums = 2;           // CompilerOptions::fold_sums, applied by layout_teams
+  bool affine = true;          // CompilerOptions::affine, applied by layout_teams
+  bool compare_select = true;  // CompilerOptions::compare_select, applied by layout_teams
   // Halo (CompilerOptions::halo > 0 and more than one bin): halo_programs[h - 1] holds the groups
   // of every bin extended by its halo of h rings, in a program of its own (its groups, code,
   // tables and bin_begin; phase_begin spans all bins; halo and halo_sweeps set), for teams mode

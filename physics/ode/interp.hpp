@@ -488,12 +488,12 @@ KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
     }
     if (op == EXP) {
       if ((w & kTeamKindMask) == kTeamKindAffine << kOpBits) {
-        // An affine function word: p + q f((x + a) k) (or / k) pushed, x the first row's
-        // value, a, k, q, p at the U index of the second row (ops.hpp, kTeamKindAffine).
+        // An affine function word: p + q f(((x + a) + b) k) (or / k) pushed, x the first row's
+        // value, a, b, k, q, p at the U index of the second row (ops.hpp, kTeamKindAffine).
         const std::int32_t e = tab[(a + 1) * kWarp];
         const double* c = u + (e & kTeamAffineIndexMask);
-        const double shifted = o + c[0];
-        const double t = (e & kTeamAffineDivide) != 0 ? shifted / c[1] : shifted * c[1];
+        const double shifted = (o + c[0]) + c[1];
+        const double t = (e & kTeamAffineDivide) != 0 ? shifted / c[2] : shifted * c[2];
         const std::int32_t fn = (e >> kTeamAffineFnShift) & 3;
         double r;
         if (fn == 0) {
@@ -504,14 +504,41 @@ KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
           const double m = compat::expm1(t);
           r = t == 0.0 ? 1.0 : fn == 1 ? m / t : t / m;
         }
-        st[sp][0] = top[0];
-        ++sp;
-        top[0] = add_product_rounded(c[3], c[2], r);
+        const double value = add_product_rounded(c[4], c[3], r);
+        const std::uint32_t combine = std::uint32_t(e) >> kTeamAffineCombineShift;
+        if (combine == AFFINE_PUSH) {
+          st[sp][0] = top[0];
+          ++sp;
+          top[0] = value;
+        } else if (combine == AFFINE_DIV) {
+          top[0] = top[0] / value;
+        } else {
+          const double sum = top[0] + value, difference = top[0] - value, product = top[0] * value;
+          top[0] = combine == AFFINE_ADD ? sum : combine == AFFINE_SUB ? difference : product;
+        }
         continue;
       }
       // With an operand c: exp(c * x) (left) or exp(x * c).
       const bool operand = (w & kTeamReads) != 0, left = operand_is_left(w);
       top[0] = apply_unary(EXP, !operand ? top[0] : left ? o * top[0] : top[0] * o);
+      continue;
+    }
+    if (op == SELECT && (w & kTeamKindMask) == kTeamKindCompare << kOpBits) {
+      // A select that compares (ops.hpp, kTeamKindCompare): o is its arm, if it has one.
+      const std::int32_t ex = tab[(a + 1) * kWarp], ey = tab[(a + 2) * kWarp];
+      const double cx = u[ex & kTeamRowIndexMask], cy = u[ey & kTeamRowIndexMask];
+      const std::uint32_t how = std::uint32_t(ex) >> kTeamCompareShift;
+      const bool c = how == 0   ? cx < cy
+                     : how == 1 ? cx <= cy
+                     : how == 2 ? cx > cy
+                     : how == 3 ? cx >= cy
+                     : how == 4 ? cx == cy
+                                : cx != cy;
+      const bool arm = (ey & kTeamCompareArm) != 0, left = operand_is_left(w);
+      const double x = arm ? (left ? o : top[0]) : st[sp - 1][0];
+      const double y = arm && !left ? o : top[0];
+      top[0] = c ? x : y;
+      sp -= arm ? 0 : 1;
       continue;
     }
     if (op == SELECT) {
@@ -536,10 +563,15 @@ KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
       } else {
         top[0] += first;
       }
+      const std::int32_t second = tab[(a + 1) * kWarp];
       for (int k = 1; k < kTeamFoldRows; ++k) {
-        const std::int32_t e = tab[(a + std::uint32_t(k)) * kWarp];
-        const double v = u[e & (kTeamRowNegate - 1)];
+        const std::int32_t e = k == 1 ? second : tab[(a + std::uint32_t(k)) * kWarp];
+        const double v = u[e & kTeamRowIndexMask];
         top[0] += (e & kTeamRowNegate) != 0 ? -v : v;
+      }
+      if ((second & kTeamFoldAdd) != 0) {
+        --sp;
+        top[0] = st[sp][0] + top[0];
       }
       continue;
     }

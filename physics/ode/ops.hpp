@@ -163,21 +163,35 @@ inline constexpr std::uint32_t kTeamNegate = 1u << (kOpBits + kKindBits);
 // exponential and the scale and offset after it (`push V; add 40.14; exp -0.1378; add 1`, or
 // `push Cai; log; mul 13.0287; sub 7.7`) into one word that pushes
 //   p + q * f((x + a) * k)   or   p + q * f((x + a) / k),   f = exp, exprel, exprelr or log.
+// (The shift may come in two parts, ((x + a) + b) k: `V - E_K1 + 5.476` of LR1991's beta_K1.)
 // Its first table row is x's (per lane); the entries of the second hold the U index of the
-// constants a, k, q, p (four consecutive values, the same in every lane) and, in their top
-// bits, f and whether k divides. A part the words did not have takes its identity (a = -0.0,
-// k = q = 1, p = -0.0: x + -0.0 is x and x * 1 is x, signed zeros, infinities and NaN
-// included), a subtraction adds the negated constant (x - y is x + (-y)), and the scale and
-// offset are rounded apart (no fused multiply-add), so the results are bitwise those of the
-// words it replaces. Only the EXP branch of the teams loop tests it, so no other word pays for
-// it.
+// constants a, b, k, q, p (kTeamAffineConstants consecutive values, the same in every lane)
+// and, in their top bits, f and whether k divides. A part the words did not have takes its
+// identity (a = b = -0.0, k = q = 1, p = -0.0: x + -0.0 is x and x * 1 is x, signed zeros,
+// infinities and NaN included), a subtraction adds the negated constant (x - y is x + (-y)), and
+// the scale and offset are rounded apart (no fused multiply-add), so the results are bitwise those
+// of the words it replaces. Only the EXP branch of the teams loop tests it, so no other word pays
+// for it.
 inline constexpr std::uint32_t kTeamKindAffine = 6u;
 inline constexpr std::uint32_t kTeamKindMask = ((1u << kKindBits) - 1) << kOpBits;
 static_assert((kTeamKindAffine << kOpBits & kTeamTable) == kTeamTable &&
                   kTeamKindAffine != std::uint32_t(VAR_IND) + 1,
               "an affine word decodes its first row like a table word; its kind tells it apart");
-inline constexpr int kTeamAffineFnShift = 26;  // 0 exp, 1 exprel, 2 exprelr, 3 log
+inline constexpr int kTeamAffineConstants = 5;  // a, b, k, q, p
+inline constexpr int kTeamAffineFnShift = 26;   // 0 exp, 1 exprel, 2 exprelr, 3 log
 inline constexpr std::int32_t kTeamAffineDivide = 1 << 28;
+// An affine word followed by a stack +, -, * or / takes it in (`AF; AF; div` of a rate function,
+// `AF; add` of a sum): instead of pushing r it leaves top op r on the stack, the operation the
+// stack word did on the same two values, so the bits are the same and the stream a word shorter.
+// The three top bits of the constants' row: 0 push, else the operation.
+inline constexpr int kTeamAffineCombineShift = 29;
+enum TeamAffineCombine : std::uint32_t {
+  AFFINE_PUSH = 0,
+  AFFINE_ADD = 1,
+  AFFINE_SUB = 2,
+  AFFINE_MUL = 3,
+  AFFINE_DIV = 4
+};
 inline constexpr std::int32_t kTeamAffineIndexMask = (1 << kTeamAffineFnShift) - 1;
 static_assert(kMaxOperand <= std::uint32_t(kTeamAffineIndexMask),
               "an affine row's flags above its U index");
@@ -202,7 +216,22 @@ KOKKOS_INLINE_FUNCTION double add_product_rounded(double p, double q, double r) 
 inline constexpr std::uint32_t kTeamKindFoldPush = 6u;
 inline constexpr int kTeamFoldRows = 4;
 inline constexpr std::int32_t kTeamRowNegate = 1 << 30;
-static_assert(kMaxOperand < std::uint32_t(kTeamRowNegate), "a row's flag above its U index");
+// A pushed fold followed by a stack + takes it in (I_K1 + (I_Na + I_si + I_K) of dV/dt): this
+// flag on its second row's entries adds the value below to the fold's sum (value below + sum,
+// the stack word's own operation), one word less on the stream.
+inline constexpr std::int32_t kTeamFoldAdd = 1 << 29;
+inline constexpr std::int32_t kTeamRowIndexMask = kTeamFoldAdd - 1;
+// A team SELECT word of this kind (a table kind, told apart by its opcode) makes its condition
+// itself: the layout fuses a comparison pair of two leaves (`Plt V, -40` of a rate function)
+// into the select that takes its value. Three table rows: the arm (a select with a leaf arm,
+// the side bit for the true one) or a spare, then the comparison's left and right argument.
+// The second row's entries carry the comparison (LT, LE, GT, GE, EQ, NE as 0-5) in their top
+// bits, the third's kTeamCompareArm for a select with a leaf arm. The same comparison of the
+// same values picks the same arm, so the results are bitwise those of the two words.
+inline constexpr std::uint32_t kTeamKindCompare = 6u;
+inline constexpr int kTeamCompareShift = 29;
+inline constexpr std::int32_t kTeamCompareArm = kTeamFoldAdd;
+static_assert(kMaxOperand <= std::uint32_t(kTeamRowIndexMask), "a row's flags above its U index");
 // The same team word with another operand kind (3 bits) and operand.
 KOKKOS_INLINE_FUNCTION constexpr std::uint32_t with_team_kind(std::uint32_t word,
                                                               std::uint32_t kind,

@@ -23,13 +23,14 @@ struct Ref {
 class TeamBuilder {
  public:
   TeamBuilder(const Program& p, bool pairs, bool direct, bool place, bool single_reads,
-              int fold_least, bool affine)
+              int fold_least, bool affine, bool compare_select)
       : p_(p),
         pairs_(pairs),
         direct_(direct),
         place_(place),
         single_reads_(single_reads),
         affine_(affine),
+        compare_select_(compare_select),
         fold_least_(fold_least) {}
 
   void add_group(std::size_t g) {
@@ -65,7 +66,9 @@ class TeamBuilder {
     for (Group& g : groups_) {
       if (g.kind == GROUP_UNIFIED) {
         if (single_reads_) g.code = keep_single_reads(std::move(g.code), g.count, reads);
-        if (pairs_) g.code = affine_words(pair_leaves(std::move(g.code)), g.count);
+        if (pairs_) g.code = pair_leaves(std::move(g.code));
+        if (pairs_ && compare_select_) g.code = compare_selects(std::move(g.code));
+        if (pairs_) g.code = affine_words(std::move(g.code), g.count);
         if (pairs_ && fold_least_ > 0) g.code = fold_sums(std::move(g.code));
         g.code = negate_stores(std::move(g.code));
       }
@@ -114,7 +117,7 @@ class TeamBuilder {
           }
           // Direct layouts: a row whose lanes all read one value, or values one apart in lane
           // order, needs no table; its word carries the index (and for a pair both indices).
-          if (direct_ && !w.affine && w.fold == 0) {
+          if (direct_ && !w.affine && w.fold == 0 && !w.compare) {
             const std::uint32_t made = team_word(w.make(0));
             Row rows[2];
             const std::size_t n_rows = w.slot.size() / kWarp;
@@ -144,7 +147,9 @@ class TeamBuilder {
               rows, std::uint32_t(itab.size() / kWarp) - std::uint32_t(rec[G_ITAB]));
           if (added) itab.insert(itab.end(), rows.begin(), rows.end());
           code.push_back(
-              w.affine ? with_team_kind(w.make(at->second), kTeamKindAffine, at->second)
+              w.affine    ? with_team_kind(w.make(at->second), kTeamKindAffine, at->second)
+              : w.compare ? with_team_kind(encode(SELECT, 0) | (w.left ? kTeamNegate : 0u),
+                                           kTeamKindCompare, at->second)
               : w.fold != 0
                   ? with_team_kind(encode(ADDN, 0) | (w.left ? kTeamNegate : 0u),
                                    w.fold == 2 ? kTeamKindFoldPush : std::uint32_t(VAR_IND) + 1,
@@ -344,6 +349,9 @@ class TeamBuilder {
     // A fold (kTeamFoldRows table rows, kept as rows): 1 onto the top, 2 pushed; `left`
     // subtracts its first row from the top.
     int fold = 0;
+    // A select that compares (kTeamKindCompare): three rows, the arm (or a spare), then the
+    // comparison's two arguments; `operand` when it has a leaf arm, `left` for the true one.
+    bool compare = false;
     std::uint32_t make(std::uint32_t arg) const {
       return operand ? encode_operand(op, leaf, left, arg)
                      : encode(op, arg) | (negate ? kTeamNegate : 0u);
@@ -480,9 +488,63 @@ class TeamBuilder {
     return out;
   }
 
-  // Four constants at consecutive U indices (an affine word's a, k, q, p), once per tuple.
-  const Ref* constant_block(const std::array<double, 4>& values) {
-    std::array<std::uint64_t, 4> key;
+  // A comparison pair (`Plt V, -40`) whose value only a later select takes as its condition,
+  // with no store between them (a store may change what it compared), goes into that select
+  // (kTeamKindCompare): the select compares the same two values with the same operation.
+  static std::vector<Word> compare_selects(std::vector<Word> code) {
+    const auto comparison = [](const Word& w) {
+      const std::uint32_t op = std::uint32_t(w.op);
+      if (!w.operand || w.fold != 0 || op < kPairFirst || op > kPairLast) return -1;
+      const Op c = Op(op - kPairFirst + std::uint32_t(ADD));
+      return c == LT ? 0 : c == LE ? 1 : c == GT ? 2 : c == GE ? 3 : c == EQ ? 4 : c == NE ? 5 : -1;
+    };
+    std::vector<bool> drop(code.size(), false);
+    for (std::size_t i = 0; i < code.size(); ++i) {
+      const int how = comparison(code[i]);
+      if (how < 0) continue;
+      // Above the condition: values the words between push and pop, never below it.
+      int depth = 0;
+      for (std::size_t j = i + 1; j < code.size(); ++j) {
+        const Word& w = code[j];
+        if (is_store(w) || w.compare || w.affine || w.fold != 0) break;
+        const std::uint32_t x = bytecode(w);
+        const bool arm = w.operand;
+        if (op_of(x) == SELECT && depth == (arm ? 1 : 2)) {
+          Word s;
+          s.op = SELECT;
+          s.compare = true;
+          s.operand = arm;
+          s.left = arm && w.left;
+          s.leaf = VAR_IND;
+          // Row 1: the arm, or the comparison's first row again (read and not used).
+          s.slot = arm ? lane_entries(w)
+                       : std::vector<Entry>(code[i].slot.begin(), code[i].slot.begin() + kWarp);
+          s.slot.insert(s.slot.end(), code[i].slot.begin(), code[i].slot.end());
+          for (int l = 0; l < kWarp; ++l) {
+            s.slot[std::size_t(kWarp + l)].flags =
+                std::int32_t(std::uint32_t(how) << kTeamCompareShift);
+            s.slot[std::size_t(2 * kWarp + l)].flags = arm ? kTeamCompareArm : 0;
+          }
+          code[j] = std::move(s);
+          drop[i] = true;
+          break;
+        }
+        // A pair pushes its value and pops nothing. A word that pops the condition takes it
+        // (`t >= 10 && ...`): not a select's any more.
+        const int pops = std::uint32_t(w.op) >= kPairFirst ? 0 : word_pops(x);
+        if (pops > depth) break;
+        depth += (std::uint32_t(w.op) >= kPairFirst ? 1 : word_pushes(x)) - pops;
+      }
+    }
+    std::vector<Word> out;
+    for (std::size_t i = 0; i < code.size(); ++i)
+      if (!drop[i]) out.push_back(std::move(code[i]));
+    return out;
+  }
+
+  // Five constants at consecutive U indices (an affine word's a, b, k, q, p), once per tuple.
+  const Ref* constant_block(const std::array<double, kTeamAffineConstants>& values) {
+    std::array<std::uint64_t, kTeamAffineConstants> key;
     std::memcpy(key.data(), values.data(), sizeof key);
     auto it = blocks_.find(key);
     if (it == blocks_.end()) {
@@ -492,10 +554,11 @@ class TeamBuilder {
     return &it->second;
   }
 
-  // [leaf x] [+ a, - a or a -; or * k, / k] [* k or / k] f [* q] [+ p, - p or p -], f = exp
-  // (also exp with its factor k as operand), exprel, exprelr or log, and every a, k, q, p a
-  // constant that all lanes share, becomes one affine word (ops.hpp, kTeamKindAffine): an exp
-  // pair, `Padd; exp k; add 1` of a rate function's denominator, `push Cai; log; mul q; sub p`.
+  // [leaf x] [+ a, - a or a -; or * k, / k] [+ b or - b] [* k or / k] f [* q] [+ p, - p or p -], f
+  // = exp (also exp with its factor k as operand), exprel, exprelr or log, and every a, b, k, q,
+  // p a constant that all lanes share, becomes one affine word (ops.hpp, kTeamKindAffine): an exp
+  // pair, `Padd; exp k; add 1` of a rate function's denominator, `push Cai; log; mul q; sub p`,
+  // `Psub V, E_K1; add 5.476; exp 0.08032`. A stack +, -, * or / right after goes into it too.
   // Without affine_, only a leaf's exp(k x) (an exp with its factor as operand). What the words did
   // not have takes its identity, a subtraction adds the negated constant, and a - x (or -x) becomes
   // x + (-a) with -k: exact up to the sign of a zero argument, which none of the four functions
@@ -532,7 +595,7 @@ class TeamBuilder {
     std::vector<Word> out;
     for (std::size_t i = 0; i < code.size(); ++i) {
       std::vector<Entry> x;
-      double a = -0.0, k = 1.0, q = 1.0, p = -0.0, sign = 1.0, c = 0.0;
+      double a = -0.0, b = -0.0, k = 1.0, q = 1.0, p = -0.0, sign = 1.0, c = 0.0;
       bool divide = false, scaled = false;
       int fn = -1;
       std::size_t j = i;
@@ -560,6 +623,14 @@ class TeamBuilder {
           if (op == MUL) k = c, scaled = true;
         }
         if (!x.empty()) ++j;
+        // A second shift, (x + a) + b (`V - E_K1 + 5.476`): a constant added on either side or
+        // subtracted on the right.
+        if (!x.empty() && !scaled && sign > 0.0 && j < code.size() && operand_word(code[j]) &&
+            (code[j].op == ADD || (code[j].op == SUB && !code[j].left)) &&
+            operand_constant(code[j], &c)) {
+          b = code[j].op == ADD ? c : -c;
+          ++j;
+        }
       } else if (leaf) {
         x = lane_entries(w);
         ++j;
@@ -606,8 +677,19 @@ class TeamBuilder {
       f.op = EXP;
       f.leaf = VAR_IND;
       f.slot = std::move(x);
-      Entry constants{constant_block({a, sign * k, q, p})};
-      constants.flags = (fn << kTeamAffineFnShift) | (divide ? kTeamAffineDivide : 0);
+      // A stack +, -, * or / right after takes the word's value as its right argument: the
+      // word does it (kTeamAffineCombineShift).
+      const int next_op = j < code.size() ? fixed_op(code[j]) : -1;
+      const std::uint32_t combine = !affine_              ? AFFINE_PUSH
+                                    : next_op == int(ADD) ? AFFINE_ADD
+                                    : next_op == int(SUB) ? AFFINE_SUB
+                                    : next_op == int(MUL) ? AFFINE_MUL
+                                    : next_op == int(DIV) ? AFFINE_DIV
+                                                          : AFFINE_PUSH;
+      if (combine != AFFINE_PUSH) ++j;
+      Entry constants{constant_block({a, b, sign * k, q, p})};
+      constants.flags = (fn << kTeamAffineFnShift) | (divide ? kTeamAffineDivide : 0) |
+                        std::int32_t(combine << kTeamAffineCombineShift);
       f.slot.insert(f.slot.end(), std::size_t(kWarp), constants);
       out.push_back(std::move(f));
       i = j - 1;
@@ -664,6 +746,13 @@ class TeamBuilder {
       }
       while (f.slot.size() < std::size_t(kTeamFoldRows) * kWarp)
         f.slot.push_back(Entry{constant(-0.0)});
+      // A pushed fold followed by a stack + adds the value below itself (kTeamFoldAdd).
+      const Word* after = i + n < code.size() ? &code[i + n] : nullptr;
+      if (push && after != nullptr && after->ref == nullptr && after->slot.empty() &&
+          !after->operand && op_of(after->fixed) == ADD) {
+        for (int l = 0; l < kWarp; ++l) f.slot[std::size_t(kWarp + l)].flags = kTeamFoldAdd;
+        ++n;
+      }
       out.push_back(std::move(f));
       i += n;
     }
@@ -811,8 +900,8 @@ class TeamBuilder {
   }
 
   const Program& p_;
-  bool pairs_, direct_, place_, single_reads_, affine_;
-  std::map<std::array<std::uint64_t, 4>, Ref> blocks_;
+  bool pairs_, direct_, place_, single_reads_, affine_, compare_select_;
+  std::map<std::array<std::uint64_t, kTeamAffineConstants>, Ref> blocks_;
   int fold_least_;
   Index states_, vars_;
   std::unordered_map<std::uint64_t, Ref> const_of_;
@@ -908,7 +997,7 @@ TeamsLayout layout_teams(const Program& prog, int teams, bool pairs, int halo, b
   out.real_begin.push_back(0);
   for (int t = 0; t < teams; ++t) {
     TeamBuilder team(src, pairs && prog.pair_leaves, direct, prog.place, prog.inline_single_use,
-                     prog.fold_sums, prog.affine);
+                     prog.fold_sums, prog.affine, prog.compare_select);
     for (std::size_t ph = 0; ph < src.n_phases(); ++ph) {
       for (std::size_t b = std::size_t(t); b < n_bins; b += std::size_t(teams))
         for (std::int32_t g = src.bin_begin[ph * n_bins + b];

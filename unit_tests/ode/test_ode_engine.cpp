@@ -279,28 +279,28 @@ std::vector<double> to_host(const View& v) {
   return out;
 }
 
-// Case i runs code[begin(i), begin(i) + length(i)) on u[8i, 8i + 8), its derivative into f(i).
+// Case i runs code[begin(i), begin(i) + length(i)) on u[9i, 9i + 9), its derivative into f(i).
 // (A free function: nvcc rejects device lambdas inside gtest's private TestBody.)
 // The unified table: lane 0 reads u[0] (a) through row 0 and u[1] (b) through row 1 (and the folds
-// rows 2-4, the affine words rows 5-20, below).
+// rows 2-4, the affine words rows 5-84, a fold rows 85-88, comparing selects rows 89-142, below).
 template <class Space, bool Direct, class Ints, class Code, class Reals>
 void run_team_streams(const Code& code, const Ints& begin, const Ints& length, const Ints& itab,
                       const Reals& u, const Reals& f) {
   Kokkos::parallel_for(
       Kokkos::RangePolicy<Space>(0, int(begin.extent(0))), KOKKOS_LAMBDA(const int i) {
         run_local_stream<Direct>(code.data() + begin(i), length(i), itab.data(), 0,
-                                 u.data() + 8 * i, StreamAssign{f.data(), i});
+                                 u.data() + 9 * i, StreamAssign{f.data(), i});
       });
   Kokkos::fence();
 }
 
-// Case i of the general interpreter: run_stream over u[8i, 8i + 8) read as variables.
+// Case i of the general interpreter: run_stream over u[9i, 9i + 9) read as variables.
 template <class Space, class Ints, class Code, class Reals>
 void run_general_streams(const Code& code, const Ints& begin, const Ints& length, const Reals& u,
                          const Reals& f) {
   Kokkos::parallel_for(
       Kokkos::RangePolicy<Space>(0, int(begin.extent(0))), KOKKOS_LAMBDA(const int i) {
-        const StateRef s{nullptr, u.data() + 8 * i, 0.0, 1};
+        const StateRef s{nullptr, u.data() + 9 * i, 0.0, 1};
         run_stream(code.data() + begin(i), length(i), nullptr, nullptr, 0, nullptr, s, 0,
                    StreamAssign{f.data(), i});
       });
@@ -319,7 +319,7 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
   // `team`: the team words of the case when they are not those of `words` (pairs).
   const auto add_case = [&](std::vector<std::uint32_t> words, double a, double b,
                             std::vector<std::uint32_t> team = {},
-                            std::array<double, 4> constants = {}) {
+                            std::array<double, kTeamAffineConstants> constants = {}) {
     begin.push_back(int(code.size()));
     length.push_back(int(words.size()));
     code.insert(code.end(), words.begin(), words.end());
@@ -372,15 +372,15 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
       // exp(b * a) and exp(a * b) with a factor as the operand, then one under a.
       add_case(with_tail({a, encode_operand(EXP, PUSH_VAR, true, 1)}), x, y);
       add_case(with_tail({a, b, encode_operand(EXP, PUSH_VAR, false, 0), encode(ADD, 0)}), x, y);
-      // Affine words p + q f((a + c) k) (or / k), c, k, q, p in slots 4-7, for each function
-      // and both scales, alone and pushed over a value: rows 5 + 2j (a) and 6 + 2j (the
-      // constants and flags of combination j). y takes the place of the shift, then of the
-      // scale, among constants of rate functions and identities.
-      const std::array<double, 4> blocks[] = {{-0.0, 1.0, 1.0, -0.0},
-                                              {40.14, -0.1378, 1.0, 1.0},
-                                              {77.0, 0.04, 0.11348, -0.0},
-                                              {y, -2.5, -13.0287, 7.7},
-                                              {-10.66, y, 0.13, -1.0}};
+      // Affine words p + q f(((a + c) + d) k) (or / k), c, d, k, q, p in slots 4-8, for each
+      // function and both scales, alone and pushed over a value: rows 5 + 2j (a) and 6 + 2j (the
+      // constants and flags of combination j). y takes the place of the shift, of the second
+      // shift, then of the scale, among constants of rate functions and identities.
+      const std::array<double, kTeamAffineConstants> blocks[] = {
+          {-0.0, -0.0, 1.0, 1.0, -0.0},      {40.14, -0.0, -0.1378, 1.0, 1.0},
+          {77.0, -0.0, 0.04, 0.11348, -0.0}, {y, -0.0, -2.5, -13.0287, 7.7},
+          {-10.66, -0.0, y, 0.13, -1.0},     {87.8929, 5.476, 0.08032, 0.49124, -0.0},
+          {-87.8929, y, 0.2385, 1.0, 1.0}};
       for (int j = 0; j < 8; ++j) {
         const Op fn = j / 2 == 0 ? EXP : j / 2 == 1 ? EXPREL : j / 2 == 2 ? EXPRELR : LOG;
         const bool divide = j % 2 != 0;
@@ -388,8 +388,11 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
                                                     kTeamKindAffine, std::uint32_t(5 + 2 * j));
         const std::vector<std::uint32_t> words = {
             encode_operand(ADD, PUSH_VAR, false, 4),
-            encode_operand(divide ? DIV : MUL, PUSH_VAR, false, 5), encode(fn, 0),
-            encode_operand(MUL, PUSH_VAR, true, 6), encode_operand(ADD, PUSH_VAR, true, 7)};
+            encode_operand(ADD, PUSH_VAR, false, 5),
+            encode_operand(divide ? DIV : MUL, PUSH_VAR, false, 6),
+            encode(fn, 0),
+            encode_operand(MUL, PUSH_VAR, true, 7),
+            encode_operand(ADD, PUSH_VAR, true, 8)};
         for (const auto& block : blocks) {
           std::vector<std::uint32_t> alone = {a}, over = {b, a};
           alone.insert(alone.end(), words.begin(), words.end());
@@ -397,6 +400,19 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
           over.push_back(encode(SUB, 0));
           add_case(with_tail(alone), x, y, with_tail({affine}), block);
           add_case(with_tail(over), x, y, with_tail({b, affine, encode(SUB, 0)}), block);
+          // The word taking in the operation after it: b op value (rows 21 + 2 (4 c + j) and
+          // the next, c = 0 ... 3 for +, -, *, /).
+          for (int c = 0; c < 4; ++c) {
+            const Op bop = c == 0 ? ADD : c == 1 ? SUB : c == 2 ? MUL : DIV;
+            std::vector<std::uint32_t> combined = {b, a};
+            combined.insert(combined.end(), words.begin(), words.end());
+            combined.push_back(encode(bop, 0));
+            add_case(with_tail(combined), x, y,
+                     with_tail(
+                         {b, with_team_kind(encode_operand(EXP, VAR_IND, false, 0), kTeamKindAffine,
+                                            std::uint32_t(21 + 2 * (8 * c + j)))}),
+                     block);
+          }
         }
       }
       add_case(with_tail({a, b, a, encode(ADDN, 3), a, encode(MULN, 2), encode(NEG, 0)}), x, y);
@@ -435,6 +451,26 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
           y, with_tail({b, push_fold(0), encode(SUB, 0)}));
       add_case(with_tail({a, b, add_op(1, true), add_op(0, false), encode(SUB, 0)}), x, y,
                with_tail({a, push_fold(1), encode(SUB, 0)}));
+      // Selects that compare a and b themselves (rows 89 + 9 c + 3 v: the arm or a spare, a with
+      // the comparison, b with the arm flag), with both arms on the stack (v = 0) or a leaf arm,
+      // a the true one (v = 1) or b the false one (v = 2).
+      for (int c = 0; c < 6; ++c) {
+        const Op cmp = Op(std::uint32_t(LT) + std::uint32_t(c));
+        const auto compare = [&](int v) {
+          return with_team_kind(encode(SELECT, 0) | (v == 1 ? kTeamNegate : 0u), kTeamKindCompare,
+                                std::uint32_t(89 + 9 * c + 3 * v));
+        };
+        add_case(with_tail({a, b, encode(cmp, 0), b, a, encode(SELECT, 0)}), x, y,
+                 with_tail({b, a, compare(0)}));
+        add_case(with_tail({a, b, encode(cmp, 0), b, encode_operand(SELECT, PUSH_VAR, true, 0)}), x,
+                 y, with_tail({b, compare(1)}));
+        add_case(with_tail({a, b, encode(cmp, 0), a, encode_operand(SELECT, PUSH_VAR, false, 1)}),
+                 x, y, with_tail({a, compare(2)}));
+      }
+      // A pushed fold that adds the value below (rows 85-88: a, b with kTeamFoldAdd, -b, a).
+      add_case(
+          with_tail({b, a, add_op(1, false), add_op(1, true), add_op(0, false), encode(ADD, 0)}), x,
+          y, with_tail({b, push_fold(85)}));
     }
   const int n = int(begin.size());
 
@@ -457,21 +493,33 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
   for (std::uint32_t& w : direct_code) {
     if (op_of(w) >= kPairFirst)
       w = with_team_kind(w, std::uint32_t(PUSH_VAR) + 1, team_pair_operands(0, true, 1, true));
-    else if ((op_of(w) == EXP && (w & kTeamKindMask) == kTeamKindAffine << kOpBits) ||
+    else if (((op_of(w) == EXP || op_of(w) == SELECT) && (w & kTeamKindMask) == kTeamKindAffine
+                                                                                    << kOpBits) ||
              op_of(w) == ADDN)
-      continue;  // affine words and folds keep their table rows in direct layouts
+      continue;  // affine words, comparing selects and folds keep their table rows
     else if ((w & kTeamReads) != 0)
       w = with_team_kind(w, kTeamKindLane, arg_of(w));
   }
   // Lane 0's rows: a, b, -b, a, the -0.0, as the folds above read them; then a and the
   // constants with each function and scale, as the affine words read them.
-  std::vector<int> itab(21 * kWarp, 0);
+  std::vector<int> itab(143 * kWarp, 0);
+  for (int c = 0; c < 6; ++c)
+    for (int v = 0; v < 3; ++v) {
+      const std::size_t base = std::size_t(89 + 9 * c + 3 * v) * kWarp;
+      itab[base] = v == 2 ? 1 : 0;
+      itab[base + kWarp] = std::int32_t(std::uint32_t(c) << kTeamCompareShift);
+      itab[base + 2 * kWarp] = 1 | (v > 0 ? kTeamCompareArm : 0);
+    }
+  itab[86 * kWarp] = 1 | kTeamFoldAdd;
+  itab[87 * kWarp] = 1 | kTeamRowNegate;
   itab[kWarp] = 1;
   itab[2 * kWarp] = 1 | kTeamRowNegate;
   itab[4 * kWarp] = 3;
   for (int j = 0; j < 8; ++j)
-    itab[std::size_t(6 + 2 * j) * kWarp] =
-        4 | (j / 2) << kTeamAffineFnShift | (j % 2 != 0 ? kTeamAffineDivide : 0);
+    for (int c = 0; c < 5; ++c)
+      itab[std::size_t(c == 0 ? 6 + 2 * j : 22 + 2 * (8 * (c - 1) + j)) * kWarp] =
+          4 | (j / 2) << kTeamAffineFnShift | (j % 2 != 0 ? kTeamAffineDivide : 0) |
+          std::int32_t(std::uint32_t(c) << kTeamAffineCombineShift);
   for (int variant = 0; variant < 3; ++variant) {
     SCOPED_TRACE(variant == 0   ? "table decode"
                  : variant == 1 ? "direct decode, table words"
@@ -495,10 +543,10 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
     int bad = 0;
     for (int i = 0; i < n && bad < 10; ++i) {
       const std::size_t k = std::size_t(i);
-      if (same(got_u[8 * k + 2], u_expected[8 * k + 2]) && same(got_f[k], f_expected[k])) continue;
+      if (same(got_u[9 * k + 2], u_expected[9 * k + 2]) && same(got_f[k], f_expected[k])) continue;
       ++bad;
-      ADD_FAILURE() << "case " << i << " a " << u[8 * k] << " b " << u[8 * k + 1] << ": stored "
-                    << got_u[8 * k + 2] << " expected " << u_expected[8 * k + 2] << ", derivative "
+      ADD_FAILURE() << "case " << i << " a " << u[9 * k] << " b " << u[9 * k + 1] << ": stored "
+                    << got_u[9 * k + 2] << " expected " << u_expected[9 * k + 2] << ", derivative "
                     << got_f[k] << " expected " << f_expected[k] << "\n"
                     << disassemble(code, std::size_t(begin[k]), std::size_t(length[k]));
     }
@@ -565,7 +613,8 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
       o.halo = halo;
       o.inline_single_use = !direct;  // both ways: variables read once kept on the stack or not
       int pairs = 0, direct_pairs = 0, lane_words = 0, table_words = 0, shared_rows = 0,
-          negated_stores = 0, affine_words = 0, folds = 0;
+          negated_stores = 0, affine_words = 0, combined_affine = 0, folds = 0, adding_folds = 0,
+          compare_selects = 0;
       const Program prog = compile(*model, o);
       ASSERT_EQ(prog.halo_programs.size(), std::size_t(halo));  // none of these closes
       const TeamsLayout layout = layout_teams(prog, teams, true, halo, direct);
@@ -578,7 +627,9 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
       // The reference: derivatives and algebraic variables at a state off the initial one.
       std::vector<double> x = model->state_init;
       for (std::size_t i = 0; i < x.size(); ++i) x[i] += 1e-3 * double(i % 7);
-      const double t = 10.2;
+      // The line's stimulus is on at 10.2; at 11.2 it is off although t >= 10 (its select's
+      // condition is the whole `t >= 10 && mod(t - 10, 1000) < 0.5`, not its first comparison).
+      const double t = teams == 3 ? 11.2 : 10.2;
       ReferenceInterpreter ref(prog, 1, Method::Euler);
       ref.x() = x;
       ref.evaluate(t);
@@ -610,7 +661,7 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
         EXPECT_EQ(std::set<std::int32_t>(tm.state_src, tm.state_src + ns).size(), std::size_t(ns));
         EXPECT_EQ(std::set<std::int32_t>(tm.var_src, tm.var_src + nv).size(), std::size_t(nv));
         const double* c = layout.reals.data() + layout.real_begin[std::size_t(k)];
-        // (By their bits: a fold's padding -0.0 is a constant of its own.) The four constants
+        // (By their bits: a fold's padding -0.0 is a constant of its own.) The five constants
         // of an affine word are a block of their own, once per tuple.
         std::set<int> in_blocks;
         std::set<std::int32_t> blocks;
@@ -624,7 +675,7 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
             const std::int32_t at = tm.itab[(std::size_t(rec[G_ITAB]) + arg_of(word) + 1) * kWarp] &
                                     kTeamAffineIndexMask;
             blocks.insert(at);
-            for (int r = 0; r < 4; ++r) in_blocks.insert(at - ns - nv + r);
+            for (int r = 0; r < kTeamAffineConstants; ++r) in_blocks.insert(at - ns - nv + r);
           }
         }
         std::set<std::uint64_t> const_bits;
@@ -634,8 +685,8 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
           std::memcpy(&bits, c + j, sizeof bits);
           if (!in_blocks.count(j)) const_bits.insert(bits);
           if (!blocks.count(ns + nv + j)) continue;
-          std::vector<std::uint64_t> tuple(4);
-          std::memcpy(tuple.data(), c + j, sizeof(std::uint64_t) * 4);
+          std::vector<std::uint64_t> tuple(kTeamAffineConstants);
+          std::memcpy(tuple.data(), c + j, sizeof(std::uint64_t) * kTeamAffineConstants);
           block_bits.insert(tuple);
         }
         EXPECT_EQ(const_bits.size() + in_blocks.size(), std::size_t(nc));
@@ -663,12 +714,15 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
           const bool fold = op == ADDN && kind != 0;
           EXPECT_TRUE(!fold || kind == std::uint32_t(VAR_IND) + 1 || kind == kTeamKindFoldPush);
           folds += fold;
-          const bool affine = kind == kTeamKindAffine && !fold;
+          // A select that compares (kTeamKindCompare, the affine kind on a SELECT).
+          const bool compare = kind == kTeamKindCompare && op == SELECT;
+          compare_selects += compare;
+          const bool affine = kind == kTeamKindAffine && !fold && !compare;
           EXPECT_TRUE(!affine || op == EXP) << op_name(op);
           affine_words += affine;
           // A lane-offset operand's kind field reads as CONST_IND + 1 (kTeamKindLane).
           EXPECT_TRUE(leaf == PUSH_VAR || leaf == VAR_IND ||
-                      (kind == kTeamKindLane && leaf == CONST_IND) || affine || fold)
+                      (kind == kTeamKindLane && leaf == CONST_IND) || affine || fold || compare)
               << op_name(leaf);
           if (pair) {
             ++pairs;
@@ -694,7 +748,10 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
           for (int k = 0; k < rec[G_LEN]; ++k) {
             const std::uint32_t word = tm.code[rec[G_CODE] + k];
             if ((word & kTeamTable) != kTeamTable) continue;
+            const bool compare = op_of(word) == SELECT && (word & kTeamKindMask) == kTeamKindCompare
+                                                                                        << kOpBits;
             const std::size_t n_rows = op_of(word) == ADDN ? kTeamFoldRows
+                                       : compare           ? 3
                                        : std::uint32_t(op_of(word)) >= kPairFirst ||
                                                (word & kTeamKindMask) == kTeamKindAffine << kOpBits
                                            ? 2
@@ -704,7 +761,7 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
             const auto [at, added] = row_of.emplace(rows, arg_of(word));
             EXPECT_EQ(at->second, arg_of(word)) << "group " << g << " word " << k;
             shared_rows += !added;
-            // An affine word's second row: the same four constants in every lane.
+            // An affine word's second row: the same five constants in every lane.
             if (op_of(word) == EXP && (word & kTeamKindMask) == kTeamKindAffine << kOpBits)
               for (int l = 0; l < rec[G_COUNT]; ++l) {
                 const std::int32_t e = first[kWarp + std::size_t(l)];
@@ -712,15 +769,28 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
                 const std::int32_t at = e & kTeamAffineIndexMask;
                 const std::int32_t consts = tm.h[T_STATES] + tm.h[T_VARS];
                 EXPECT_GE(at, consts);
-                EXPECT_LE(at + 4, consts + tm.h[T_CONSTS]);
+                EXPECT_LE(at + kTeamAffineConstants, consts + tm.h[T_CONSTS]);
+                if (l == 0)
+                  combined_affine += (std::uint32_t(e) >> kTeamAffineCombineShift) != AFFINE_PUSH;
               }
             // A fold's later rows read U values, subtracted where flagged; a zero among the
             // constants they read is the -0.0 of the padding (x + -0.0 is x; x + 0.0 is not
             // for x = -0.0).
+            // Only a pushed fold's second row may add the value below (kTeamFoldAdd).
+            if (op_of(word) == ADDN) {
+              const bool adds = (first[kWarp] & kTeamFoldAdd) != 0;
+              adding_folds += adds;
+              EXPECT_TRUE(!adds || (word & kTeamKindMask) == kTeamKindFoldPush << kOpBits);
+              for (int l = 0; l < rec[G_COUNT]; ++l) {
+                EXPECT_EQ(first[kWarp + std::size_t(l)] & kTeamFoldAdd, adds ? kTeamFoldAdd : 0);
+                for (std::size_t r = 2; r < n_rows; ++r)
+                  EXPECT_EQ(first[r * kWarp + std::size_t(l)] & kTeamFoldAdd, 0);
+              }
+            }
             if (op_of(word) == ADDN)
               for (std::size_t r = 1; r < n_rows; ++r)
                 for (int l = 0; l < rec[G_COUNT]; ++l) {
-                  const std::int32_t at = first[r * kWarp + std::size_t(l)] & (kTeamRowNegate - 1);
+                  const std::int32_t at = first[r * kWarp + std::size_t(l)] & kTeamRowIndexMask;
                   ASSERT_LT(std::size_t(at), tm.u.size());
                   const std::int32_t consts = tm.h[T_STATES] + tm.h[T_VARS];
                   if (at >= consts && at < consts + tm.h[T_CONSTS] && tm.u[std::size_t(at)] == 0.0)
@@ -732,8 +802,14 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
       if (model == &line) EXPECT_GT(negated_stores, 0);
       // LR-Line's rate functions run as affine words.
       if (model == &line && unify && pair_leaves) EXPECT_GT(affine_words, 0);
+      // Some of them take in the division or addition after them (beta_j, dV/dt).
+      if (model == &line && unify && pair_leaves) EXPECT_GT(combined_affine, 0);
       // Its sum of currents runs as folds.
       if (model == &line && unify && pair_leaves) EXPECT_GT(folds, 0);
+      // Its rate functions' guards (V < -40) are compared by their selects.
+      if (model == &line && unify && pair_leaves) EXPECT_GT(compare_selects, 0);
+      // One of them adds I_K1, below it on the stack in dV/dt where it is not stored.
+      if (model == &line && unify && pair_leaves && o.inline_single_use) EXPECT_GT(adding_folds, 0);
       // The cells of a line sit in U in lane order, so most of its per-lane rows need no table.
       if (!direct) {
         EXPECT_EQ(lane_words + direct_pairs, 0);
