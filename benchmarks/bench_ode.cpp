@@ -91,7 +91,7 @@ template <class Space>
 void device_steps(Space space, benchmark::State& state, const std::string& model, double dt,
                   Method method, ExecMode mode, CompilerOptions options, std::size_t members,
                   std::int64_t steps, const ode::EngineOptions& engine_options = {},
-                  int split_sums = kSplitAuto) {
+                  int split_sums = kSplitAuto, bool sink_auto = true) {
   // Teams: the automatic bins (about 4 cells each) unless the caller chose a number.
   if (mode == ExecMode::Teams && options.partitions == 1) options.partitions = 0;
   ode::ModelOptions model_options;
@@ -105,6 +105,10 @@ void device_steps(Space space, benchmark::State& state, const std::string& model
                                          : ode::kDefaultSplitSums;
   const ode::FlatModel fm = load(split_sums);
   state.counters["split_sums"] = split_sums;
+  // compiler.sink: auto, as a run gets by default (teams mode only).
+  if (mode == ExecMode::Teams && sink_auto && !options.sink_derivatives)
+    options.sink_derivatives = ode::sink_shortens(fm, options);
+  state.counters["sink"] = options.sink_derivatives ? 1 : 0;
   const ode::Program prog = ode::compile(fm, options);
   ode::Engine<Space> engine(prog, members, method, mode, engine_options);
   std::vector<double> x(prog.n_states * members);
@@ -193,6 +197,15 @@ void register_teams_variants() {
   CompilerOptions uncompared = all_passes();
   uncompared.compare_select = false;
   variant("uncompared", uncompared, {});
+  // Derivative tasks appended to the streams they were merged into (compiler.sink: off), not
+  // sunk into the next phase (LR-Line's dCai/dt after E_si -> I_si).
+  register_for_each_space(
+      "ode/step/lr_line/euler/teams_unsunk",
+      [](auto space, benchmark::State& state) {
+        device_steps(space, state, "lr_line", 0.01, Method::Euler, ExecMode::Teams, all_passes(), 1,
+                     steps_per_iteration(space), {}, kSplitAuto, false);
+      },
+      [](benchmark::internal::Benchmark* b) { b->MinTime(0.1); });
   // Variables read once stored and loaded again (compiler.inline: false), not kept on the
   // stack of the stream that reads them.
   CompilerOptions stored = all_passes();

@@ -777,7 +777,12 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
             for (std::size_t d : deps[e])
               if (phase_of[task_of[d]] == q) in_q.insert(task_of[d]);
         const std::size_t cap = std::max<std::size_t>(longest[q], options.merge_max_length);
-        if (any && in_q.size() == 1 &&
+        const bool derivatives_only =
+            std::all_of(tasks[b].eqs.begin(), tasks[b].eqs.end(),
+                        [&](std::size_t e) { return model.equations[e].derivative; });
+        const bool sink = options.sink_derivatives && any && derivatives_only && q + 1 < p &&
+                          !phases[q + 1].empty();
+        if (any && !sink && in_q.size() == 1 &&
             tasks[*in_q.begin()].code.size() + tasks[b].code.size() <= cap) {
           const std::size_t host = *in_q.begin();
           Task& a = tasks[host];

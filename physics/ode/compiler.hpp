@@ -17,9 +17,14 @@ struct CompilerOptions {
   bool fold = true;    // constant folding (also across constant algebraics) and x^n -> POWI
   bool merge = false;  // append an expression to the one expression of the previous phase it reads
   int merge_max_length = 64;  // cap (instructions) on a merged stream, beyond the phase's longest
-  bool reorder = false;       // sort each phase by length and opcode-sequence similarity
-  bool pad = false;           // never mix opcode sequences in a warp: pad with idle lanes
-  bool unify = false;         // one opcode stream per warp, differing operands in per-warp tables
+  // With merge: a task of derivatives only (nothing in the step reads it) that would be appended
+  // to a stream of phase q joins phase q + 1 instead where that phase already holds tasks, so
+  // no phase is added and the stream it would have lengthened is not (LR-Line's dCai/dt after
+  // E_si -> I_si). compiler.sink: auto decides it in teams mode by the layout's critical path.
+  bool sink_derivatives = false;
+  bool reorder = false;  // sort each phase by length and opcode-sequence similarity
+  bool pad = false;      // never mix opcode sequences in a warp: pad with idle lanes
+  bool unify = false;    // one opcode stream per warp, differing operands in per-warp tables
   // Parts that a step's phases may run without seeing each other: the equations are split along
   // the connected components of their algebraic dependencies (whole cells of a network, since
   // coupling goes through states) into this many contiguous, balanced bins; 0 = enough bins for

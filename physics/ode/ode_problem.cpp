@@ -121,6 +121,7 @@ CompilerOptions compiler_options(const Config& config) {
   o.fold = config.boolean("compiler.fold");
   o.merge = config.boolean("compiler.merge");
   o.merge_max_length = static_cast<int>(config.integer("compiler.merge_max_length"));
+  o.sink_derivatives = config.string("compiler.sink") == "on";
   o.reorder = config.boolean("compiler.reorder");
   o.pad = config.boolean("compiler.pad");
   o.unify = config.boolean("compiler.unify");
@@ -237,8 +238,14 @@ class OdeProblem final : public core::Problem {
   OdeProblem(const Config& config, const std::string& backend) {
     const std::string path = resolve_model_path(config);
     const auto sweeps = config.records("ensemble.sweep");
-    const CompilerOptions compiler = compiler_options(config);
+    CompilerOptions compiler = compiler_options(config);
     model_ = std::make_unique<FlatModel>(load_model(config, compiler));
+    // compiler.sink auto: in teams mode, where the layout's critical path says it is shorter.
+    if (config.string("compiler.sink") == "auto" && config.string("run.mode") == "teams") {
+      compiler.sink_derivatives = sink_shortens(*model_, compiler);
+      if (!config.boolean("output.quiet_model"))
+        spdlog::info("compiler.sink auto: {}", compiler.sink_derivatives ? "on" : "off");
+    }
     program_ = compile(*model_, compiler);
     M_ = static_cast<std::size_t>(config.integer("ensemble.members"));
     dt_ = config.real("run.dt");
@@ -548,6 +555,12 @@ void declare(core::Schema& s) {
   s.boolean("compiler.merge",
             "Merge an expression into the one expression of the previous phase it reads")
       .defaults(true);
+  s.choice("compiler.sink", {"auto", "on", "off"},
+           "With merge: a task of derivatives only that would be appended to a stream of an "
+           "earlier phase joins the next phase instead where that phase already holds tasks "
+           "(no phase is added); auto: on in teams mode where the layout's critical path is "
+           "shorter with it, else off")
+      .defaults("auto");
   s.integer("compiler.merge_max_length",
             "Longest merged stream (instructions) beyond the phase's longest")
       .defaults(64)

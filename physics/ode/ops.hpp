@@ -165,7 +165,8 @@ inline constexpr std::uint32_t kTeamNegate = 1u << (kOpBits + kKindBits);
 //   p + q * f((x + a) * k)   or   p + q * f((x + a) / k),   f = exp, exprel, exprelr or log.
 // (The shift may come in two parts, ((x + a) + b) k: `V - E_K1 + 5.476` of LR1991's beta_K1.)
 // Its first table row is x's (per lane); the entries of the second hold the U index of the
-// constants a, b, k, q, p (kTeamAffineConstants consecutive values, the same in every lane)
+// constants a, b, k, q, p (kTeamAffineConstants consecutive values; each lane's own block, one
+// per tuple, so a warp may hold several rate functions of one shape)
 // and, in their top bits, f and whether k divides. A part the words did not have takes its
 // identity (a = b = -0.0, k = q = 1, p = -0.0: x + -0.0 is x and x * 1 is x, signed zeros,
 // infinities and NaN included), a subtraction adds the negated constant (x - y is x + (-y)), and

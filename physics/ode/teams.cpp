@@ -280,7 +280,8 @@ class TeamBuilder {
   // for each). A scheduler issues for all its warps, so the phase's longest streams should not
   // share one: each group, longest first, goes to the scheduler where the estimated time (its
   // longest stream plus a quarter of the words of the others, which take its issue slots) grows
-  // least, among equals the one with fewer warps. A quarter measured best of 0, 1/4, 1/2, 1 and
+  // least, among equals the one with fewer warps, unless the order they came in estimates less.
+  // A quarter measured best of 0, 1/4, 1/2, 1 and
   // 2 on the H100 (benchmarks/NOTES.md, twenty-ninth round). Phases wider than a team of 24
   // warps keep their order.
   void place_on_schedulers(std::size_t begin, std::size_t end) {
@@ -323,6 +324,21 @@ class TeamBuilder {
       sched[best].total += len;
       sched[best].groups.push_back(g);
     }
+    // The greedy choice can lose to the order the groups came in: keep the better estimate.
+    const auto worst = [](const Scheduler* s) {
+      double most = 0.0;
+      for (std::size_t k = 0; k < kSchedulers; ++k)
+        most = std::max(most, s[k].longest + 0.25 * (s[k].total - s[k].longest));
+      return most;
+    };
+    Scheduler given[kSchedulers];
+    for (std::size_t p = 0; p < n; ++p) {
+      Scheduler& s = given[p % kSchedulers];
+      const double len = length(groups_[begin + p]);
+      s.longest = std::max(s.longest, len);
+      s.total += len;
+    }
+    if (worst(given) < worst(sched)) return;
     std::vector<Group> placed(n);
     for (std::size_t k = 0; k < kSchedulers; ++k)
       for (std::size_t j = 0; j < sched[k].groups.size(); ++j)
@@ -556,30 +572,42 @@ class TeamBuilder {
 
   // [leaf x] [+ a, - a or a -; or * k, / k] [+ b or - b] [* k or / k] f [* q] [+ p, - p or p -], f
   // = exp (also exp with its factor k as operand), exprel, exprelr or log, and every a, b, k, q,
-  // p a constant that all lanes share, becomes one affine word (ops.hpp, kTeamKindAffine): an exp
-  // pair, `Padd; exp k; add 1` of a rate function's denominator, `push Cai; log; mul q; sub p`,
-  // `Psub V, E_K1; add 5.476; exp 0.08032`. A stack +, -, * or / right after goes into it too.
-  // Without affine_, only a leaf's exp(k x) (an exp with its factor as operand). What the words did
-  // not have takes its identity, a subtraction adds the negated constant, and a - x (or -x) becomes
-  // x + (-a) with -k: exact up to the sign of a zero argument, which none of the four functions
-  // tells apart.
+  // p a constant in every lane, becomes one affine word (ops.hpp, kTeamKindAffine): an exp pair,
+  // `Padd; exp k; add 1` of a rate function's denominator, `push Cai; log; mul q; sub p`,
+  // `Psub V, E_K1; add 5.476; exp 0.08032`. The constants may differ from lane to lane (a warp of
+  // several gates' rates of one shape, LR-Line's alpha_d, beta_f and beta_X): each lane reads the
+  // block of its own tuple. A stack +, -, * or / right after goes into it too. Without affine_,
+  // only a leaf's exp(k x) (an exp with its factor as operand). What the words did not have takes
+  // its identity, a subtraction adds the negated constant, and a - x (or -x) becomes x + (-a)
+  // with -k: exact up to the sign of a zero argument, which none of the four functions tells
+  // apart.
   std::vector<Word> affine_words(std::vector<Word> code, std::int32_t count) {
-    // The value of a row's constant, when every lane reads the same constant.
-    const auto shared_constant = [&](const Entry* row, double* value) {
-      const Ref* r = row[0].ref;
-      if (r == nullptr || r->section != S_CONST) return false;
+    using Lanes = std::array<double, kWarp>;
+    const auto filled = [](double v) {
+      Lanes out;
+      out.fill(v);
+      return out;
+    };
+    const auto negated = [](Lanes v) {
+      for (double& x : v) x = -x;
+      return v;
+    };
+    // Each lane's constant of a row, when every lane reads a constant; lanes past the group's
+    // count take lane 0's (they run nothing, and need no block of their own).
+    const auto row_constants = [&](const Entry* row, Lanes* values) {
       for (std::int32_t l = 0; l < count; ++l)
-        if (row[l].ref != r || row[l].negate) return false;
-      *value = consts_[r->index];
+        if (row[l].ref == nullptr || row[l].ref->section != S_CONST || row[l].negate) return false;
+      for (int l = 0; l < kWarp; ++l)
+        (*values)[std::size_t(l)] = consts_[row[l < count ? l : 0].ref->index];
       return true;
     };
     // A word with one leaf operand (not a pair, an affine word or a fold).
     const auto operand_word = [](const Word& w) {
       return w.operand && !w.affine && w.fold == 0 && std::uint32_t(w.op) < kPairFirst;
     };
-    const auto operand_constant = [&](const Word& w, double* value) {
+    const auto operand_constants = [&](const Word& w, Lanes* values) {
       const std::vector<Entry> e = lane_entries(w);
-      return shared_constant(e.data(), value);
+      return row_constants(e.data(), values);
     };
     // A word without U access: its opcode, else -1.
     const auto fixed_op = [](const Word& w) {
@@ -595,7 +623,9 @@ class TeamBuilder {
     std::vector<Word> out;
     for (std::size_t i = 0; i < code.size(); ++i) {
       std::vector<Entry> x;
-      double a = -0.0, b = -0.0, k = 1.0, q = 1.0, p = -0.0, sign = 1.0, c = 0.0;
+      Lanes a = filled(-0.0), b = filled(-0.0), k = filled(1.0), q = filled(1.0), p = filled(-0.0),
+            c{};
+      double sign = 1.0;
       bool divide = false, scaled = false;
       int fn = -1;
       std::size_t j = i;
@@ -610,16 +640,16 @@ class TeamBuilder {
         const Entry* left = w.slot.data();
         const Entry* right = w.slot.data() + kWarp;
         const Op op = Op(pair_op);
-        const bool right_const = shared_constant(right, &c);
+        const bool right_const = row_constants(right, &c);
         if ((op == ADD || op == SUB || op == MUL || op == DIV) && right_const) {
           x.assign(left, left + kWarp);
           if (op == ADD) a = c;
-          if (op == SUB) a = -c;
+          if (op == SUB) a = negated(c);
           if (op == MUL || op == DIV) k = c, scaled = true, divide = op == DIV;
-        } else if ((op == ADD || op == SUB || op == MUL) && shared_constant(left, &c)) {
+        } else if ((op == ADD || op == SUB || op == MUL) && row_constants(left, &c)) {
           x.assign(right, right + kWarp);
           if (op == ADD) a = c;
-          if (op == SUB) a = -c, sign = -1.0;  // c - x = -(x + (-c))
+          if (op == SUB) a = negated(c), sign = -1.0;  // c - x = -(x + (-c))
           if (op == MUL) k = c, scaled = true;
         }
         if (!x.empty()) ++j;
@@ -627,8 +657,8 @@ class TeamBuilder {
         // subtracted on the right.
         if (!x.empty() && !scaled && sign > 0.0 && j < code.size() && operand_word(code[j]) &&
             (code[j].op == ADD || (code[j].op == SUB && !code[j].left)) &&
-            operand_constant(code[j], &c)) {
-          b = code[j].op == ADD ? c : -c;
+            operand_constants(code[j], &c)) {
+          b = code[j].op == ADD ? c : negated(c);
           ++j;
         }
       } else if (leaf) {
@@ -638,11 +668,11 @@ class TeamBuilder {
       }
       if (!x.empty() && fn < 0 && !scaled && j < code.size() && operand_word(code[j])) {
         const Word& s = code[j];
-        if (affine_ && (s.op == MUL || (s.op == DIV && !s.left)) && operand_constant(s, &k)) {
+        if (affine_ && (s.op == MUL || (s.op == DIV && !s.left)) && operand_constants(s, &k)) {
           scaled = true, divide = s.op == DIV, ++j;
-        } else if (s.op == EXP && operand_constant(s, &k)) {
+        } else if (s.op == EXP && operand_constants(s, &k)) {
           scaled = true, fn = 0, ++j;
-        } else if (s.op == EXP && j == i + 1 && sign > 0.0 && shared_constant(x.data(), &k)) {
+        } else if (s.op == EXP && j == i + 1 && sign > 0.0 && row_constants(x.data(), &k)) {
           // `push k; exp x`: the leaf is the factor, the operand the argument.
           x = lane_entries(s);
           scaled = true, fn = 0, ++j;
@@ -658,16 +688,16 @@ class TeamBuilder {
       }
       if (affine_) {
         if (j < code.size() && operand_word(code[j]) && code[j].op == MUL &&
-            operand_constant(code[j], &c))
+            operand_constants(code[j], &c))
           q = c, ++j;
         if (j < code.size() && operand_word(code[j]) && (code[j].op == ADD || code[j].op == SUB) &&
-            operand_constant(code[j], &c)) {
+            operand_constants(code[j], &c)) {
           if (code[j].op == ADD)
             p = c;
           else if (!code[j].left)
-            p = -c;  // r - p
+            p = negated(c);  // r - p
           else
-            p = c, q = -q;  // p - q r = p + (-q) r
+            p = c, q = negated(q);  // p - q r = p + (-q) r
           ++j;
         }
       }
@@ -687,10 +717,14 @@ class TeamBuilder {
                                     : next_op == int(DIV) ? AFFINE_DIV
                                                           : AFFINE_PUSH;
       if (combine != AFFINE_PUSH) ++j;
-      Entry constants{constant_block({a, b, sign * k, q, p})};
-      constants.flags = (fn << kTeamAffineFnShift) | (divide ? kTeamAffineDivide : 0) |
-                        std::int32_t(combine << kTeamAffineCombineShift);
-      f.slot.insert(f.slot.end(), std::size_t(kWarp), constants);
+      const std::int32_t flags = (fn << kTeamAffineFnShift) | (divide ? kTeamAffineDivide : 0) |
+                                 std::int32_t(combine << kTeamAffineCombineShift);
+      for (int l = 0; l < kWarp; ++l) {
+        const std::size_t at = std::size_t(l);
+        Entry constants{constant_block({a[at], b[at], sign * k[at], q[at], p[at]})};
+        constants.flags = flags;
+        f.slot.push_back(constants);
+      }
       out.push_back(std::move(f));
       i = j - 1;
     }
@@ -953,6 +987,18 @@ int TeamsLayout::critical_words() const {
     most = std::max(most, sum);
   }
   return most;
+}
+
+bool sink_shortens(const FlatModel& model, const CompilerOptions& options) {
+  if (!options.merge) return false;
+  CompilerOptions o = options;
+  o.halo = 0;
+  const auto critical = [&](bool sink) {
+    o.sink_derivatives = sink;
+    const Program prog = compile(model, o);
+    return layout_teams(prog, int(prog.n_bins), o.pair_leaves).critical_words();
+  };
+  return critical(true) < critical(false);
 }
 
 SplitChoice choose_split_sums(const std::function<FlatModel(int)>& load,

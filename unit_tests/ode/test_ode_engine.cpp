@@ -108,6 +108,10 @@ TYPED_TEST(OdeEngine, RandomModelsMatchWithAndWithoutPasses) {
         compare_per_step<TypeParam>(model, test::passes_from_bits(bits), Method::RK4, mode, 3,
                                     0.01);
       }
+    CompilerOptions sunk = all_passes();
+    sunk.sink_derivatives = true;
+    for (ExecMode mode : all_modes)
+      compare_per_step<TypeParam>(model, sunk, Method::RK4, mode, 3, 0.01);
   }
 }
 
@@ -181,6 +185,27 @@ TYPED_TEST(OdeEngine, LineOfCellsInTeamsMatchesReference) {
   for (Method method : {Method::Euler, Method::RK4})
     for (const EngineOptions& eo : {EngineOptions{}, vars_only, in_global})
       compare_per_step<TypeParam>(model, o, method, ExecMode::Teams, 3, 0.01, 9.99, eo);
+}
+
+// compiler.sink: LR-Line's dCai/dt, which merging appended to E_si -> I_si in phase 0, runs in
+// phase 1 next to the gates (no phase added), the teams layout's critical path gets shorter
+// (so `auto` takes it), and every mode still matches the reference interpreter.
+TYPED_TEST(OdeEngine, SunkDerivativesKeepThePhasesAndMatchTheReference) {
+  const FlatModel model = load_model_file(test::source_path("inputs/ode/lr_line.model.yaml"));
+  CompilerOptions o = all_passes();
+  o.partitions = 0;
+  CompilerOptions sunk = o;
+  sunk.sink_derivatives = true;
+  const Program plain = compile(model, o), sunk_prog = compile(model, sunk);
+  EXPECT_EQ(sunk_prog.n_phases(), plain.n_phases());
+  const auto critical = [](const Program& p) {
+    return layout_teams(p, int(p.n_bins), true).critical_words();
+  };
+  EXPECT_LT(critical(sunk_prog), critical(plain));
+  EXPECT_TRUE(sink_shortens(model, o));
+  for (Method method : {Method::Euler, Method::RK4})
+    for (ExecMode mode : {ExecMode::Teams, ExecMode::Phases})
+      compare_per_step<TypeParam>(model, sunk, method, mode, 3, 0.01, 9.99);
 }
 
 // Teams with a halo run several sweeps between exchanges, each recomputing its neighbours' cells
@@ -614,7 +639,7 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
       o.inline_single_use = !direct;  // both ways: variables read once kept on the stack or not
       int pairs = 0, direct_pairs = 0, lane_words = 0, table_words = 0, shared_rows = 0,
           negated_stores = 0, affine_words = 0, combined_affine = 0, folds = 0, adding_folds = 0,
-          compare_selects = 0;
+          compare_selects = 0, lane_blocks = 0;
       const Program prog = compile(*model, o);
       ASSERT_EQ(prog.halo_programs.size(), std::size_t(halo));  // none of these closes
       const TeamsLayout layout = layout_teams(prog, teams, true, halo, direct);
@@ -672,10 +697,13 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
             const std::uint32_t word = tm.code[rec[G_CODE] + w];
             if (op_of(word) != EXP || (word & kTeamKindMask) != kTeamKindAffine << kOpBits)
               continue;
-            const std::int32_t at = tm.itab[(std::size_t(rec[G_ITAB]) + arg_of(word) + 1) * kWarp] &
-                                    kTeamAffineIndexMask;
-            blocks.insert(at);
-            for (int r = 0; r < kTeamAffineConstants; ++r) in_blocks.insert(at - ns - nv + r);
+            for (int l = 0; l < kWarp; ++l) {  // a lane's own block: several rates in one warp
+              const std::int32_t at =
+                  tm.itab[(std::size_t(rec[G_ITAB]) + arg_of(word) + 1) * kWarp + std::size_t(l)] &
+                  kTeamAffineIndexMask;
+              blocks.insert(at);
+              for (int r = 0; r < kTeamAffineConstants; ++r) in_blocks.insert(at - ns - nv + r);
+            }
           }
         }
         std::set<std::uint64_t> const_bits;
@@ -761,11 +789,14 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
             const auto [at, added] = row_of.emplace(rows, arg_of(word));
             EXPECT_EQ(at->second, arg_of(word)) << "group " << g << " word " << k;
             shared_rows += !added;
-            // An affine word's second row: the same five constants in every lane.
+            // An affine word's second row: the same function and flags in every lane, and a
+            // block of five constants (each lane's own where their rates differ).
             if (op_of(word) == EXP && (word & kTeamKindMask) == kTeamKindAffine << kOpBits)
               for (int l = 0; l < rec[G_COUNT]; ++l) {
                 const std::int32_t e = first[kWarp + std::size_t(l)];
-                EXPECT_EQ(e, first[kWarp]) << "group " << g;
+                EXPECT_EQ(e & ~kTeamAffineIndexMask, first[kWarp] & ~kTeamAffineIndexMask)
+                    << "group " << g;
+                lane_blocks += l > 0 && e != first[kWarp];
                 const std::int32_t at = e & kTeamAffineIndexMask;
                 const std::int32_t consts = tm.h[T_STATES] + tm.h[T_VARS];
                 EXPECT_GE(at, consts);
@@ -802,6 +833,9 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
       if (model == &line) EXPECT_GT(negated_stores, 0);
       // LR-Line's rate functions run as affine words.
       if (model == &line && unify && pair_leaves) EXPECT_GT(affine_words, 0);
+      // Some warps hold several gates' rates of one shape, each lane with its own constants
+      // (alpha_d, beta_f, beta_X).
+      if (model == &line && unify && pair_leaves) EXPECT_GT(lane_blocks, 0);
       // Some of them take in the division or addition after them (beta_j, dV/dt).
       if (model == &line && unify && pair_leaves) EXPECT_GT(combined_affine, 0);
       // Its sum of currents runs as folds.
