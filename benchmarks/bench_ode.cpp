@@ -162,12 +162,12 @@ void register_steps() {
 void register_teams_variants() {
   // LR-Line, Euler, teams mode with other compiler or engine options.
   const auto variant = [](const std::string& name, const CompilerOptions& o,
-                          const ode::EngineOptions& e) {
+                          const ode::EngineOptions& e, bool sink_auto = true) {
     register_for_each_space(
         "ode/step/lr_line/euler/teams_" + name,
         [=](auto space, benchmark::State& state) {
           device_steps(space, state, "lr_line", 0.01, Method::Euler, ExecMode::Teams, o, 1,
-                       steps_per_iteration(space), e);
+                       steps_per_iteration(space), e, kSplitAuto, sink_auto);
         },
         [](benchmark::internal::Benchmark* b) { b->MinTime(0.1); });
   };
@@ -199,13 +199,7 @@ void register_teams_variants() {
   variant("uncompared", uncompared, {});
   // Derivative tasks appended to the streams they were merged into (compiler.sink: off), not
   // sunk into the next phase (LR-Line's dCai/dt after E_si -> I_si).
-  register_for_each_space(
-      "ode/step/lr_line/euler/teams_unsunk",
-      [](auto space, benchmark::State& state) {
-        device_steps(space, state, "lr_line", 0.01, Method::Euler, ExecMode::Teams, all_passes(), 1,
-                     steps_per_iteration(space), {}, kSplitAuto, false);
-      },
-      [](benchmark::internal::Benchmark* b) { b->MinTime(0.1); });
+  variant("unsunk", all_passes(), {}, false);
   // Variables read once stored and loaded again (compiler.inline: false), not kept on the
   // stack of the stream that reads them.
   CompilerOptions stored = all_passes();
