@@ -536,12 +536,21 @@ struct TeamsLocalKernel {
     // its last phase's barrier (benchmarks/NOTES.md, forty-third round).
     const bool in_place = local[T_IN_PLACE] != 0;
     const int time_phase = in_place ? local[T_TIME_PHASE] : n_phases;
-    const auto phases = [&](const auto& assign, double next_time) {
+    // The time at the end of stage k of step n, as step_schedule spells it (bitwise).
+    const auto stage_end = [&](std::int64_t n, int k) {
+      if constexpr (RK4) {
+        const double t0 = double(first_step + n) * dt;
+        if (k < 2) return t0 + 0.5 * dt;
+        if (k == 2) return t0 + dt;
+      }
+      return double(first_step + n + 1) * dt;
+    };
+    const auto phases = [&](const auto& assign, std::int64_t n, int k) {
       for (int ph = 0; ph < n_phases; ++ph) {
         // By the team's last warp: the first warps run the phase's longest streams
         // (TeamsLayout places them first), which the write would delay.
         if (ph == time_phase && team.team_rank() == team.team_size() - 1)
-          Kokkos::single(Kokkos::PerThread(team), [&]() { u[time_slot] = next_time; });
+          Kokkos::single(Kokkos::PerThread(team), [&]() { u[time_slot] = stage_end(n, k); });
         Kokkos::parallel_for(
             Kokkos::TeamThreadRange(team, phase_begin[ph], phase_begin[ph + 1]), [&](const int g) {
               Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, kWarp), [&](const int l) {
@@ -551,63 +560,55 @@ struct TeamsLocalKernel {
         team.team_barrier();
       }
     };
-    unsigned long long arrivals = 0;
-    int ok = 1, in_block = 0, block = 0;
+    const double a_dt[4] = {0.5 * dt, 0.5 * dt, dt, 0.0};
+    const double b_dt[4] = {dt / 6.0, dt / 3.0, dt / 3.0, dt / 6.0};
     const std::int64_t sweeps = steps * (RK4 ? 4 : 1);
-    std::int64_t done = 0;
-    // Where the sweep that is about to run publishes the team's own states: the buffer of the
-    // current block if it ends the block, else nowhere.
-    const auto publish = [&]() {
-      const bool exchange = in_block + 1 == block_sweeps || done + 1 == sweeps;
-      return Publish{exchange ? out[block & 1] : nullptr, state_src, ns};
+    unsigned long long arrivals = 0;
+    int block = 0;
+    // Sweeps left in the current block, whose last publishes the team's own states. A sweep
+    // that neither ends a block nor needs the copy below costs its barriers and this count only:
+    // every warp runs the end of a sweep at once, so its instructions add up (benchmarks/
+    // NOTES.md, forty-eighth round).
+    const auto block_left = [&](std::int64_t left) {
+      return int(left < block_sweeps ? left : std::int64_t(block_sweeps));
     };
-    // The stage results become the next stage input, with the time of the next sweep. At the end
-    // of a block (the states were published by the stores), unless it was the last, the team
-    // waits for every team and takes the others' states from what they published.
-    const auto end_sweep = [&](const double* from, double next_time, const Publish& pub) {
-      ++done;
-      ++in_block;
-      if (!in_place)
-        Kokkos::parallel_for(Kokkos::TeamVectorRange(team, ns), [&](const int i) {
-          if (state_flag[i] != STATE_READ) u[i] = from[i];
-        });
-      if (time_phase >= n_phases)
-        Kokkos::single(Kokkos::PerTeam(team), [&]() { u[time_slot] = next_time; });
-      if (pub.to == nullptr || done == sweeps) {
-        if (time_phase >= n_phases) team.team_barrier();
-        return;
+    int until = block_left(sweeps);
+    std::int64_t n = 0;  // the step of the next sweep
+    int k = 0;           // its RK4 stage
+    while (until > 0) {
+      const Publish pub{until == 1 ? out[block & 1] : nullptr, state_src, ns};
+      if constexpr (!RK4) {
+        phases(LocalEuler{u, in_place ? 0 : n_u, dt, pub}, n, 0);
+      } else {
+        const int to = in_place ? 0 : k == 3 ? n_u + ns : n_u;
+        phases(LocalRK4{u, n_u, to, a_dt[k], b_dt[k], k == 0, k == 3, pub}, n, k);
       }
-      ++block;
-      in_block = 0;
+      // The stage results become the next stage input, with the time of the next sweep.
+      if (time_phase >= n_phases) {
+        const double* from = RK4 && k == 3 ? acc : next;
+        if (!in_place)
+          Kokkos::parallel_for(Kokkos::TeamVectorRange(team, ns), [&](const int i) {
+            if (state_flag[i] != STATE_READ) u[i] = from[i];
+          });
+        Kokkos::single(Kokkos::PerTeam(team), [&]() { u[time_slot] = stage_end(n, k); });
+        team.team_barrier();
+      }
+      if (!RK4 || ++k == 4) k = 0, ++n;
+      if (--until > 0) continue;
+      // The end of a block (the states were published by the stores): unless it was the last,
+      // the team waits for every team and takes the others' states from what they published.
+      const std::int64_t done = n * (RK4 ? 4 : 1) + k;
+      if (done == sweeps) break;
       arrivals += 1;
-      ok = grid_barrier(team, counter, failed, arrivals * (unsigned long long)(league), league);
-      if (!ok) return;
+      if (!grid_barrier(team, counter, failed, arrivals * (unsigned long long)(league), league))
+        break;
+      const double* published = out[block & 1];
       Kokkos::parallel_for(Kokkos::TeamVectorRange(team, ns), [&](const int i) {
-        if (state_flag[i] != STATE_OWNED) u[i] = pub.to[state_src[i]];
+        if (state_flag[i] != STATE_OWNED) u[i] = published[state_src[i]];
       });
       team.team_barrier();
-    };
-    for (std::int64_t n = 0; n < steps && ok; ++n) {
-      const double t0 = double(first_step + n) * dt, t1 = double(first_step + n + 1) * dt;
-      if constexpr (!RK4) {
-        const Publish pub = publish();
-        phases(LocalEuler{u, in_place ? 0 : n_u, dt, pub}, t1);
-        end_sweep(next, t1, pub);
-      } else {
-        // RK4 as step_schedule spells it, one call site for the four stages.
-        const double ts[5] = {t0, t0 + 0.5 * dt, t0 + 0.5 * dt, t0 + dt, t1};
-        const double a_dt[4] = {0.5 * dt, 0.5 * dt, dt, 0.0};
-        const double b_dt[4] = {dt / 6.0, dt / 3.0, dt / 3.0, dt / 6.0};
-#if defined(__CUDA_ARCH__)
-#pragma unroll 1
-#endif
-        for (int k = 0; k < 4 && ok; ++k) {
-          const Publish pub = publish();
-          const int out = in_place ? 0 : k == 3 ? n_u + ns : n_u;
-          phases(LocalRK4{u, n_u, out, a_dt[k], b_dt[k], k == 0, k == 3, pub}, ts[k + 1]);
-          end_sweep(k == 3 ? acc : next, ts[k + 1], pub);
-        }
-      }
+      ++block;
+      until = block_left(sweeps - done);
     }
   }
 };
