@@ -156,9 +156,9 @@ void register_steps() {
 }
 
 // LR-Line in teams mode without merging (more, shorter phases: team barriers are cheap), without
-// pair words, without folds or with fewer, with variables read once stored, unplaced, with 4,
-// 8 or 16 bins instead of 25, with only the teams' variables in scratch (program and states in
-// global memory), and with everything in global memory.
+// pair words, without folds or with fewer, with affine words one by one, with variables read once
+// stored, unplaced, with 4, 8 or 16 bins instead of 25, with only the teams' variables in scratch
+// (program and states in global memory), and with everything in global memory.
 void register_teams_variants() {
   // LR-Line, Euler, teams mode with other compiler or engine options.
   const auto variant = [](const std::string& name, const CompilerOptions& o,
@@ -192,6 +192,11 @@ void register_teams_variants() {
   CompilerOptions exp_only = all_passes();
   exp_only.affine = false;
   variant("exp_only", exp_only, {});
+  // Affine words one by one (compiler.affine_pairs: false), not two in a row as one word whose
+  // functions overlap.
+  CompilerOptions affine_single = all_passes();
+  affine_single.affine_pairs = false;
+  variant("affine_single", affine_single, {});
   // Rate functions' guards compared by a word of their own before the select
   // (compiler.compare_select: false).
   CompilerOptions uncompared = all_passes();

@@ -379,8 +379,8 @@ struct TeamsKernel {
 };
 
 // Lane `lane` of group g of a team program (TeamsLayout): unified streams read the team's table,
-// per-lane streams find their code through the lane table.
-template <bool Direct, class Assign>
+// per-lane streams find their code through the lane table. AffinePairs: see run_local_stream.
+template <bool Direct, bool AffinePairs = true, class Assign>
 KOKKOS_INLINE_FUNCTION void run_local_group_lane(const std::uint32_t* code,
                                                  const std::int32_t* groups,
                                                  const std::int32_t* lanes,
@@ -389,11 +389,12 @@ KOKKOS_INLINE_FUNCTION void run_local_group_lane(const std::uint32_t* code,
   const std::int32_t* rec = groups + std::size_t(g) * kGroupFields;
   if (lane >= rec[G_COUNT]) return;
   if (rec[G_KIND] == GROUP_UNIFIED) {
-    run_local_stream<Direct>(code + rec[G_CODE], rec[G_LEN],
-                             itab + std::size_t(rec[G_ITAB]) * kWarp, lane, u, assign);
+    run_local_stream<Direct, AffinePairs>(code + rec[G_CODE], rec[G_LEN],
+                                          itab + std::size_t(rec[G_ITAB]) * kWarp, lane, u, assign);
   } else {
     const std::int32_t* lt = lanes + rec[G_CTAB];
-    run_local_stream<Direct>(code + lt[lane], lt[kWarp + lane], nullptr, lane, u, assign);
+    run_local_stream<Direct, AffinePairs>(code + lt[lane], lt[kWarp + lane], nullptr, lane, u,
+                                          assign);
   }
 }
 
@@ -554,7 +555,7 @@ struct TeamsLocalKernel {
         Kokkos::parallel_for(
             Kokkos::TeamThreadRange(team, phase_begin[ph], phase_begin[ph + 1]), [&](const int g) {
               Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, kWarp), [&](const int l) {
-                run_local_group_lane<Direct>(code, groups, lanes, itab, g, l, u, assign);
+                run_local_group_lane<Direct, !RK4>(code, groups, lanes, itab, g, l, u, assign);
               });
             });
         team.team_barrier();
@@ -673,7 +674,7 @@ class Engine {
             const bool direct = (k == 0) == options.teams_direct_first;
             if (direct && !pairs && !options.teams_direct_first) continue;
             teams_league_ = h > 0 ? int(prog.n_bins) : teams_league();
-            layout = layout_teams(prog, teams_league_, pairs, h, direct);
+            layout = layout_teams(prog, teams_league_, pairs, h, direct, method == Method::Euler);
             fits = layout.scratch_bytes(buffers) + kScratchAlignment <= most;
           }
           if (fits) break;

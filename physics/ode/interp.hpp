@@ -386,6 +386,35 @@ KOKKOS_INLINE_FUNCTION void run_stream(const std::uint32_t* code, int len, const
   run_stream_members<1>(code, len, itab, ctab, lane, consts, s, m, 0, assign);
 }
 
+// An affine word's parts (ops.hpp, kTeamKindAffine): the function's argument ((x + a) + b) k
+// or / k, the function, and what the word does to the stack with its value p + q f.
+KOKKOS_INLINE_FUNCTION double affine_argument(double x, std::int32_t e, const double* c) {
+  const double shifted = (x + c[0]) + c[1];
+  return (e & kTeamAffineDivide) != 0 ? shifted / c[2] : shifted * c[2];
+}
+KOKKOS_INLINE_FUNCTION double affine_function(std::int32_t e, double t) {
+  const std::int32_t fn = (e >> kTeamAffineFnShift) & 3;
+  if (fn == 0) return compat::exp(t);
+  if (fn == 3) return compat::log(t);
+  // exprel and exprelr, as apply_unary computes them
+  const double m = compat::expm1(t);
+  return t == 0.0 ? 1.0 : fn == 1 ? m / t : t / m;
+}
+KOKKOS_INLINE_FUNCTION void affine_combine(std::int32_t e, double value, double (*st)[1], int& sp,
+                                           double* top) {
+  const std::uint32_t combine = std::uint32_t(e) >> kTeamAffineCombineShift;
+  if (combine == AFFINE_PUSH) {
+    st[sp][0] = top[0];
+    ++sp;
+    top[0] = value;
+  } else if (combine == AFFINE_DIV) {
+    top[0] = top[0] / value;
+  } else {
+    const double sum = top[0] + value, difference = top[0] - value, product = top[0] * value;
+    top[0] = combine == AFFINE_ADD ? sum : combine == AFFINE_SUB ? difference : product;
+  }
+}
+
 // A team program's stream (TeamsLayout, words made by team_word): every leaf and operand is a
 // value of the team's array u: at the word's index, at the index plus the lane (a lane-offset
 // word), or at the lane's entry of the unified table; the stage time is a value of u as well. A
@@ -407,7 +436,11 @@ static_assert(std::uint32_t(MUL) == std::uint32_t(ADD) + 1 &&
 // (index 0 for words that read nothing), and stores, then exp, then select (the guards of rate
 // functions, two on LR-Line's longest stream) are tested before the switch, whose compare tree
 // took stores five levels deep.
-template <bool Direct, class Assign>
+// AffinePairs: whether the stream may hold pairs of affine words (kTeamAffinePair). The RK4
+// kernel's layouts have none and its interpreter leaves their code out: with it the kernel took
+// 100 registers instead of 95, too many for a team of LR-Line's 19 warps at full speed
+// (benchmarks/NOTES.md, forty-ninth round).
+template <bool Direct, bool AffinePairs = true, class Assign>
 KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
                                              const std::int32_t* itab, int lane, double* u,
                                              const Assign& assign) {
@@ -492,30 +525,28 @@ KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
         // value, a, b, k, q, p at the U index of the second row (ops.hpp, kTeamKindAffine).
         const std::int32_t e = tab[(a + 1) * kWarp];
         const double* c = u + (e & kTeamAffineIndexMask);
-        const double shifted = (o + c[0]) + c[1];
-        const double t = (e & kTeamAffineDivide) != 0 ? shifted / c[2] : shifted * c[2];
-        const std::int32_t fn = (e >> kTeamAffineFnShift) & 3;
-        double r;
-        if (fn == 0) {
+        const double t = affine_argument(o, e, c);
+        if (!AffinePairs || (w & kTeamAffinePair) == 0) {
+          affine_combine(e, add_product_rounded(c[4], c[3], affine_function(e, t)), st, sp, top);
+          continue;
+        }
+        // Two words in a row (kTeamAffinePair): both functions first, so that their chains
+        // overlap, then each word's stack operation in order.
+        const std::int32_t e2 = tab[(a + 3) * kWarp];
+        const double* c2 = u + (e2 & kTeamAffineIndexMask);
+        const double t2 = affine_argument(u[tab[(a + 2) * kWarp]], e2, c2);
+        double r, r2;
+        if (((e | e2) & (3 << kTeamAffineFnShift)) == 0) {
           r = compat::exp(t);
-        } else if (fn == 3) {
-          r = compat::log(t);
-        } else {  // exprel and exprelr, as apply_unary computes them
-          const double m = compat::expm1(t);
-          r = t == 0.0 ? 1.0 : fn == 1 ? m / t : t / m;
+          r2 = compat::exp(t2);
+        } else {
+          r = affine_function(e, t);
+          r2 = affine_function(e2, t2);
         }
         const double value = add_product_rounded(c[4], c[3], r);
-        const std::uint32_t combine = std::uint32_t(e) >> kTeamAffineCombineShift;
-        if (combine == AFFINE_PUSH) {
-          st[sp][0] = top[0];
-          ++sp;
-          top[0] = value;
-        } else if (combine == AFFINE_DIV) {
-          top[0] = top[0] / value;
-        } else {
-          const double sum = top[0] + value, difference = top[0] - value, product = top[0] * value;
-          top[0] = combine == AFFINE_ADD ? sum : combine == AFFINE_SUB ? difference : product;
-        }
+        const double value2 = add_product_rounded(c2[4], c2[3], r2);
+        affine_combine(e, value, st, sp, top);
+        affine_combine(e2, value2, st, sp, top);
         continue;
       }
       // With an operand c: exp(c * x) (left) or exp(x * c).

@@ -130,6 +130,7 @@ CompilerOptions compiler_options(const Config& config) {
   o.place = config.boolean("compiler.place");
   o.fold_sums = static_cast<int>(config.integer("compiler.fold_sums"));
   o.affine = config.boolean("compiler.affine");
+  o.affine_pairs = config.boolean("compiler.affine_pairs");
   o.compare_select = config.boolean("compiler.compare_select");
   // Bins only shape the teams mode; the other modes keep warps free to span cells.
   o.partitions = config.string("run.mode") == "teams"
@@ -599,6 +600,10 @@ void declare(core::Schema& s) {
   s.boolean("compiler.affine",
             "teams, with pairs: a leaf's shifted and scaled exp, exprel, exprelr or log, with a "
             "factor and an offset after it, runs as one instruction of a unified stream")
+      .defaults(true);
+  s.boolean("compiler.affine_pairs",
+            "teams, with affine: two such instructions in a row run as one that computes both "
+            "functions side by side")
       .defaults(true);
   s.boolean("compiler.compare_select",
             "teams, with pairs: a select whose condition compares two leaves (if(V < -40, "

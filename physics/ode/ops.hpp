@@ -194,6 +194,11 @@ enum TeamAffineCombine : std::uint32_t {
   AFFINE_DIV = 4
 };
 inline constexpr std::int32_t kTeamAffineIndexMask = (1 << kTeamAffineFnShift) - 1;
+// An affine word with the side bit (which no other affine word sets) is two in a row: its four
+// table rows are the first word's two, then the second's. Neither reads the other's value, so
+// the interpreter computes both functions side by side (their dependent chains overlap), then
+// applies the first to the stack and the second, in the words' order: the same bits.
+inline constexpr std::uint32_t kTeamAffinePair = 1u << (kOpBits + kKindBits);
 static_assert(kMaxOperand <= std::uint32_t(kTeamAffineIndexMask),
               "an affine row's flags above its U index");
 // p + q * r with the product rounded before the sum, as separate words round them (device

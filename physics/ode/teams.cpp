@@ -23,13 +23,14 @@ struct Ref {
 class TeamBuilder {
  public:
   TeamBuilder(const Program& p, bool pairs, bool direct, bool place, bool single_reads,
-              int fold_least, bool affine, bool compare_select)
+              int fold_least, bool affine, bool affine_pairs, bool compare_select)
       : p_(p),
         pairs_(pairs),
         direct_(direct),
         place_(place),
         single_reads_(single_reads),
         affine_(affine),
+        affine_pairs_(affine_pairs),
         compare_select_(compare_select),
         fold_least_(fold_least) {}
 
@@ -70,6 +71,7 @@ class TeamBuilder {
         if (pairs_ && compare_select_) g.code = compare_selects(std::move(g.code));
         if (pairs_) g.code = affine_words(std::move(g.code), g.count);
         if (pairs_ && fold_least_ > 0) g.code = fold_sums(std::move(g.code));
+        if (pairs_ && affine_pairs_) g.code = pair_affine_words(std::move(g.code));
         g.code = negate_stores(std::move(g.code));
       }
       for (auto& lane : g.lanes)
@@ -731,6 +733,27 @@ class TeamBuilder {
     return out;
   }
 
+  // Two affine words in a row become one (ops.hpp, kTeamAffinePair): its four rows are the
+  // first word's two, then the second's. Each reads a leaf and constants only, so the second's
+  // value never waits on the first's: the interpreter computes both side by side, then applies
+  // them to the stack in order, as the two words would.
+  static std::vector<Word> pair_affine_words(std::vector<Word> code) {
+    std::vector<Word> out;
+    for (std::size_t i = 0; i < code.size(); ++i) {
+      if (i + 1 < code.size() && code[i].affine && code[i + 1].affine && !code[i].left &&
+          !code[i + 1].left) {
+        Word w = std::move(code[i]);
+        w.left = true;
+        w.slot.insert(w.slot.end(), code[i + 1].slot.begin(), code[i + 1].slot.end());
+        out.push_back(std::move(w));
+        ++i;
+        continue;
+      }
+      out.push_back(std::move(code[i]));
+    }
+    return out;
+  }
+
   // A run of additions and subtractions of leaves becomes one fold word (kTeamFoldRows rows):
   // words with a leaf operand that add it on either side or subtract it on the right fold onto
   // the top; a pair that adds or subtracts starts a pushed fold with its two rows. Runs longer
@@ -934,7 +957,7 @@ class TeamBuilder {
   }
 
   const Program& p_;
-  bool pairs_, direct_, place_, single_reads_, affine_, compare_select_;
+  bool pairs_, direct_, place_, single_reads_, affine_, affine_pairs_, compare_select_;
   std::map<std::array<std::uint64_t, kTeamAffineConstants>, Ref> blocks_;
   int fold_least_;
   Index states_, vars_;
@@ -1028,7 +1051,8 @@ SplitChoice choose_split_sums(const std::function<FlatModel(int)>& load,
   return choice;
 }
 
-TeamsLayout layout_teams(const Program& prog, int teams, bool pairs, int halo, bool direct) {
+TeamsLayout layout_teams(const Program& prog, int teams, bool pairs, int halo, bool direct,
+                         bool affine_pairs) {
   if (teams < 1) throw std::logic_error("ode: teams: at least one team");
   if (halo < 0 || std::size_t(halo) > prog.halo_programs.size())
     throw std::logic_error("ode: teams: the program has no halo that wide");
@@ -1043,7 +1067,8 @@ TeamsLayout layout_teams(const Program& prog, int teams, bool pairs, int halo, b
   out.real_begin.push_back(0);
   for (int t = 0; t < teams; ++t) {
     TeamBuilder team(src, pairs && prog.pair_leaves, direct, prog.place, prog.inline_single_use,
-                     prog.fold_sums, prog.affine, prog.compare_select);
+                     prog.fold_sums, prog.affine, prog.affine_pairs && affine_pairs,
+                     prog.compare_select);
     for (std::size_t ph = 0; ph < src.n_phases(); ++ph) {
       for (std::size_t b = std::size_t(t); b < n_bins; b += std::size_t(teams))
         for (std::int32_t g = src.bin_begin[ph * n_bins + b];

@@ -80,9 +80,10 @@ struct TeamsLayout {
 // on the warp schedulers as Program::place asks (CompilerOptions::place). Pair words
 // (Program::pair_leaves) unless `pairs` is false; with halo > 0, the bins extended by that many
 // rings (Program::halo_programs), and a state is the team's own when Program::state_bin puts it
-// in one of the team's bins. `direct`: see TeamsLayout::direct.
+// in one of the team's bins. `direct`: see TeamsLayout::direct. Pairs of affine words
+// (Program::affine_pairs) unless `affine_pairs` is false (the RK4 kernel's interpreter has none).
 TeamsLayout layout_teams(const Program& prog, int teams, bool pairs = true, int halo = 0,
-                         bool direct = false);
+                         bool direct = false, bool affine_pairs = true);
 
 // compiler.split_sums: auto. Loads the model with several limits on the terms of a sum
 // (`load(limit)`, 0 = whole sums) and returns the one whose teams layout (one team per bin,

@@ -406,18 +406,24 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
           {77.0, -0.0, 0.04, 0.11348, -0.0}, {y, -0.0, -2.5, -13.0287, 7.7},
           {-10.66, -0.0, y, 0.13, -1.0},     {87.8929, 5.476, 0.08032, 0.49124, -0.0},
           {-87.8929, y, 0.2385, 1.0, 1.0}};
-      for (int j = 0; j < 8; ++j) {
+      // The words of function j (j / 2) with its scale (divide for odd j), after a leaf.
+      const auto affine_source = [&](int j) {
         const Op fn = j / 2 == 0 ? EXP : j / 2 == 1 ? EXPREL : j / 2 == 2 ? EXPRELR : LOG;
-        const bool divide = j % 2 != 0;
-        const std::uint32_t affine = with_team_kind(encode_operand(EXP, VAR_IND, false, 0),
-                                                    kTeamKindAffine, std::uint32_t(5 + 2 * j));
-        const std::vector<std::uint32_t> words = {
+        return std::vector<std::uint32_t>{
             encode_operand(ADD, PUSH_VAR, false, 4),
             encode_operand(ADD, PUSH_VAR, false, 5),
-            encode_operand(divide ? DIV : MUL, PUSH_VAR, false, 6),
+            encode_operand(j % 2 != 0 ? DIV : MUL, PUSH_VAR, false, 6),
             encode(fn, 0),
             encode_operand(MUL, PUSH_VAR, true, 7),
             encode_operand(ADD, PUSH_VAR, true, 8)};
+      };
+      const auto combine_op = [](int c) {
+        return c == 0 ? ADD : c == 1 ? SUB : c == 2 ? MUL : DIV;
+      };
+      for (int j = 0; j < 8; ++j) {
+        const std::uint32_t affine = with_team_kind(encode_operand(EXP, VAR_IND, false, 0),
+                                                    kTeamKindAffine, std::uint32_t(5 + 2 * j));
+        const std::vector<std::uint32_t> words = affine_source(j);
         for (const auto& block : blocks) {
           std::vector<std::uint32_t> alone = {a}, over = {b, a};
           alone.insert(alone.end(), words.begin(), words.end());
@@ -428,7 +434,7 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
           // The word taking in the operation after it: b op value (rows 21 + 2 (4 c + j) and
           // the next, c = 0 ... 3 for +, -, *, /).
           for (int c = 0; c < 4; ++c) {
-            const Op bop = c == 0 ? ADD : c == 1 ? SUB : c == 2 ? MUL : DIV;
+            const Op bop = combine_op(c);
             std::vector<std::uint32_t> combined = {b, a};
             combined.insert(combined.end(), words.begin(), words.end());
             combined.push_back(encode(bop, 0));
@@ -438,6 +444,40 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
                                             std::uint32_t(21 + 2 * (8 * c + j)))}),
                      block);
           }
+        }
+      }
+      // Two affine words as one (kTeamAffinePair), rows R and R + 1 the first's, R + 2 and
+      // R + 3 the second's: R = 5 + 2 j pushes functions j and j + 1 (then their difference),
+      // R = 19 pushes function 7 and adds function 0, R = 21 + 2 m does combinations m and m + 1
+      // of the words above.
+      for (const auto& block : {blocks[1], blocks[3], blocks[6]}) {
+        const auto pair = [](std::uint32_t row) {
+          return with_team_kind(encode_operand(EXP, VAR_IND, false, 0) | kTeamAffinePair,
+                                kTeamKindAffine, row);
+        };
+        for (int j = 0; j + 1 < 8; ++j) {
+          std::vector<std::uint32_t> both = {b, a};
+          for (std::uint32_t w : affine_source(j)) both.push_back(w);
+          both.push_back(a);
+          for (std::uint32_t w : affine_source(j + 1)) both.push_back(w);
+          both.push_back(encode(SUB, 0));
+          add_case(with_tail(both), x, y,
+                   with_tail({b, pair(std::uint32_t(5 + 2 * j)), encode(SUB, 0)}), block);
+        }
+        std::vector<std::uint32_t> across = {b, a};
+        for (std::uint32_t w : affine_source(7)) across.push_back(w);
+        across.push_back(a);
+        for (std::uint32_t w : affine_source(0)) across.push_back(w);
+        across.push_back(encode(ADD, 0));
+        add_case(with_tail(across), x, y, with_tail({b, pair(19)}), block);
+        for (int m = 0; m + 1 < 32; ++m) {
+          std::vector<std::uint32_t> both = {b};
+          for (int k = m; k <= m + 1; ++k) {
+            both.push_back(a);
+            for (std::uint32_t w : affine_source(k % 8)) both.push_back(w);
+            both.push_back(encode(combine_op(k / 8), 0));
+          }
+          add_case(with_tail(both), x, y, with_tail({b, pair(std::uint32_t(21 + 2 * m))}), block);
         }
       }
       add_case(with_tail({a, b, a, encode(ADDN, 3), a, encode(MULN, 2), encode(NEG, 0)}), x, y);
@@ -639,7 +679,7 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
       o.inline_single_use = !direct;  // both ways: variables read once kept on the stack or not
       int pairs = 0, direct_pairs = 0, lane_words = 0, table_words = 0, shared_rows = 0,
           negated_stores = 0, affine_words = 0, combined_affine = 0, folds = 0, adding_folds = 0,
-          compare_selects = 0, lane_blocks = 0;
+          compare_selects = 0, lane_blocks = 0, affine_pairs = 0;
       const Program prog = compile(*model, o);
       ASSERT_EQ(prog.halo_programs.size(), std::size_t(halo));  // none of these closes
       const TeamsLayout layout = layout_teams(prog, teams, true, halo, direct);
@@ -697,13 +737,16 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
             const std::uint32_t word = tm.code[rec[G_CODE] + w];
             if (op_of(word) != EXP || (word & kTeamKindMask) != kTeamKindAffine << kOpBits)
               continue;
-            for (int l = 0; l < kWarp; ++l) {  // a lane's own block: several rates in one warp
-              const std::int32_t at =
-                  tm.itab[(std::size_t(rec[G_ITAB]) + arg_of(word) + 1) * kWarp + std::size_t(l)] &
-                  kTeamAffineIndexMask;
-              blocks.insert(at);
-              for (int r = 0; r < kTeamAffineConstants; ++r) in_blocks.insert(at - ns - nv + r);
-            }
+            // A lane's own block (several rates in one warp); a pair of words has two.
+            for (std::uint32_t row = 1; row <= ((word & kTeamAffinePair) != 0 ? 3u : 1u); row += 2)
+              for (int l = 0; l < kWarp; ++l) {
+                const std::int32_t at =
+                    tm.itab[(std::size_t(rec[G_ITAB]) + arg_of(word) + row) * kWarp +
+                            std::size_t(l)] &
+                    kTeamAffineIndexMask;
+                blocks.insert(at);
+                for (int r = 0; r < kTeamAffineConstants; ++r) in_blocks.insert(at - ns - nv + r);
+              }
           }
         }
         std::set<std::uint64_t> const_bits;
@@ -778,25 +821,28 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
             if ((word & kTeamTable) != kTeamTable) continue;
             const bool compare = op_of(word) == SELECT && (word & kTeamKindMask) == kTeamKindCompare
                                                                                         << kOpBits;
-            const std::size_t n_rows = op_of(word) == ADDN ? kTeamFoldRows
-                                       : compare           ? 3
-                                       : std::uint32_t(op_of(word)) >= kPairFirst ||
-                                               (word & kTeamKindMask) == kTeamKindAffine << kOpBits
-                                           ? 2
-                                           : 1;
+            const bool affine = op_of(word) == EXP && (word & kTeamKindMask) == kTeamKindAffine
+                                                                                    << kOpBits;
+            const std::size_t n_rows = op_of(word) == ADDN                       ? kTeamFoldRows
+                                       : compare                                 ? 3
+                                       : affine && (word & kTeamAffinePair) != 0 ? 4
+                                       : std::uint32_t(op_of(word)) >= kPairFirst || affine ? 2
+                                                                                            : 1;
+            affine_pairs += affine && (word & kTeamAffinePair) != 0;
             const std::int32_t* first = tm.itab + (std::size_t(rec[G_ITAB]) + arg_of(word)) * kWarp;
             const std::vector<std::int32_t> rows(first, first + n_rows * kWarp);
             const auto [at, added] = row_of.emplace(rows, arg_of(word));
             EXPECT_EQ(at->second, arg_of(word)) << "group " << g << " word " << k;
             shared_rows += !added;
-            // An affine word's second row: the same function and flags in every lane, and a
-            // block of five constants (each lane's own where their rates differ).
-            if (op_of(word) == EXP && (word & kTeamKindMask) == kTeamKindAffine << kOpBits)
+            // An affine word's second row (and a pair's fourth): the same function and flags
+            // in every lane, and a block of five constants (each lane's own where their rates
+            // differ).
+            for (std::size_t row = 1; affine && row < n_rows; row += 2)
               for (int l = 0; l < rec[G_COUNT]; ++l) {
-                const std::int32_t e = first[kWarp + std::size_t(l)];
-                EXPECT_EQ(e & ~kTeamAffineIndexMask, first[kWarp] & ~kTeamAffineIndexMask)
+                const std::int32_t e = first[row * kWarp + std::size_t(l)];
+                EXPECT_EQ(e & ~kTeamAffineIndexMask, first[row * kWarp] & ~kTeamAffineIndexMask)
                     << "group " << g;
-                lane_blocks += l > 0 && e != first[kWarp];
+                lane_blocks += l > 0 && e != first[row * kWarp];
                 const std::int32_t at = e & kTeamAffineIndexMask;
                 const std::int32_t consts = tm.h[T_STATES] + tm.h[T_VARS];
                 EXPECT_GE(at, consts);
@@ -838,6 +884,8 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
       if (model == &line && unify && pair_leaves) EXPECT_GT(lane_blocks, 0);
       // Some of them take in the division or addition after them (beta_j, dV/dt).
       if (model == &line && unify && pair_leaves) EXPECT_GT(combined_affine, 0);
+      // Its pairs of exponentials (beta_j's two arms, each `AF AF div`) run as pairs of words.
+      if (model == &line && unify && pair_leaves) EXPECT_GT(affine_pairs, 0);
       // Its sum of currents runs as folds.
       if (model == &line && unify && pair_leaves) EXPECT_GT(folds, 0);
       // Its rate functions' guards (V < -40) are compared by their selects.
