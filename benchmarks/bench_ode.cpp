@@ -197,6 +197,11 @@ void register_teams_variants() {
   CompilerOptions affine_single = all_passes();
   affine_single.affine_pairs = false;
   variant("affine_single", affine_single, {});
+  // Pairs that push their value and leave the stack +, -, * or / after them to a word of its own
+  // (compiler.pair_takes: false).
+  CompilerOptions pairs_push = all_passes();
+  pairs_push.pair_takes = false;
+  variant("pairs_push", pairs_push, {});
   // Rate functions' guards compared by a word of their own before the select
   // (compiler.compare_select: false).
   CompilerOptions uncompared = all_passes();

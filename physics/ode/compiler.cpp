@@ -662,6 +662,7 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
   prog.fold_sums = options.fold_sums;
   prog.affine = options.affine;
   prog.affine_pairs = options.affine_pairs;
+  prog.pair_takes = options.pair_takes;
   prog.compare_select = options.compare_select;
   prog.n_states = model.n_states();
   prog.n_vars = model.n_vars();
@@ -993,6 +994,7 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
       halo.fold_sums = prog.fold_sums;
       halo.affine = prog.affine;
       halo.affine_pairs = prog.affine_pairs;
+      halo.pair_takes = prog.pair_takes;
       halo.compare_select = prog.compare_select;
       form_groups(halo, in_halo);
       halo.halo = h;

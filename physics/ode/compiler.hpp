@@ -48,6 +48,9 @@ struct CompilerOptions {
   // Teams mode, with affine: two affine words in a row run as one word that computes both
   // values side by side (their functions overlap), then does what each did to the stack.
   bool affine_pairs = true;
+  // Teams mode, with pair_leaves: a pair word followed by a stack +, -, * or / does that
+  // operation with the value below instead of pushing (Euler kernel only).
+  bool pair_takes = true;
   // Teams mode, with pair_leaves: a select whose condition is a comparison of two leaves (a
   // rate function's V < -40) compares them itself, one word instead of two.
   bool compare_select = true;
@@ -97,6 +100,7 @@ struct Program {
   int fold_sums = 2;           // CompilerOptions::fold_sums, applied by layout_teams
   bool affine = true;          // CompilerOptions::affine, applied by layout_teams
   bool affine_pairs = true;    // CompilerOptions::affine_pairs, applied by layout_teams
+  bool pair_takes = true;      // CompilerOptions::pair_takes, applied by layout_teams
   bool compare_select = true;  // CompilerOptions::compare_select, applied by layout_teams
   // Halo (CompilerOptions::halo > 0 and more than one bin): halo_programs[h - 1] holds the groups
   // of every bin extended by its halo of h rings, in a program of its own (its groups, code,

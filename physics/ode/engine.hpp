@@ -379,8 +379,8 @@ struct TeamsKernel {
 };
 
 // Lane `lane` of group g of a team program (TeamsLayout): unified streams read the team's table,
-// per-lane streams find their code through the lane table. AffinePairs: see run_local_stream.
-template <bool Direct, bool AffinePairs = true, class Assign>
+// per-lane streams find their code through the lane table. EulerWords: see run_local_stream.
+template <bool Direct, bool EulerWords = true, class Assign>
 KOKKOS_INLINE_FUNCTION void run_local_group_lane(const std::uint32_t* code,
                                                  const std::int32_t* groups,
                                                  const std::int32_t* lanes,
@@ -389,12 +389,12 @@ KOKKOS_INLINE_FUNCTION void run_local_group_lane(const std::uint32_t* code,
   const std::int32_t* rec = groups + std::size_t(g) * kGroupFields;
   if (lane >= rec[G_COUNT]) return;
   if (rec[G_KIND] == GROUP_UNIFIED) {
-    run_local_stream<Direct, AffinePairs>(code + rec[G_CODE], rec[G_LEN],
-                                          itab + std::size_t(rec[G_ITAB]) * kWarp, lane, u, assign);
+    run_local_stream<Direct, EulerWords>(code + rec[G_CODE], rec[G_LEN],
+                                         itab + std::size_t(rec[G_ITAB]) * kWarp, lane, u, assign);
   } else {
     const std::int32_t* lt = lanes + rec[G_CTAB];
-    run_local_stream<Direct, AffinePairs>(code + lt[lane], lt[kWarp + lane], nullptr, lane, u,
-                                          assign);
+    run_local_stream<Direct, EulerWords>(code + lt[lane], lt[kWarp + lane], nullptr, lane, u,
+                                         assign);
   }
 }
 

@@ -436,11 +436,12 @@ static_assert(std::uint32_t(MUL) == std::uint32_t(ADD) + 1 &&
 // (index 0 for words that read nothing), and stores, then exp, then select (the guards of rate
 // functions, two on LR-Line's longest stream) are tested before the switch, whose compare tree
 // took stores five levels deep.
-// AffinePairs: whether the stream may hold pairs of affine words (kTeamAffinePair). The RK4
-// kernel's layouts have none and its interpreter leaves their code out: with it the kernel took
-// 100 registers instead of 95, too many for a team of LR-Line's 19 warps at full speed
-// (benchmarks/NOTES.md, forty-ninth round).
-template <bool Direct, bool AffinePairs = true, class Assign>
+// EulerWords: whether the stream may hold the words only the Euler kernel's layouts have,
+// pairs of affine words (kTeamAffinePair) and pairs that take in the stack operation after them
+// (kTeamPairTakes). The RK4 kernel's layouts have none and its interpreter leaves their code
+// out: with pairs of affine words the kernel took 100 registers instead of 95, too many for a
+// team of LR-Line's 19 warps at full speed (benchmarks/NOTES.md, forty-ninth round).
+template <bool Direct, bool EulerWords = true, class Assign>
 KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
                                              const std::int32_t* itab, int lane, double* u,
                                              const Assign& assign) {
@@ -484,12 +485,16 @@ KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
     const double o = u[(w & kTeamReads) != 0 ? at : 0];
     if (pair || is_binary(op)) {
       // pair: push the top, then op(o, second value); operand: op(o, top) or op(top, o);
-      // stack: op(value below the top, top).
+      // stack: op(value below the top, top). A pair that takes in the stack operation after it
+      // (kTeamPairTakes) pushes nothing and leaves the top op2 its value.
       const bool stack = (w & kTeamReads) == 0;
       const bool left = operand_is_left(w);
+      const bool takes = EulerWords && pair && left;
+      const std::int32_t how = takes ? tab[(a + 2) * kWarp] : 0;  // read beside the operands
       const double second = pair ? u[Direct ? second_at : tab[(a + 1) * kWarp]] : st[sp - 1][0];
-      if (pair) st[sp][0] = top[0];
-      sp += pair ? 1 : stack ? -1 : 0;
+      const double below = top[0];
+      if (pair && !takes) st[sp][0] = top[0];
+      sp += pair ? (takes ? 0 : 1) : stack ? -1 : 0;
       const double x[1] = {pair || left ? o : stack ? second : top[0]};
       const double y[1] = {pair ? second : left || stack ? top[0] : o};
       const Op bop = pair ? Op(std::uint32_t(op) - kPairFirst + std::uint32_t(ADD)) : op;
@@ -499,6 +504,8 @@ KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
       } else {
         apply_binary_lanes<1>(bop, x, y, top);
       }
+      if (EulerWords && takes)
+        top[0] = take_in(std::uint32_t(how) >> kTeamPairTakeShift, below, top[0]);
       continue;
     }
     if (op <= VAR_IND) {
@@ -526,7 +533,7 @@ KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
         const std::int32_t e = tab[(a + 1) * kWarp];
         const double* c = u + (e & kTeamAffineIndexMask);
         const double t = affine_argument(o, e, c);
-        if (!AffinePairs || (w & kTeamAffinePair) == 0) {
+        if (!EulerWords || (w & kTeamAffinePair) == 0) {
           affine_combine(e, add_product_rounded(c[4], c[3], affine_function(e, t)), st, sp, top);
           continue;
         }

@@ -131,6 +131,7 @@ CompilerOptions compiler_options(const Config& config) {
   o.fold_sums = static_cast<int>(config.integer("compiler.fold_sums"));
   o.affine = config.boolean("compiler.affine");
   o.affine_pairs = config.boolean("compiler.affine_pairs");
+  o.pair_takes = config.boolean("compiler.pair_takes");
   o.compare_select = config.boolean("compiler.compare_select");
   // Bins only shape the teams mode; the other modes keep warps free to span cells.
   o.partitions = config.string("run.mode") == "teams"
@@ -604,6 +605,10 @@ void declare(core::Schema& s) {
   s.boolean("compiler.affine_pairs",
             "teams, with affine: two such instructions in a row run as one that computes both "
             "functions side by side")
+      .defaults(true);
+  s.boolean("compiler.pair_takes",
+            "teams, with pairs, Euler: a pair instruction followed by a stack +, -, * or / does "
+            "that operation itself, one instruction instead of two")
       .defaults(true);
   s.boolean("compiler.compare_select",
             "teams, with pairs: a select whose condition compares two leaves (if(V < -40, "

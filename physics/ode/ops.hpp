@@ -194,6 +194,22 @@ enum TeamAffineCombine : std::uint32_t {
   AFFINE_DIV = 4
 };
 inline constexpr std::int32_t kTeamAffineIndexMask = (1 << kTeamAffineFnShift) - 1;
+// What a pair that takes in the stack operation after it (kTeamPairTakes) leaves on the stack:
+// the value below it op its own value, as the stack word computed them (below + v, below - v,
+// below * v, below / v).
+KOKKOS_INLINE_FUNCTION double take_in(std::uint32_t how, double below, double value) {
+  if (how == AFFINE_DIV) return below / value;
+  const double sum = below + value, difference = below - value, product = below * value;
+  return how == AFFINE_ADD ? sum : how == AFFINE_SUB ? difference : product;
+}
+// A pair word (table rows) with the side bit, which pairs do not use otherwise, takes in the
+// stack +, -, * or / after it (`Pmul g_K, X; mul` of I_K, `Pmul; div` of dV/dt): instead of
+// pushing x op y it leaves below op2 (x op y), the operation the stack word did on the same two
+// values, so the bits are the same and the stream a word shorter. A third table row holds op2
+// (a TeamAffineCombine) in the top bits of its entries (above a U index that is not read).
+// Layouts of the Euler kernel only, which decodes it (run_local_stream).
+inline constexpr std::uint32_t kTeamPairTakes = 1u << (kOpBits + kKindBits);
+inline constexpr int kTeamPairTakeShift = kTeamAffineCombineShift;
 // An affine word with the side bit (which no other affine word sets) is two in a row: its four
 // table rows are the first word's two, then the second's. Neither reads the other's value, so
 // the interpreter computes both functions side by side (their dependent chains overlap), then

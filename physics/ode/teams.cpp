@@ -23,7 +23,7 @@ struct Ref {
 class TeamBuilder {
  public:
   TeamBuilder(const Program& p, bool pairs, bool direct, bool place, bool single_reads,
-              int fold_least, bool affine, bool affine_pairs, bool compare_select)
+              int fold_least, bool affine, bool affine_pairs, bool compare_select, bool pair_takes)
       : p_(p),
         pairs_(pairs),
         direct_(direct),
@@ -32,6 +32,7 @@ class TeamBuilder {
         affine_(affine),
         affine_pairs_(affine_pairs),
         compare_select_(compare_select),
+        pair_takes_(pair_takes),
         fold_least_(fold_least) {}
 
   void add_group(std::size_t g) {
@@ -72,6 +73,7 @@ class TeamBuilder {
         if (pairs_) g.code = affine_words(std::move(g.code), g.count);
         if (pairs_ && fold_least_ > 0) g.code = fold_sums(std::move(g.code));
         if (pairs_ && affine_pairs_) g.code = pair_affine_words(std::move(g.code));
+        if (pairs_ && pair_takes_ && !direct_) g.code = pairs_take_in(std::move(g.code));
         g.code = negate_stores(std::move(g.code));
       }
       for (auto& lane : g.lanes)
@@ -754,6 +756,50 @@ class TeamBuilder {
     return out;
   }
 
+  // A pair of +, -, * or / followed by a stack +, -, * or / takes it in (ops.hpp, kTeamPairTakes):
+  // `Pmul g_K, X; mul` of I_K, `Pmul; div` of dV/dt. The pair's value was the stack word's right
+  // argument and the value below it its left one; the pair now does that operation, so the bits
+  // are the same and the stream a word shorter. Its third row repeats the second's U indices
+  // with the operation in their top bits.
+  static std::vector<Word> pairs_take_in(std::vector<Word> code) {
+    std::vector<Word> out;
+    for (std::size_t i = 0; i < code.size(); ++i) {
+      Word& w = code[i];
+      const std::uint32_t op = std::uint32_t(w.op);
+      const auto combine_of = [](int o) {
+        return o == int(ADD)   ? AFFINE_ADD
+               : o == int(SUB) ? AFFINE_SUB
+               : o == int(MUL) ? AFFINE_MUL
+               : o == int(DIV) ? AFFINE_DIV
+                               : AFFINE_PUSH;
+      };
+      const std::uint32_t first = w.operand && op >= kPairFirst && op <= kPairLast && !w.affine &&
+                                          w.fold == 0 && !w.compare && w.slot.size() == 2 * kWarp
+                                      ? combine_of(int(op - kPairFirst + std::uint32_t(ADD)))
+                                      : AFFINE_PUSH;
+      const Word* next = i + 1 < code.size() ? &code[i + 1] : nullptr;
+      const int next_op =
+          next != nullptr && next->ref == nullptr && next->slot.empty() && !next->operand
+              ? int(op_of(next->fixed))
+              : -1;
+      const std::uint32_t how = combine_of(next_op);
+      if (first == AFFINE_PUSH || how == AFFINE_PUSH) {
+        out.push_back(std::move(w));
+        continue;
+      }
+      w.left = true;
+      for (int l = 0; l < kWarp; ++l) {
+        Entry e = w.slot[std::size_t(kWarp + l)];
+        e.negate = false;
+        e.flags = std::int32_t(how << kTeamPairTakeShift);
+        w.slot.push_back(e);
+      }
+      out.push_back(std::move(w));
+      ++i;
+    }
+    return out;
+  }
+
   // A run of additions and subtractions of leaves becomes one fold word (kTeamFoldRows rows):
   // words with a leaf operand that add it on either side or subtract it on the right fold onto
   // the top; a pair that adds or subtracts starts a pushed fold with its two rows. Runs longer
@@ -957,7 +1003,7 @@ class TeamBuilder {
   }
 
   const Program& p_;
-  bool pairs_, direct_, place_, single_reads_, affine_, affine_pairs_, compare_select_;
+  bool pairs_, direct_, place_, single_reads_, affine_, affine_pairs_, compare_select_, pair_takes_;
   std::map<std::array<std::uint64_t, kTeamAffineConstants>, Ref> blocks_;
   int fold_least_;
   Index states_, vars_;
@@ -1052,7 +1098,7 @@ SplitChoice choose_split_sums(const std::function<FlatModel(int)>& load,
 }
 
 TeamsLayout layout_teams(const Program& prog, int teams, bool pairs, int halo, bool direct,
-                         bool affine_pairs) {
+                         bool euler_words) {
   if (teams < 1) throw std::logic_error("ode: teams: at least one team");
   if (halo < 0 || std::size_t(halo) > prog.halo_programs.size())
     throw std::logic_error("ode: teams: the program has no halo that wide");
@@ -1067,8 +1113,8 @@ TeamsLayout layout_teams(const Program& prog, int teams, bool pairs, int halo, b
   out.real_begin.push_back(0);
   for (int t = 0; t < teams; ++t) {
     TeamBuilder team(src, pairs && prog.pair_leaves, direct, prog.place, prog.inline_single_use,
-                     prog.fold_sums, prog.affine, prog.affine_pairs && affine_pairs,
-                     prog.compare_select);
+                     prog.fold_sums, prog.affine, prog.affine_pairs && euler_words,
+                     prog.compare_select, prog.pair_takes && euler_words);
     for (std::size_t ph = 0; ph < src.n_phases(); ++ph) {
       for (std::size_t b = std::size_t(t); b < n_bins; b += std::size_t(teams))
         for (std::int32_t g = src.bin_begin[ph * n_bins + b];

@@ -80,10 +80,12 @@ struct TeamsLayout {
 // on the warp schedulers as Program::place asks (CompilerOptions::place). Pair words
 // (Program::pair_leaves) unless `pairs` is false; with halo > 0, the bins extended by that many
 // rings (Program::halo_programs), and a state is the team's own when Program::state_bin puts it
-// in one of the team's bins. `direct`: see TeamsLayout::direct. Pairs of affine words
-// (Program::affine_pairs) unless `affine_pairs` is false (the RK4 kernel's interpreter has none).
+// in one of the team's bins. `direct`: see TeamsLayout::direct. `euler_words`: the words only the
+// Euler kernel's interpreter decodes, pairs of affine words (Program::affine_pairs) and, in table
+// layouts, pairs that take in the stack operation after them (Program::pair_takes); the RK4
+// kernel's interpreter has neither.
 TeamsLayout layout_teams(const Program& prog, int teams, bool pairs = true, int halo = 0,
-                         bool direct = false, bool affine_pairs = true);
+                         bool direct = false, bool euler_words = true);
 
 // compiler.split_sums: auto. Loads the model with several limits on the terms of a sum
 // (`load(limit)`, 0 = whole sums) and returns the one whose teams layout (one team per bin,

@@ -376,6 +376,22 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
         add_case(with_tail({b, a, encode_operand(op, PUSH_VAR, false, 1), encode(MIN, 0),
                             encode(NEG, 0)}),
                  x, y, with_tail({b, pair, encode(MIN, 0), encode(NEG, 0)}));
+        // A pair of +, -, * or / taking in the stack operation after it (kTeamPairTakes): b op2
+        // op(a, b), rows 143 + 3 (4 (p - 1) + c - 1): a, b, then b with op2 (c) in the top bits
+        // (1 ... 4 for +, -, *, /).
+        const auto combine_op = [](std::uint32_t c) {
+          return c == AFFINE_ADD ? ADD : c == AFFINE_SUB ? SUB : c == AFFINE_MUL ? MUL : DIV;
+        };
+        for (std::uint32_t p = 1; p <= 4; ++p)
+          for (std::uint32_t c = 1; c <= 4; ++c) {
+            if (combine_op(p) != op) continue;
+            const std::uint32_t takes =
+                encode_operand(Op(kPairFirst + (std::uint32_t(op) - std::uint32_t(ADD))), VAR_IND,
+                               true, 143 + 3 * (4 * (p - 1) + c - 1));
+            add_case(
+                with_tail({b, a, encode_operand(op, PUSH_VAR, false, 1), encode(combine_op(c), 0)}),
+                x, y, with_tail({b, takes}));
+          }
       }
   for (Op op : {NEG, ABS, SQRT, FLOOR, NOT})
     for (double x : values) add_case(with_tail({a, encode(op, 0)}), x, 0.0);
@@ -556,7 +572,9 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
   // lane-offset word (lane 0 reads the index itself) and the table pairs as direct pairs.
   std::vector<std::uint32_t> direct_code = team_code;
   for (std::uint32_t& w : direct_code) {
-    if (op_of(w) >= kPairFirst)
+    if (op_of(w) >= kPairFirst && (w & kTeamPairTakes) != 0)
+      continue;  // pairs that take in an operation keep their table rows
+    else if (op_of(w) >= kPairFirst)
       w = with_team_kind(w, std::uint32_t(PUSH_VAR) + 1, team_pair_operands(0, true, 1, true));
     else if (((op_of(w) == EXP || op_of(w) == SELECT) && (w & kTeamKindMask) == kTeamKindAffine
                                                                                     << kOpBits) ||
@@ -567,7 +585,13 @@ TYPED_TEST(OdeEngine, TeamStreamsMatchTheGeneralInterpreterBitwise) {
   }
   // Lane 0's rows: a, b, -b, a, the -0.0, as the folds above read them; then a and the
   // constants with each function and scale, as the affine words read them.
-  std::vector<int> itab(143 * kWarp, 0);
+  std::vector<int> itab(191 * kWarp, 0);
+  for (std::uint32_t p = 1; p <= 4; ++p)
+    for (std::uint32_t c = 1; c <= 4; ++c) {
+      const std::size_t base = std::size_t(143 + 3 * (4 * (p - 1) + c - 1)) * kWarp;
+      itab[base + kWarp] = 1;
+      itab[base + 2 * kWarp] = 1 | std::int32_t(c << kTeamPairTakeShift);
+    }
   for (int c = 0; c < 6; ++c)
     for (int v = 0; v < 3; ++v) {
       const std::size_t base = std::size_t(89 + 9 * c + 3 * v) * kWarp;
@@ -679,7 +703,7 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
       o.inline_single_use = !direct;  // both ways: variables read once kept on the stack or not
       int pairs = 0, direct_pairs = 0, lane_words = 0, table_words = 0, shared_rows = 0,
           negated_stores = 0, affine_words = 0, combined_affine = 0, folds = 0, adding_folds = 0,
-          compare_selects = 0, lane_blocks = 0, affine_pairs = 0;
+          compare_selects = 0, lane_blocks = 0, affine_pairs = 0, taking_pairs = 0;
       const Program prog = compile(*model, o);
       ASSERT_EQ(prog.halo_programs.size(), std::size_t(halo));  // none of these closes
       const TeamsLayout layout = layout_teams(prog, teams, true, halo, direct);
@@ -823,13 +847,25 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
                                                                                         << kOpBits;
             const bool affine = op_of(word) == EXP && (word & kTeamKindMask) == kTeamKindAffine
                                                                                     << kOpBits;
+            const bool pair = std::uint32_t(op_of(word)) >= kPairFirst;
+            const bool takes = pair && (word & kTeamPairTakes) != 0;
             const std::size_t n_rows = op_of(word) == ADDN                       ? kTeamFoldRows
-                                       : compare                                 ? 3
+                                       : compare || takes                        ? 3
                                        : affine && (word & kTeamAffinePair) != 0 ? 4
-                                       : std::uint32_t(op_of(word)) >= kPairFirst || affine ? 2
-                                                                                            : 1;
+                                       : pair || affine                          ? 2
+                                                                                 : 1;
             affine_pairs += affine && (word & kTeamAffinePair) != 0;
+            taking_pairs += takes;
             const std::int32_t* first = tm.itab + (std::size_t(rec[G_ITAB]) + arg_of(word)) * kWarp;
+            // A pair that takes in an operation: its third row is its second's U indices with
+            // +, -, * or / in the top bits, the same in every lane.
+            for (int l = 0; takes && l < rec[G_COUNT]; ++l) {
+              const std::int32_t e = first[2 * kWarp + std::size_t(l)];
+              EXPECT_EQ(e & kTeamRowIndexMask, first[kWarp + std::size_t(l)] & kTeamRowIndexMask);
+              const std::uint32_t how = std::uint32_t(e) >> kTeamPairTakeShift;
+              EXPECT_TRUE(how >= AFFINE_ADD && how <= AFFINE_DIV) << how;
+              EXPECT_EQ(how, std::uint32_t(first[2 * kWarp]) >> kTeamPairTakeShift);
+            }
             const std::vector<std::int32_t> rows(first, first + n_rows * kWarp);
             const auto [at, added] = row_of.emplace(rows, arg_of(word));
             EXPECT_EQ(at->second, arg_of(word)) << "group " << g << " word " << k;
@@ -886,6 +922,10 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
       if (model == &line && unify && pair_leaves) EXPECT_GT(combined_affine, 0);
       // Its pairs of exponentials (beta_j's two arms, each `AF AF div`) run as pairs of words.
       if (model == &line && unify && pair_leaves) EXPECT_GT(affine_pairs, 0);
+      // Its products and quotients of pairs (`Pmul g_K, X; mul` of I_K, `Pmul; div` of dV/dt)
+      // take in the operation after them, in table layouts.
+      if (model == &line && unify && pair_leaves && !direct) EXPECT_GT(taking_pairs, 0);
+      if (direct) EXPECT_EQ(taking_pairs, 0);
       // Its sum of currents runs as folds.
       if (model == &line && unify && pair_leaves) EXPECT_GT(folds, 0);
       // Its rate functions' guards (V < -40) are compared by their selects.
