@@ -613,10 +613,6 @@ class TeamBuilder {
       const std::vector<Entry> e = lane_entries(w);
       return row_constants(e.data(), values);
     };
-    // A word without U access: its opcode, else -1.
-    const auto fixed_op = [](const Word& w) {
-      return w.ref == nullptr && w.slot.empty() && !w.operand ? int(op_of(w.fixed)) : -1;
-    };
     const auto function_of = [](int op) {
       return op == int(EXP)       ? 0
              : op == int(EXPREL)  ? 1
@@ -714,12 +710,7 @@ class TeamBuilder {
       // A stack +, -, * or / right after takes the word's value as its right argument: the
       // word does it (kTeamAffineCombineShift).
       const int next_op = j < code.size() ? fixed_op(code[j]) : -1;
-      const std::uint32_t combine = !affine_              ? AFFINE_PUSH
-                                    : next_op == int(ADD) ? AFFINE_ADD
-                                    : next_op == int(SUB) ? AFFINE_SUB
-                                    : next_op == int(MUL) ? AFFINE_MUL
-                                    : next_op == int(DIV) ? AFFINE_DIV
-                                                          : AFFINE_PUSH;
+      const std::uint32_t combine = affine_ ? take_of(next_op) : AFFINE_PUSH;
       if (combine != AFFINE_PUSH) ++j;
       const std::int32_t flags = (fn << kTeamAffineFnShift) | (divide ? kTeamAffineDivide : 0) |
                                  std::int32_t(combine << kTeamAffineCombineShift);
@@ -766,24 +757,11 @@ class TeamBuilder {
     for (std::size_t i = 0; i < code.size(); ++i) {
       Word& w = code[i];
       const std::uint32_t op = std::uint32_t(w.op);
-      const auto combine_of = [](int o) {
-        return o == int(ADD)   ? AFFINE_ADD
-               : o == int(SUB) ? AFFINE_SUB
-               : o == int(MUL) ? AFFINE_MUL
-               : o == int(DIV) ? AFFINE_DIV
-                               : AFFINE_PUSH;
-      };
-      const std::uint32_t first = w.operand && op >= kPairFirst && op <= kPairLast && !w.affine &&
-                                          w.fold == 0 && !w.compare && w.slot.size() == 2 * kWarp
-                                      ? combine_of(int(op - kPairFirst + std::uint32_t(ADD)))
-                                      : AFFINE_PUSH;
-      const Word* next = i + 1 < code.size() ? &code[i + 1] : nullptr;
-      const int next_op =
-          next != nullptr && next->ref == nullptr && next->slot.empty() && !next->operand
-              ? int(op_of(next->fixed))
-              : -1;
-      const std::uint32_t how = combine_of(next_op);
-      if (first == AFFINE_PUSH || how == AFFINE_PUSH) {
+      const bool pair = w.operand && op >= kPairFirst && op <= kPairLast && !w.affine &&
+                        w.fold == 0 && !w.compare && w.slot.size() == 2 * kWarp &&
+                        take_of(int(op - kPairFirst + std::uint32_t(ADD))) != AFFINE_PUSH;
+      const std::uint32_t how = i + 1 < code.size() ? take_of(fixed_op(code[i + 1])) : AFFINE_PUSH;
+      if (!pair || how == AFFINE_PUSH) {
         out.push_back(std::move(w));
         continue;
       }
@@ -863,6 +841,19 @@ class TeamBuilder {
   }
 
   static bool is_store(const Word& w) { return w.op >= ASSIGN_ALG && w.op <= ASSIGN_DERIV_IND; }
+  // A word without U access: its opcode, else -1.
+  static int fixed_op(const Word& w) {
+    return w.ref == nullptr && w.slot.empty() && !w.operand ? int(op_of(w.fixed)) : -1;
+  }
+  // What a word that takes in the stack operation `op` after it does (TeamAffineCombine): +, -,
+  // * or /, else nothing (AFFINE_PUSH).
+  static std::uint32_t take_of(int op) {
+    return op == int(ADD)   ? AFFINE_ADD
+           : op == int(SUB) ? AFFINE_SUB
+           : op == int(MUL) ? AFFINE_MUL
+           : op == int(DIV) ? AFFINE_DIV
+                            : AFFINE_PUSH;
+  }
   // The U values a word reads in each of the first `count` lanes (none for fixed words).
   static std::vector<const Ref*> lane_refs(const Word& w, std::int32_t count) {
     std::vector<const Ref*> out;
