@@ -124,6 +124,26 @@ TYPED_TEST(GravityTree, StructureCoversParticlesAndMomentsAreExact) {
   }
   // Most nodes are bounded within 50% of their true extent.
   EXPECT_LT(loose, nn / 10) << "of " << nn << " nodes";
+  // A second evaluation on moved particles (the bottom-up pass's arrival counts start from
+  // zero again) gives every node the mass and centre of mass of its own particles.
+  const double shift[3] = {0.25, -0.5, 0.125};
+  auto x = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), p.x);
+  for (int i = 0; i < p.n; ++i)
+    for (int c = 0; c < 3; ++c) x(i, c) += shift[c];
+  Kokkos::deep_copy(p.x, x);
+  tree.moments(p.x, p.m);
+  auto moved = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tree.mono());
+  for (int k = 0; k < nn; ++k) {
+    const int b = bfs_of(k);
+    double mk = 0, mc[3] = {0, 0, 0};
+    for (int s = begin(k); s < end(k); ++s) {
+      const int i = order(s);
+      mk += hp.m[i];
+      for (int c = 0; c < 3; ++c) mc[c] += hp.m[i] * x(i, c);
+    }
+    ASSERT_NEAR(moved(b, 3), mk, 1e-12 * mt) << "node " << k;
+    for (int c = 0; c < 3; ++c) ASSERT_NEAR(moved(b, c), mc[c] / mk, 1e-12) << "node " << k;
+  }
 }
 
 // The automatic rebuild rule weighs walks against the timed cost of a rebuild, so a run's
