@@ -522,8 +522,9 @@ void declare(core::Schema& s) {
       .defaults("cost");
   s.choice("tree.kernel", {"auto", "portable", "cuda"},
            "Group walk's team primitives: Kokkos' team scan, barriers and level-1 scratch "
-           "(portable), or a warp's shuffle scan, __syncwarp and per-multiprocessor stack "
-           "slots (cuda backend only); auto = cuda on the cuda backend")
+           "(portable), or a warp's ballots, shuffles, __syncwarp and per-multiprocessor "
+           "stack slots, each round's node records requested as soon as its counts are known "
+           "(cuda backend only); auto = cuda on the cuda backend")
       .defaults("auto");
   s.section("time", "Time integration");
   s.choice("time.integrator", {"leapfrog", "block", "hermite"},

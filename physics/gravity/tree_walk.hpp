@@ -307,7 +307,8 @@ struct GroupWalkKernel {
         Quad ? Scratch<int>::shmem_size(s.node_list()) + Scratch<NodeRecord<T>>::shmem_size(s.ts)
              : Scratch<Body<T>>::shmem_size(s.node_list());
     return node_list + 2 * Scratch<int>::shmem_size(s.range_list()) +
-           Scratch<Body<T>>::shmem_size(s.ts) + Scratch<std::uint64_t>::shmem_size(2);
+           Scratch<Body<T>>::shmem_size(s.ts) + Scratch<std::uint64_t>::shmem_size(2) +
+           Scratch<WalkLink>::shmem_size(kFamilies);
   }
   static std::size_t scratch1(const GroupWalkShape& s) {
     return Scratch<WalkLink>::shmem_size(s.stack());
@@ -325,6 +326,7 @@ struct GroupWalkKernel {
     Scratch<Body<T>> node_body;        // monopoles
     Scratch<Body<T>> tile;             // particles
     Scratch<NodeRecord<T>> tile_node;  // nodes with quadrupoles
+    Scratch<WalkLink> ahead;           // cuda kernel: the families a round pushes and the next pops
   };
 
   // The team's barrier over scratch: a warp's own on CUDA when the team is one warp.
@@ -448,56 +450,29 @@ struct GroupWalkKernel {
     }
   }
 
-  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
-    const int g =
-        d.launch_order != nullptr ? d.launch_order[team.league_rank()] : team.league_rank();
-    const GroupBox<T> box = d.groups(g);
-    if (!box.active) return;
-    const int gb = d.group_begin(g), ge = d.group_begin(g + 1);
-    const int ts = team.team_size(), rank = team.team_rank();
-    Lists l;
-    if constexpr (Quad) {
-      l.nodes = Scratch<int>(team.team_scratch(0), shape.node_list());
-      l.tile_node = Scratch<NodeRecord<T>>(team.team_scratch(0), ts);
-    } else {
-      l.node_body = Scratch<Body<T>>(team.team_scratch(0), shape.node_list());
-    }
-    l.range_begin = Scratch<int>(team.team_scratch(0), shape.range_list());
-    l.range_offset = Scratch<int>(team.team_scratch(0), shape.range_list());
-    l.tile = Scratch<Body<T>>(team.team_scratch(0), ts);
-    // total(0): the portable scan's total and the cuda kernel's stack slot; total(1): the
-    // entries summed, counted by the first thread at each flush in scratch (no counter live
-    // through the traversal) and stored once at the end. Added up in global memory, every
-    // flush waited for a round trip to L2.
-    const Scratch<std::uint64_t> total(team.team_scratch(0), 2);
-    const auto count_cost = [&](const int entries) {
-      if (d.group_cost != nullptr && rank == 0) total(1) += std::uint64_t(entries);
-    };
-    if (rank == 0) total(1) = 0;
+  // Adds a flush's entries to the group's count in scratch (total(1)), by the first thread.
+  KOKKOS_INLINE_FUNCTION void count_cost(const int rank, const Scratch<std::uint64_t>& total,
+                                         const int entries) const {
+    if (d.group_cost != nullptr && rank == 0) total(1) += std::uint64_t(entries);
+  }
+
+  // The traversal (portable kernel, and CPUs): rounds of node tests, counted by a team scan.
+  // Accepted nodes and opened leaves go to the lists (flushed when full); n_listed and
+  // n_ranges return what is left in them.
+  KOKKOS_INLINE_FUNCTION void traverse(const Member& team, const Lists& l, const GroupBox<T>& box,
+                                       WalkLink* stack, const Scratch<std::uint64_t>& total,
+                                       const Body<T>* ti, Acc (*v)[4], int& n_listed,
+                                       int& n_ranges) const {
+    const int rank = team.team_rank();
     const int node_cap = shape.node_list(), range_cap = shape.range_list(),
               stack_cap = shape.stack();
-    WalkLink* stack = nullptr;
-    int slot = -1;
-#if defined(__CUDA_ARCH__)
-    if (warp) {
-      if (rank == 0) total(0) = std::uint64_t(hayate::cuda::acquire_sm_slot(slot_busy));
-      __syncwarp();
-      slot = int(total(0));
-      stack = stack_pool + std::size_t(slot) * std::size_t(stack_cap);
-    }
-#endif
-    if (slot < 0) stack = Scratch<WalkLink>(team.team_scratch(1), stack_cap).data();
-
-    Body<T> ti[TPT];
-    Acc v[TPT][4];
-    d.template load_targets<TPT>(gb, ge, rank, ts, ti, v);
     // Every thread keeps the same copy of the list and stack sizes: they only change by the
     // team scan's totals. The stack holds families, an opened node's children (consecutive in
     // the breadth-first numbering, at most 8); a round pops the top ones and tests each child
     // in a slot of its own, kFamily slots a family, so an opened node costs one push. Nearly
     // every internal node has all 8 children (98% at 2^20 on a Plummer sphere), so the slots stay
     // full; pushing children one by one took a loop of up to 8 stores a round.
-    int n_listed = 0, n_ranges = 0, sp = 1;
+    int sp = 1;
     if (rank == 0) stack[0] = WalkLink{0, 1};  // the root, as a family of one
     sync(team);
     while (sp > 0) {
@@ -545,13 +520,13 @@ struct GroupWalkKernel {
         break;
       }
       if (n_listed + add_nodes > node_cap) {
-        count_cost(n_listed);
+        count_cost(rank, total, n_listed);
         flush_nodes(team, l, n_listed, ti, v);
         n_listed = 0;
       }
       if (n_ranges + add_ranges > range_cap) {
         const int n_particles = place_ranges(team, l, n_ranges, total);
-        count_cost(n_particles);
+        count_cost(rank, total, n_particles);
         flush_particles(team, l, n_ranges, n_particles, ti, v);
         n_ranges = 0;
       }
@@ -578,13 +553,158 @@ struct GroupWalkKernel {
       sp += add_families;
       sync(team);
     }
+  }
+
 #if defined(__CUDA_ARCH__)
-    // Every lane is past its last stack access (the barrier above, or the scan before an
-    // overflow's break).
+  // The traversal of the cuda kernel (a team of one warp, a child per lane): the rounds, lists
+  // and order of traverse(), with two changes to a round's chain of waits. Its counts come from
+  // three ballots, not a scan of five dependent shuffles. And the next round's node records are
+  // requested as soon as those counts are known: the families that the next round pops are the
+  // top of the stack, mostly the ones just pushed, whose links the lanes that opened them pass
+  // on through scratch, so a round no longer waits for a load from the stack and then for the
+  // node's load (together 8.6% of the walk's stall samples on the H100).
+  KOKKOS_INLINE_FUNCTION void traverse_warp(const Member& team, const Lists& l,
+                                            const GroupBox<T>& box, WalkLink* stack,
+                                            const Scratch<std::uint64_t>& total, const Body<T>* ti,
+                                            Acc (*v)[4], int& n_listed, int& n_ranges) const {
+    constexpr unsigned all_lanes = 0xffffffffu;
+    const int rank = team.team_rank();
+    const unsigned lanes_below = (1u << rank) - 1u;
+    const int f = rank / kFamily, child = rank % kFamily;
+    const int node_cap = shape.node_list(), range_cap = shape.range_list(),
+              stack_cap = shape.stack();
+    // Round 0 tests the root, a family of one.
+    int sp = 1, node = 0;
+    bool valid = rank == 0;
+    GroupNode<T> gn{};
+    if (valid) gn = tree_nodes[0];
+    while (sp > 0) {
+      const int families = sp < kFamilies ? sp : kFamilies;
+      const bool accept = valid && group_accepts<M>(gn.c, gn.geom, box, d.parameter);
+      const bool leaf = valid && !accept && gn.link.count < 0;
+      const bool open = valid && !accept && !leaf;
+      const unsigned accepted = __ballot_sync(all_lanes, accept);
+      const unsigned leaves = __ballot_sync(all_lanes, leaf);
+      const unsigned opened = __ballot_sync(all_lanes, open);
+      const int add_nodes = __popc(accepted), add_ranges = __popc(leaves),
+                add_families = __popc(opened);
+      sp -= families;
+      if (sp + add_families > stack_cap) {
+        if (rank == 0) *overflow = 1;
+        break;
+      }
+      // The next round pops stack positions next_sp - next_families .. next_sp - 1; those from
+      // `fresh` on are pushed now (push k at sp + k, in lane order) and go through scratch,
+      // the others were stacked by earlier rounds.
+      const int next_sp = sp + add_families;
+      const int next_families = next_sp < kFamilies ? next_sp : kFamilies;
+      const int next_base = next_sp - next_families;
+      const int fresh = sp > next_base ? sp - next_base : 0;
+      if (open) {
+        const int at = sp + __popc(opened & lanes_below);
+        if (at >= next_base)
+          l.ahead(at - next_base) = gn.link;
+        else
+          stack[at] = gn.link;
+      }
+      __syncwarp();
+      WalkLink family{0, 0};
+      if (f < next_families) family = f >= fresh ? l.ahead(f) : stack[next_base + f];
+      const bool next_valid = child < family.count;
+      const int next_node = family.first + child;
+      if (n_listed + add_nodes > node_cap) {
+        count_cost(rank, total, n_listed);
+        flush_nodes(team, l, n_listed, ti, v);
+        n_listed = 0;
+      }
+      if (n_ranges + add_ranges > range_cap) {
+        const int n_particles = place_ranges(team, l, n_ranges, total);
+        count_cost(rank, total, n_particles);
+        flush_particles(team, l, n_ranges, n_particles, ti, v);
+        n_ranges = 0;
+      }
+      // Requested after the flushes: before them the record was live through their sums (the
+      // walk 1-2% slower on the H100).
+      GroupNode<T> next_gn{};
+      if (next_valid) next_gn = tree_nodes[next_node];
+      if (accept) {
+        const int at = n_listed + __popc(accepted & lanes_below);
+        if constexpr (Quad)
+          l.nodes(at) = node;
+        else
+          l.node_body(at) = gn.c;
+      } else if (leaf) {
+        const int at = n_ranges + __popc(leaves & lanes_below);
+        l.range_begin(at) = gn.link.first;
+        l.range_offset(at) = -gn.link.count;
+      }
+      n_listed += add_nodes;
+      n_ranges += add_ranges;
+      sp = next_sp;
+      valid = next_valid;
+      node = next_node;
+      gn = next_gn;
+      __syncwarp();
+    }
+  }
+#endif
+
+  KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
+    const int g =
+        d.launch_order != nullptr ? d.launch_order[team.league_rank()] : team.league_rank();
+    const GroupBox<T> box = d.groups(g);
+    if (!box.active) return;
+    const int gb = d.group_begin(g), ge = d.group_begin(g + 1);
+    const int ts = team.team_size(), rank = team.team_rank();
+    Lists l;
+    if constexpr (Quad) {
+      l.nodes = Scratch<int>(team.team_scratch(0), shape.node_list());
+      l.tile_node = Scratch<NodeRecord<T>>(team.team_scratch(0), ts);
+    } else {
+      l.node_body = Scratch<Body<T>>(team.team_scratch(0), shape.node_list());
+    }
+    l.range_begin = Scratch<int>(team.team_scratch(0), shape.range_list());
+    l.range_offset = Scratch<int>(team.team_scratch(0), shape.range_list());
+    l.tile = Scratch<Body<T>>(team.team_scratch(0), ts);
+    l.ahead = Scratch<WalkLink>(team.team_scratch(0), kFamilies);
+    // total(0): the portable scan's total and the cuda kernel's stack slot; total(1): the
+    // entries summed, counted by the first thread at each flush in scratch (no counter live
+    // through the traversal) and stored once at the end. Added up in global memory, every
+    // flush waited for a round trip to L2.
+    const Scratch<std::uint64_t> total(team.team_scratch(0), 2);
+    if (rank == 0) total(1) = 0;
+    const int stack_cap = shape.stack();
+    WalkLink* stack = nullptr;
+    int slot = -1;
+#if defined(__CUDA_ARCH__)
+    if (warp) {
+      if (rank == 0) total(0) = std::uint64_t(hayate::cuda::acquire_sm_slot(slot_busy));
+      __syncwarp();
+      slot = int(total(0));
+      stack = stack_pool + std::size_t(slot) * std::size_t(stack_cap);
+    }
+#endif
+    if (slot < 0) stack = Scratch<WalkLink>(team.team_scratch(1), stack_cap).data();
+
+    Body<T> ti[TPT];
+    Acc v[TPT][4];
+    d.template load_targets<TPT>(gb, ge, rank, ts, ti, v);
+    int n_listed = 0, n_ranges = 0;
+#if defined(__CUDA_ARCH__)
+    if constexpr (kFan == 1) {
+      if (warp) traverse_warp(team, l, box, stack, total, ti, v, n_listed, n_ranges);
+    }
+    if (!warp || kFan != 1) traverse(team, l, box, stack, total, ti, v, n_listed, n_ranges);
+#else
+    traverse(team, l, box, stack, total, ti, v, n_listed, n_ranges);
+#endif
+#if defined(__CUDA_ARCH__)
+    // Every lane is past its last stack access (a round's last barrier, or the counts before
+    // an overflow's break).
     if (slot >= 0 && rank == 0) hayate::cuda::release_sm_slot(slot_busy, slot);
 #endif
     const int n_particles = place_ranges(team, l, n_ranges, total);
-    count_cost(n_listed + n_particles);
+    count_cost(rank, total, n_listed + n_particles);
     if (d.group_cost != nullptr && rank == 0) d.group_cost[gb] = int(total(1));
     flush_nodes(team, l, n_listed, ti, v);
     flush_particles(team, l, n_ranges, n_particles, ti, v);
