@@ -456,6 +456,26 @@ struct GroupWalkKernel {
     if (d.group_cost != nullptr && rank == 0) total(1) += std::uint64_t(entries);
   }
 
+  // Flushes a list that the round's add_nodes accepted nodes or add_ranges opened leaves would
+  // overfill (both traversals, after the round's counts).
+  KOKKOS_INLINE_FUNCTION void make_room(const Member& team, const Lists& l,
+                                        const Scratch<std::uint64_t>& total, const Body<T>* ti,
+                                        Acc (*v)[4], const int add_nodes, const int add_ranges,
+                                        int& n_listed, int& n_ranges) const {
+    const int rank = team.team_rank();
+    if (n_listed + add_nodes > shape.node_list()) {
+      count_cost(rank, total, n_listed);
+      flush_nodes(team, l, n_listed, ti, v);
+      n_listed = 0;
+    }
+    if (n_ranges + add_ranges > shape.range_list()) {
+      const int n_particles = place_ranges(team, l, n_ranges, total);
+      count_cost(rank, total, n_particles);
+      flush_particles(team, l, n_ranges, n_particles, ti, v);
+      n_ranges = 0;
+    }
+  }
+
   // The traversal (portable kernel, and CPUs): rounds of node tests, counted by a team scan.
   // Accepted nodes and opened leaves go to the lists (flushed when full); n_listed and
   // n_ranges return what is left in them.
@@ -464,8 +484,7 @@ struct GroupWalkKernel {
                                        const Body<T>* ti, Acc (*v)[4], int& n_listed,
                                        int& n_ranges) const {
     const int rank = team.team_rank();
-    const int node_cap = shape.node_list(), range_cap = shape.range_list(),
-              stack_cap = shape.stack();
+    const int stack_cap = shape.stack();
     // Every thread keeps the same copy of the list and stack sizes: they only change by the
     // team scan's totals. The stack holds families, an opened node's children (consecutive in
     // the breadth-first numbering, at most 8); a round pops the top ones and tests each child
@@ -519,17 +538,7 @@ struct GroupWalkKernel {
         if (rank == 0) *overflow = 1;
         break;
       }
-      if (n_listed + add_nodes > node_cap) {
-        count_cost(rank, total, n_listed);
-        flush_nodes(team, l, n_listed, ti, v);
-        n_listed = 0;
-      }
-      if (n_ranges + add_ranges > range_cap) {
-        const int n_particles = place_ranges(team, l, n_ranges, total);
-        count_cost(rank, total, n_particles);
-        flush_particles(team, l, n_ranges, n_particles, ti, v);
-        n_ranges = 0;
-      }
+      make_room(team, l, total, ti, v, add_nodes, add_ranges, n_listed, n_ranges);
       int at_node = n_listed + int(before & 255), at_range = n_ranges + int(before >> 8 & 255);
       int at_family = sp + int(before >> 16 & 255);
       for (int j = 0; j < kFan; ++j) {
@@ -571,8 +580,7 @@ struct GroupWalkKernel {
     const int rank = team.team_rank();
     const unsigned lanes_below = (1u << rank) - 1u;
     const int f = rank / kFamily, child = rank % kFamily;
-    const int node_cap = shape.node_list(), range_cap = shape.range_list(),
-              stack_cap = shape.stack();
+    const int stack_cap = shape.stack();
     // Round 0 tests the root, a family of one.
     int sp = 1, node = 0;
     bool valid = rank == 0;
@@ -612,17 +620,7 @@ struct GroupWalkKernel {
       if (f < next_families) family = f >= fresh ? l.ahead(f) : stack[next_base + f];
       const bool next_valid = child < family.count;
       const int next_node = family.first + child;
-      if (n_listed + add_nodes > node_cap) {
-        count_cost(rank, total, n_listed);
-        flush_nodes(team, l, n_listed, ti, v);
-        n_listed = 0;
-      }
-      if (n_ranges + add_ranges > range_cap) {
-        const int n_particles = place_ranges(team, l, n_ranges, total);
-        count_cost(rank, total, n_particles);
-        flush_particles(team, l, n_ranges, n_particles, ti, v);
-        n_ranges = 0;
-      }
+      make_room(team, l, total, ti, v, add_nodes, add_ranges, n_listed, n_ranges);
       // Requested after the flushes: before them the record was live through their sums (the
       // walk 1-2% slower on the H100).
       GroupNode<T> next_gn{};
