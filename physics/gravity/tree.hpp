@@ -63,24 +63,24 @@ KOKKOS_INLINE_FUNCTION std::uint64_t morton_key(std::uint64_t ix, std::uint64_t 
 // Morton keys at dacc = 2^-9 (docs/gravity.md).
 KOKKOS_INLINE_FUNCTION std::uint64_t hilbert_key(std::uint64_t ix, std::uint64_t iy,
                                                  std::uint64_t iz) {
-  std::uint64_t X[3] = {ix & 0x1fffffull, iy & 0x1fffffull, iz & 0x1fffffull};
-  for (std::uint64_t Q = std::uint64_t(1) << 20; Q > 1; Q >>= 1) {
-    const std::uint64_t P = Q - 1;
-    for (int i = 0; i < 3; ++i) {
-      if (X[i] & Q) {
-        X[0] ^= P;  // invert
-      } else {
-        const std::uint64_t t = (X[0] ^ X[i]) & P;  // exchange
-        X[0] ^= t;
-        X[i] ^= t;
-      }
+  // In 32-bit words and without branches: the 64-bit form with a branch per axis and level
+  // (lanes of a warp taking both sides) made the key kernel 0.36 ms at 2^23 on the H100.
+  std::uint32_t X[3] = {std::uint32_t(ix & 0x1fffffull), std::uint32_t(iy & 0x1fffffull),
+                        std::uint32_t(iz & 0x1fffffull)};
+  for (std::uint32_t Q = 1u << 20; Q > 1; Q >>= 1) {
+    const std::uint32_t P = Q - 1;
+    X[0] ^= (X[0] & Q) ? P : 0u;  // axis 0: invert, or exchange with itself (nothing)
+    for (int i = 1; i < 3; ++i) {
+      const bool set = (X[i] & Q) != 0;
+      const std::uint32_t t = set ? 0u : (X[0] ^ X[i]) & P;  // exchange
+      X[0] ^= (set ? P : 0u) ^ t;                            // or invert
+      X[i] ^= t;
     }
   }
   X[1] ^= X[0];  // Gray encode
   X[2] ^= X[1];
-  std::uint64_t t = 0;
-  for (std::uint64_t Q = std::uint64_t(1) << 20; Q > 1; Q >>= 1)
-    if (X[2] & Q) t ^= Q - 1;
+  std::uint32_t t = 0;
+  for (std::uint32_t Q = 1u << 20; Q > 1; Q >>= 1) t ^= (X[2] & Q) ? Q - 1 : 0u;
   X[0] ^= t;
   X[1] ^= t;
   X[2] ^= t;

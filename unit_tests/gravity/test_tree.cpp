@@ -778,4 +778,46 @@ TEST(GravityTreeKeys, HilbertStepsBetweenFaceNeighbours) {
   EXPECT_EQ(hilbert_key(0, 0, 0), 0u);
 }
 
+// The device form (32-bit words, no branches) gives every bit of Skilling's transform as
+// written in the paper (64-bit words, a branch per axis and level): on the finest cells, where
+// all 21 levels' digits take part, and on random cells of the whole cube.
+TEST(GravityTreeKeys, HilbertMatchesSkillingsTransform) {
+  auto reference = [](std::uint64_t ix, std::uint64_t iy, std::uint64_t iz) {
+    std::uint64_t X[3] = {ix, iy, iz};
+    for (std::uint64_t Q = std::uint64_t(1) << 20; Q > 1; Q >>= 1) {
+      const std::uint64_t P = Q - 1;
+      for (int i = 0; i < 3; ++i) {
+        if (X[i] & Q) {
+          X[0] ^= P;
+        } else {
+          const std::uint64_t t = (X[0] ^ X[i]) & P;
+          X[0] ^= t;
+          X[i] ^= t;
+        }
+      }
+    }
+    X[1] ^= X[0];
+    X[2] ^= X[1];
+    std::uint64_t t = 0;
+    for (std::uint64_t Q = std::uint64_t(1) << 20; Q > 1; Q >>= 1)
+      if (X[2] & Q) t ^= Q - 1;
+    std::uint64_t key = 0;
+    for (int b = 20; b >= 0; --b)
+      for (int i = 0; i < 3; ++i) key = key << 1 | (((X[i] ^ t) >> b) & 1);
+    return key;
+  };
+  const std::uint64_t top = (std::uint64_t(1) << 21) - 1;
+  for (std::uint64_t x = 0; x < 16; ++x)
+    for (std::uint64_t y = 0; y < 16; ++y)
+      for (std::uint64_t z = 0; z < 16; ++z) {
+        ASSERT_EQ(hilbert_key(x, y, z), reference(x, y, z)) << x << " " << y << " " << z;
+        ASSERT_EQ(hilbert_key(top - x, y, top - z), reference(top - x, y, top - z));
+      }
+  std::mt19937_64 rng(2026);
+  for (int k = 0; k < 100000; ++k) {
+    const std::uint64_t x = rng() & top, y = rng() & top, z = rng() & top;
+    ASSERT_EQ(hilbert_key(x, y, z), reference(x, y, z)) << x << " " << y << " " << z;
+  }
+}
+
 }  // namespace
