@@ -262,6 +262,7 @@ class TreeForce final : public ForceSolver<Space> {
   // every node, and a few of those groups kept the H100 busy for most of a walk (round 6,
   // docs/gravity.md). group_cell = 0 never cuts.
   void form_groups(const int n) {
+    if (params_.dear_first) spread_costs(n);
     const int nn = tree_.n_nodes(), G = group_size;
     const std::int64_t limit = std::int64_t(params_.group_cell) * G;
     ensure_size(group_flag_, n, "hayate::gravity::tree_group_flag");
@@ -333,7 +334,31 @@ class TreeForce final : public ForceSolver<Space> {
     const auto cost = group_cost_;
     const auto group_begin = group_begin_;
     Kokkos::parallel_for(
-        "hayate::gravity::tree_launch_keys", per_group_policy(ng),
+        "hayate::gravity::tree_launch_keys", Kokkos::RangePolicy<Space>(0, ng),
+        KOKKOS_LAMBDA(const int g) {
+          const unsigned c = unsigned(cost(group_begin(g)));
+          int cls = 0;
+          while (cls < 31 && (c >> (cls + 1)) != 0u) ++cls;
+          key(g) = std::uint64_t(31 - cls);
+          order(g) = g;
+        });
+    sort_pairs<Space>(key, order, ng, 5, sort_buffers_, params_.sort);
+    launch_order_valid_ = true;
+  }
+
+  // Public for nvcc (device lambdas). Before the groups are formed anew: every member's
+  // position gets its group's cost (the walks store it at the first member only), so that
+  // the new groups find a cost at whichever position they start. Done after every walk, this
+  // wrote all N positions per tick (~40 us at 2^23 on the H200).
+  void spread_costs(const int n) {
+    const int ng = n_groups_;
+    if (ng == 0 || std::int64_t(group_cost_.extent(0)) < n ||
+        std::int64_t(group_begin_.extent(0)) < std::int64_t(ng) + 1)
+      return;
+    const auto cost = group_cost_;
+    const auto group_begin = group_begin_;
+    Kokkos::parallel_for(
+        "hayate::gravity::tree_spread_costs", per_group_policy(ng),
         KOKKOS_LAMBDA(const GroupMember& team) {
           const int g = group_of(team);
           if (g >= ng) return;
@@ -341,15 +366,7 @@ class TreeForce final : public ForceSolver<Space> {
           const int c = cost(gb);
           Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, gb + 1, ge),
                                [&](const int k) { cost(k) = c; });
-          Kokkos::single(Kokkos::PerThread(team), [&]() {
-            int cls = 0;
-            while (cls < 31 && (unsigned(c) >> (cls + 1)) != 0u) ++cls;
-            key(g) = std::uint64_t(31 - cls);
-            order(g) = g;
-          });
         });
-    sort_pairs<Space>(key, order, ng, 5, sort_buffers_, params_.sort);
-    launch_order_valid_ = true;
   }
 
   // Public for nvcc (device lambdas): group bounding boxes, smallest |a_old|, target flags,
