@@ -62,9 +62,12 @@ void sample_rows(const Particles<Space>& p, const int count,
       });
 }
 
-// Row k of every per-particle array becomes old row order(k) (order a permutation of 0..n-1).
-// `spare` holds arrays of the same size (allocated here when it does not); the permuted rows
-// are written there and the two swap their handles, so no array is allocated per call.
+// Row k of the arrays a step carries (x, v, acc, m, level, id) becomes old row order(k) (order a
+// permutation of 0..n-1). `spare` holds arrays of the same size (allocated here when it does
+// not); the permuted rows are written there and the two swap those handles, so no array is
+// allocated per call. jerk and pot stay where they are: only the tree solver permutes, jerk
+// belongs to the Hermite integrator (direct solver only) and pot is recomputed before every
+// use (27% fewer bytes per rebuild).
 template <class Space>
 void permute_particles(Particles<Space>& p, Particles<Space>& spare,
                        const Kokkos::View<const int*, typename Space::memory_space>& order) {
@@ -77,9 +80,7 @@ void permute_particles(Particles<Space>& p, Particles<Space>& spare,
     spare.x = typename Particles<Space>::Vec(alloc("hayate::gravity::x"), p.n);
     spare.v = typename Particles<Space>::Vec(alloc("hayate::gravity::v"), p.n);
     spare.acc = typename Particles<Space>::Vec(alloc("hayate::gravity::acc"), p.n);
-    spare.jerk = typename Particles<Space>::Vec(alloc("hayate::gravity::jerk"), p.n);
     spare.m = typename Particles<Space>::Scalar(alloc("hayate::gravity::m"), p.n);
-    spare.pot = typename Particles<Space>::Scalar(alloc("hayate::gravity::pot"), p.n);
     spare.level = Kokkos::View<int*, Mem>(alloc("hayate::gravity::level"), p.n);
     spare.id = Kokkos::View<int*, Mem>(alloc("hayate::gravity::id"), p.n);
   }
@@ -92,14 +93,17 @@ void permute_particles(Particles<Space>& p, Particles<Space>& spare,
           b.x(k, c) = a.x(i, c);
           b.v(k, c) = a.v(i, c);
           b.acc(k, c) = a.acc(i, c);
-          b.jerk(k, c) = a.jerk(i, c);
         }
         b.m(k) = a.m(i);
-        b.pot(k) = a.pot(i);
         b.level(k) = a.level(i);
         b.id(k) = a.id(i);
       });
-  std::swap(p, spare);
+  std::swap(p.x, spare.x);
+  std::swap(p.v, spare.v);
+  std::swap(p.acc, spare.acc);
+  std::swap(p.m, spare.m);
+  std::swap(p.level, spare.level);
+  std::swap(p.id, spare.id);
 }
 
 // Grows `view` (without keeping contents) so it holds at least n entries.
