@@ -30,7 +30,10 @@ inline bool sort_pairs(std::uint64_t* keys, int* values, std::uint64_t* alt_keys
     temp = Kokkos::View<char*, Kokkos::CudaSpace>(
         Kokkos::view_alloc(std::string("hayate::cuda::radix_temp"), Kokkos::WithoutInitializing),
         bytes);
-  Kokkos::fence();  // keys and values come from Kokkos kernels on the default stream
+  // No fence: the keys and values come from kernels of Kokkos' default instance, whose stream
+  // this is, so the sort runs after them in stream order. A fence here, and the fencing
+  // two-argument deep_copy after it, left the device idle while the host issued the sort: three
+  // round trips per launch-order sort, about once a tick.
   check(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, k, v, n, 0, key_bits, stream));
   return k.Current() == alt_keys;
 }

@@ -107,8 +107,10 @@ void sort_pairs(const Kokkos::View<std::uint64_t*, typename Space::memory_space>
     if (uses_cuda_sort<Space>(method)) {
       if (cuda::sort_pairs(keys.data(), values.data(), k2.data(), v2.data(), n, key_bits,
                            buf.temp)) {
-        Kokkos::deep_copy(Kokkos::subview(keys, std::make_pair(0, n)), k2);
-        Kokkos::deep_copy(Kokkos::subview(values, std::make_pair(0, n)), v2);
+        // On the stream, not fenced (the sort is).
+        const Kokkos::Cuda cuda;
+        Kokkos::deep_copy(cuda, Kokkos::subview(keys, std::make_pair(0, n)), k2);
+        Kokkos::deep_copy(cuda, Kokkos::subview(values, std::make_pair(0, n)), v2);
       }
       return;
     }
