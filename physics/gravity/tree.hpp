@@ -310,8 +310,8 @@ class Tree {
   void level_moments() {
     using Policy = Kokkos::TeamPolicy<Space>;
     using Member = typename Policy::member_type;
-    constexpr int lanes = TreeDefaults<Space>::reduce_lanes;
-    constexpr int per_team = TreeDefaults<Space>::reduce_per_team;
+    constexpr int lanes = TreeDefaults<Space>::moment_lanes;
+    constexpr int per_team = TreeDefaults<Space>::moment_per_team;
     if (!members_valid_) set_members();
     const auto members_of = members_;
     const auto mono = mono_;
