@@ -336,9 +336,14 @@ class TreeForce final : public ForceSolver<Space> {
     Kokkos::parallel_for(
         "hayate::gravity::tree_launch_keys", Kokkos::RangePolicy<Space>(0, ng),
         KOKKOS_LAMBDA(const int g) {
-          const unsigned c = unsigned(cost(group_begin(g)));
+          // cls = floor(log2 c) (0 for c <= 1) in five halvings, not a loop over the bits.
+          unsigned c = unsigned(cost(group_begin(g)));
           int cls = 0;
-          while (cls < 31 && (c >> (cls + 1)) != 0u) ++cls;
+          for (int s = 16; s > 0; s >>= 1)
+            if (c >> s) {
+              c >>= s;
+              cls += s;
+            }
           key(g) = std::uint64_t(31 - cls);
           order(g) = g;
         });
