@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds and installs Kokkos + Kokkos Kernels 3.4.01 (from Debian's trilinos source) for one
+# Builds and installs Kokkos 3.4.01 (from Debian's trilinos source) for one
 # variant into DEPS/install-VARIANT. Skipped when the stamp matches the recipe.
 #   bootstrap_kokkos.sh DEPS openmp|cuda
 set -euo pipefail
@@ -40,7 +40,7 @@ bash "$here/fetch_kokkos_source.sh" "$deps/src"
 srcdir="$deps/src-$variant"
 rm -rf "$srcdir"
 mkdir -p "$srcdir"
-cp -a "$deps/src/kokkos" "$deps/src/kokkos-kernels" "$srcdir/"
+cp -a "$deps/src/kokkos" "$srcdir/"
 for p in "$here"/patches/*.patch; do
   [ -f "$p" ] || continue
   patch -d "$srcdir" -p1 --quiet --forward <"$p"
@@ -61,17 +61,6 @@ cmake --build "$build/kokkos" -j "$jobs" >>"$build.kokkos.log" 2>&1 ||
   { tail -n 40 "$build.kokkos.log" >&2; exit 1; }
 cmake --install "$build/kokkos" >>"$build.kokkos.log" 2>&1
 
-cmake -S "$srcdir/kokkos-kernels" -B "$build/kernels" "${generator[@]}" \
-  -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$prefix" -DKokkos_ROOT="$prefix" \
-  -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_CXX_FLAGS="$cxx_flags" -DCMAKE_CXX_STANDARD=17 \
-  -DKokkosKernels_ENABLE_TPL_CUBLAS=OFF -DKokkosKernels_ENABLE_TPL_CUSPARSE=OFF \
-  -DKokkosKernels_INST_DOUBLE=OFF -DKokkosKernels_INST_ORDINAL_INT=OFF \
-  -DKokkosKernels_INST_OFFSET_SIZE_T=OFF -DKokkosKernels_INST_OFFSET_INT=OFF \
-  -DKokkosKernels_INST_LAYOUTLEFT=OFF -DKokkosKernels_ENABLE_TESTS=OFF >"$build.kernels.log" 2>&1 ||
-  { tail -n 40 "$build.kernels.log" >&2; exit 1; }
-cmake --build "$build/kernels" -j "$jobs" >>"$build.kernels.log" 2>&1 ||
-  { tail -n 40 "$build.kernels.log" >&2; exit 1; }
-cmake --install "$build/kernels" >>"$build.kernels.log" 2>&1
-rm -rf "$build" "$srcdir/kokkos-kernels"
+rm -rf "$build"
 echo "$recipe_hash" >"$stamp"
 echo "hayate: Kokkos ($variant) installed"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fetches Kokkos and Kokkos Kernels 3.4.01 from Debian's trilinos source package into DEST.
+# Fetches Kokkos 3.4.01 from Debian's trilinos source package into DEST.
 # The deb-src list is derived from this machine's own apt sources (same URIs, suites, keyrings),
 # written to a private file with private state dirs, so the system's apt setup is never touched
 # and no mirror host is named by the project.
@@ -8,7 +8,7 @@ dest=${1:?usage: fetch_kokkos_source.sh DEST}
 want_version=${HAYATE_TRILINOS_VERSION:-13.2.0}
 mkdir -p "$dest"
 dest=$(cd "$dest" && pwd)
-if [ -f "$dest/source.stamp" ] && [ -d "$dest/kokkos" ] && [ -d "$dest/kokkos-kernels" ]; then
+if [ -f "$dest/source.stamp" ] && [ -d "$dest/kokkos" ]; then
   exit 0
 fi
 work="$dest/apt"
@@ -60,11 +60,10 @@ if [ -z "$orig" ]; then
   echo "hayate: trilinos ${want_version} source tarball not found after download" >&2
   exit 1
 fi
-rm -rf "$dest/kokkos" "$dest/kokkos-kernels" "$dest/extract"
+rm -rf "$dest/kokkos" "$dest/extract"
 mkdir -p "$dest/extract"
-tar -xf "$orig" -C "$dest/extract" --wildcards '*/packages/kokkos/*' '*/packages/kokkos-kernels/*'
+tar -xf "$orig" -C "$dest/extract" --wildcards '*/packages/kokkos/*'
 mv "$dest"/extract/*/packages/kokkos "$dest/kokkos"
-mv "$dest"/extract/*/packages/kokkos-kernels "$dest/kokkos-kernels"
 rm -rf "$dest/extract"
 # The tarball is kept (cache); the unpacked Debian metadata and lists are not needed.
 mv "$orig" "$dest/"
