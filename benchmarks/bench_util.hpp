@@ -1,7 +1,7 @@
 #pragma once
 // Google Benchmark helpers: one registration per enabled execution space, manual timing
 // between fences, rates as counters.
-#include "run/backend.hpp"
+#include "exec/dispatch.hpp"
 
 #include <benchmark/benchmark.h>
 #include <Kokkos_Core.hpp>

@@ -1,7 +1,7 @@
 #pragma once
 // Typed tests over every enabled execution space. Test names end in the backend name
 // ("Suite/openmp.Case"), which CTest uses to register and label one test per backend.
-#include "run/backend.hpp"
+#include "exec/dispatch.hpp"
 
 #include <gtest/gtest.h>
 #include <Kokkos_Core.hpp>

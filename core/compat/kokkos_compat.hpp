@@ -4,7 +4,9 @@
 #include <Kokkos_ScatterView.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <string>
+#include <type_traits>
 
 namespace hayate::compat {
 
@@ -72,30 +74,15 @@ KOKKOS_INLINE_FUNCTION bool isfinite(T x) {
   return HAYATE_KOKKOS_MATH_NS::isfinite(x);
 }
 
-// 1/sqrt(x): the single-precision hardware instruction on CUDA, a plain division elsewhere.
-// rsqrtf() compiles to the instruction plus a compare and two predicated multiplies that keep
-// subnormal inputs exact; those three issue slots are a fifth of a softened gravity interaction.
-// The flush-to-zero form is the bare instruction: inputs below 1.2e-38 read as 0 (result +inf),
-// which no softened r^2 reaches.
-KOKKOS_INLINE_FUNCTION float rsqrt(float x) {
-#if defined(__CUDA_ARCH__)
-  float r;
-  asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
-  return r;
-#else
-  return 1.0f / HAYATE_KOKKOS_MATH_NS::sqrt(x);
-#endif
-}
-KOKKOS_INLINE_FUNCTION double rsqrt(double x) {
-#if defined(__CUDA_ARCH__)
-  return ::rsqrt(x);
-#else
-  return 1.0 / HAYATE_KOKKOS_MATH_NS::sqrt(x);
-#endif
-}
-
-// Kokkos 4 renamed ScatterView's contribution tags' home; 3.4 and 4.x both keep them here.
-namespace scatter = Kokkos::Experimental;
+// ScatterView is still experimental in 3.4 and 4.x; code names it only through these aliases.
+template <class DataType, class Layout, class Space, class Duplication, class Contribution>
+using ScatterSumView = Kokkos::Experimental::ScatterView<DataType, Layout, Space,
+                                                         Kokkos::Experimental::ScatterSum,
+                                                         Duplication, Contribution>;
+using ScatterDuplicated = Kokkos::Experimental::ScatterDuplicated;
+using ScatterNonDuplicated = Kokkos::Experimental::ScatterNonDuplicated;
+using ScatterAtomic = Kokkos::Experimental::ScatterAtomic;
+using ScatterNonAtomic = Kokkos::Experimental::ScatterNonAtomic;
 
 inline std::string kokkos_version_string() {
   const int v = KOKKOS_VERSION;
@@ -103,9 +90,52 @@ inline std::string kokkos_version_string() {
          std::to_string(v % 100);
 }
 
-}  // namespace hayate::compat
+// The identifier Kokkos Tools callbacks receive for kernels launched on `space` (backend and
+// instance).
+template <class Space>
+std::uint32_t tools_device_id(const Space& space) {
+  return Kokkos::Tools::Experimental::device_id(space);
+}
 
-namespace hayate::compat {
+// An execution-space instance apart from the default one, where the backend can make one:
+// Kokkos 4 partitions any space; Kokkos 3.4 only gives CUDA a second stream. Elsewhere this is
+// the default instance and independent() is false.
+template <class Space>
+class IndependentInstance {
+ public:
+  IndependentInstance() {
+#if KOKKOS_VERSION >= 40000
+    space_ = Kokkos::Experimental::partition_space(Space(), 1)[0];
+    independent_ = true;
+#elif defined(KOKKOS_ENABLE_CUDA)
+    if constexpr (std::is_same_v<Space, Kokkos::Cuda>) {
+      if (cudaStreamCreate(&stream_) == cudaSuccess) {
+        space_ = Kokkos::Cuda(stream_);
+        independent_ = true;
+      }
+    }
+#endif
+  }
+  ~IndependentInstance() {
+    space_.fence();
+#if KOKKOS_VERSION < 40000 && defined(KOKKOS_ENABLE_CUDA)
+    space_ = Space();
+    if (stream_) cudaStreamDestroy(stream_);
+#endif
+  }
+  IndependentInstance(const IndependentInstance&) = delete;
+  IndependentInstance& operator=(const IndependentInstance&) = delete;
+
+  const Space& space() const { return space_; }
+  bool independent() const { return independent_; }
+
+ private:
+  Space space_{};
+  bool independent_ = false;
+#if KOKKOS_VERSION < 40000 && defined(KOKKOS_ENABLE_CUDA)
+  cudaStream_t stream_ = nullptr;
+#endif
+};
 
 // Kokkos::InitArguments (3.4) became Kokkos::InitializationSettings (3.7+).
 // threads <= 0 and device < 0 keep Kokkos' own defaults (OMP_NUM_THREADS, device 0).

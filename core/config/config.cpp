@@ -75,8 +75,9 @@ std::string format_real(double v) {
 class Validator {
  public:
   Validator(std::string file, const std::map<std::string, SourceLocation>& overrides,
-            std::map<std::string, SourceLocation>& locations)
-      : file_(std::move(file)), overrides_(overrides), locations_(locations) {}
+            std::map<std::string, SourceLocation>& locations,
+            const std::vector<FormerKey>& former)
+      : file_(std::move(file)), overrides_(overrides), locations_(locations), former_(former) {}
 
   std::vector<Diagnostic> diagnostics;
 
@@ -128,7 +129,8 @@ class Validator {
           report(key_at, fmt::format("duplicate key '{}'", path));
           continue;
         }
-        if (!section.find(name)) unknown_key(section, name, path, prefix, key_at, root);
+        if (!section.find(name) && !former_key(path, key_at, it->second, here))
+          unknown_key(section, name, path, prefix, key_at, root);
       }
     }
     for (const auto& e : section.entries()) {
@@ -165,6 +167,32 @@ class Validator {
   }
 
  private:
+  // A key the schema used to have: reported with where it went (or why it was removed). A
+  // section that only held former keys is looked into, so each key is reported at its line.
+  bool former_key(const std::string& path, const SourceLocation& where, const YAML::Node& value,
+                  const SourceLocation& here) {
+    for (const auto& f : former_)
+      if (f.path == path) {
+        if (!f.moved_to.empty())
+          report(where, fmt::format("'{}' moved to '{}'", path, f.moved_to));
+        else
+          report(where, fmt::format("'{}' was removed: {}", path, f.reason));
+        return true;
+      }
+    const bool holds_former = std::any_of(former_.begin(), former_.end(), [&](const FormerKey& f) {
+      return f.path.compare(0, path.size() + 1, path + ".") == 0;
+    });
+    if (!holds_former || !value.IsMap()) return false;
+    for (auto it = value.begin(); it != value.end(); ++it) {
+      if (!it->first.IsScalar()) continue;
+      const std::string child = path + "." + it->first.Scalar();
+      const SourceLocation child_at = at(child, it->first, here);
+      if (!former_key(child, child_at, it->second, here))
+        report(child_at, fmt::format("unknown key '{}'", child));
+    }
+    return true;
+  }
+
   void unknown_key(const Section& section, const std::string& name, const std::string& path,
                    const std::string& prefix, const SourceLocation& where, const Section& root) {
     std::vector<std::string> names;
@@ -310,6 +338,7 @@ class Validator {
   std::string file_;
   const std::map<std::string, SourceLocation>& overrides_;
   std::map<std::string, SourceLocation>& locations_;
+  const std::vector<FormerKey>& former_;
 };
 
 // Applies "a.b.c=value" onto the tree; records where each override came from.
@@ -526,7 +555,7 @@ Config ConfigLoader::load_string(const std::string& text, const std::string& fil
   config.problem_ = name;
   config.input_file_ = file;
   config.locations_ = std::make_shared<std::map<std::string, SourceLocation>>();
-  Validator validator(file, origin, *config.locations_);
+  Validator validator(file, origin, *config.locations_, schema.former_keys());
   config.tree_ = YAML::Node(YAML::NodeType::Map);
   validator.section(schema, root, "", config.tree_, SourceLocation{file, 1, 1}, schema);
   if (!validator.diagnostics.empty()) {

@@ -226,9 +226,12 @@ std::vector<std::string> Section::all_paths(const std::string& prefix) const {
 }
 
 namespace {
-void markdown_rows(const Section& section, const std::string& prefix, std::string& out) {
+// Rows of every key below `section`, except a top-level section named `skip`.
+void markdown_rows(const Section& section, const std::string& prefix, std::string& out,
+                   const std::string& skip = {}) {
   for (const auto& e : section.entries()) {
     const std::string path = prefix.empty() ? e.name : prefix + "." + e.name;
+    if (prefix.empty() && !skip.empty() && e.name == skip) continue;
     if (e.section) {
       markdown_rows(*e.section, path, out);
       continue;
@@ -262,11 +265,22 @@ void markdown_records(const Section& section, const std::string& prefix, std::st
 }
 }  // namespace
 
-std::string Schema::markdown() const {
+std::string Schema::markdown(Part part) const {
+  const Entry* tuning = find("tuning");
+  if (part == Part::Tuning) {
+    if (!tuning || !tuning->section) return {};
+    std::string out = fmt::format("## `problem: {}`\n\n", problem_);
+    out += "| key | type | default | allowed | meaning |\n|---|---|---|---|---|\n";
+    markdown_rows(*tuning->section, "tuning", out);
+    return out;
+  }
   std::string out = fmt::format("## `problem: {}`\n\n{}\n\n", problem_, summary_);
   out += "| key | type | default | allowed | meaning |\n|---|---|---|---|---|\n";
-  markdown_rows(*this, {}, out);
+  markdown_rows(*this, {}, out, "tuning");
   markdown_records(*this, {}, out);
+  if (tuning)
+    out += "\nPerformance switches live under `tuning:`, every one `auto` by default: see "
+           "`hayate schema --tuning` (docs/dev/tuning.md).\n";
   return out;
 }
 
@@ -295,6 +309,14 @@ std::string nearest(const std::string& word, const std::vector<std::string>& can
     }
   }
   return best;
+}
+
+void Schema::moved(const std::string& old_path, const std::string& new_path) {
+  former_.push_back(FormerKey{old_path, new_path, {}});
+}
+
+void Schema::removed(const std::string& old_path, const std::string& reason) {
+  former_.push_back(FormerKey{old_path, {}, reason});
 }
 
 }  // namespace hayate::core

@@ -107,17 +107,32 @@ class Section {
   std::vector<Entry> entries_;
 };
 
+// A key that inputs used to have: it moved to another path, or was removed with a reason.
+struct FormerKey {
+  std::string path;
+  std::string moved_to;  // empty when removed
+  std::string reason;    // why it was removed (removed keys only)
+};
+
 class Schema : public Section {
  public:
   Schema(std::string problem, std::string summary)
       : problem_(std::move(problem)), summary_(std::move(summary)) {}
   const std::string& problem() const { return problem_; }
   const std::string& summary() const { return summary_; }
-  // Markdown reference of every key: type, default, allowed values, doc.
-  std::string markdown() const;
+  // Markdown reference of the keys: type, default, allowed values, doc. The user reference
+  // leaves out the `tuning:` section, which has a reference of its own.
+  enum class Part { Inputs, Tuning };
+  std::string markdown(Part part = Part::Inputs) const;
+
+  // An input that still names `old_path` is told where the key went instead of "unknown key".
+  void moved(const std::string& old_path, const std::string& new_path);
+  void removed(const std::string& old_path, const std::string& reason);
+  const std::vector<FormerKey>& former_keys() const { return former_; }
 
  private:
   std::string problem_, summary_;
+  std::vector<FormerKey> former_;
 };
 
 // Levenshtein distance, used for "did you mean" suggestions.

@@ -2,7 +2,7 @@
 
 #include "compat/kokkos_compat.hpp"
 #include "io/atomic_file.hpp"
-#include "run/backend.hpp"
+#include "exec/dispatch.hpp"
 #include "run/progress.hpp"
 #include "run/registry.hpp"
 

@@ -1,6 +1,6 @@
 #include "run/registry.hpp"
 
-#include "run/backend.hpp"
+#include "exec/dispatch.hpp"
 
 #include <stdexcept>
 

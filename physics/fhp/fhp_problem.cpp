@@ -8,7 +8,7 @@
 #include "fhp/fhp_kernels.hpp"
 #include "fhp/fhp_obstacles.hpp"
 #include "io/csv_writer.hpp"
-#include "run/backend.hpp"
+#include "exec/dispatch.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>

@@ -11,7 +11,7 @@
 #include "gravity/tree_solver.hpp"
 #include "io/csv_writer.hpp"
 #include "io/xyz.hpp"
-#include "run/backend.hpp"
+#include "exec/dispatch.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>

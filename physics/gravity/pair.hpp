@@ -2,6 +2,7 @@
 // The physics of gravity, written once: the softened pair interaction every force variant (direct
 // tiles, j-split, Hermite, tree nodes, the serial reference in the tests) evaluates.
 #include "compat/kokkos_compat.hpp"
+#include "exec/fast_math.hpp"
 
 namespace hayate::gravity {
 
@@ -39,7 +40,7 @@ KOKKOS_FORCEINLINE_FUNCTION PairTerms<T> gravity_pair(const T xi, const T yi, co
   p.dy = yj - yi;
   p.dz = zj - zi;
   p.r2 = p.dx * p.dx + (p.dy * p.dy + (p.dz * p.dz + eps2));
-  p.inv_r = compat::rsqrt(p.r2);
+  p.inv_r = core::rsqrt(p.r2);
   p.m_inv_r = mj * p.inv_r;
   p.m_inv_r3 = p.m_inv_r * p.inv_r * p.inv_r;
   return p;

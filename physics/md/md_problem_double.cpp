@@ -1,7 +1,7 @@
 // MdProblem for every enabled backend in double precision (one translation unit per precision so
 // the two compile in parallel).
 #include "md_problem_impl.hpp"
-#include "run/backend.hpp"
+#include "exec/dispatch.hpp"
 
 namespace hayate::md {
 

@@ -7,7 +7,7 @@
 #include "ode/async_writer.hpp"
 #include "ode/engine.hpp"
 #include "ode/reference.hpp"
-#include "run/backend.hpp"
+#include "exec/dispatch.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>

@@ -3,7 +3,7 @@
 #include "stream/stream_problem.hpp"
 
 #include "io/csv_writer.hpp"
-#include "run/backend.hpp"
+#include "exec/dispatch.hpp"
 #include "stream/stream_kernels.hpp"
 
 #include <fmt/format.h>

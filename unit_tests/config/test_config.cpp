@@ -28,6 +28,11 @@ const Schema& test_schema(const std::string& name) {
        r.choice("type", {"circle", "rectangle"}, "Shape");
        r.real("radius", "Circle radius").above(0).optional_key();
      }).defaults("[]");
+    s.section("tuning", "Performance switches");
+    s.choice("tuning.kernel", {"auto", "fast", "plain"}, "Kernel").defaults("auto");
+    s.moved("system.kernel", "tuning.kernel");
+    s.moved("old.kernel", "tuning.kernel");
+    s.removed("old.curve", "the Hilbert curve is always used");
     return s;
   }();
   (void)name;
@@ -242,4 +247,38 @@ TEST(Schema, EveryRegisteredKeyIsDocumented) {
       EXPECT_FALSE(key->doc.empty()) << name << ": " << path << " has no doc";
     }
   }
+}
+
+TEST(Config, FormerKeysSayWhereTheyWent) {
+  // A key of a section that still exists.
+  std::string e = error_of("problem: demo\nsystem:\n  n: 4\n  kernel: fast\n");
+  EXPECT_NE(e.find("in.yaml:4:3: 'system.kernel' moved to 'tuning.kernel'"), std::string::npos)
+      << e;
+  // Keys of a section that no longer exists, each at its own line; an unrelated key there stays
+  // unknown.
+  e = error_of("problem: demo\nsystem:\n  n: 4\nold:\n  kernel: fast\n  curve: morton\n"
+               "  colour: red\n");
+  EXPECT_NE(e.find("in.yaml:5:3: 'old.kernel' moved to 'tuning.kernel'"), std::string::npos) << e;
+  EXPECT_NE(e.find("in.yaml:6:3: 'old.curve' was removed: the Hilbert curve is always used"),
+            std::string::npos)
+      << e;
+  EXPECT_NE(e.find("in.yaml:7:3: unknown key 'old.colour'"), std::string::npos) << e;
+  // On the command line too.
+  e = error_of("problem: demo\nsystem:\n  n: 4\n", {"system.kernel=plain"});
+  EXPECT_NE(e.find("--set system.kernel=plain: 'system.kernel' moved to 'tuning.kernel'"),
+            std::string::npos)
+      << e;
+  // The new place works and defaults to auto.
+  const Config c = loader().load_string("problem: demo\nsystem:\n  n: 4\n", "in.yaml");
+  EXPECT_EQ(c.string("tuning.kernel"), "auto");
+}
+
+TEST(Config, UserReferenceLeavesTuningToItsOwnReference) {
+  const Schema& s = test_schema("demo");
+  const std::string inputs = s.markdown();
+  EXPECT_EQ(inputs.find("`tuning.kernel`"), std::string::npos);
+  EXPECT_NE(inputs.find("`system.n`"), std::string::npos);
+  const std::string tuning = s.markdown(Schema::Part::Tuning);
+  EXPECT_NE(tuning.find("`tuning.kernel`"), std::string::npos);
+  EXPECT_EQ(tuning.find("`system.n`"), std::string::npos);
 }

@@ -4,7 +4,7 @@
 #include "cli_runner.hpp"
 #include "fhp/fhp_obstacles.hpp"
 #include "io/png.hpp"
-#include "run/backend.hpp"
+#include "exec/dispatch.hpp"
 #include "run/checkpoint.hpp"
 #include "run/driver.hpp"
 #include "run/registry.hpp"

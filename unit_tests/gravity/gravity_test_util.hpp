@@ -1,6 +1,6 @@
 #pragma once
 // Helpers of the gravity end-to-end tests: run an input string, read its CSV output.
-#include "run/backend.hpp"
+#include "exec/dispatch.hpp"
 #include "run/driver.hpp"
 #include "run/registry.hpp"
 
