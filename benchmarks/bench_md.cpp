@@ -1,4 +1,4 @@
-// Lennard-Jones MD on every backend:
+// Lennard-Jones MD (pair style lj/cut) on every backend:
 //   md/force/<case>/<variant>/<layout>/<precision>/<backend>
 //       100 force evaluations per iteration (the iteration time); the counter
 //       s_per_100_with_transfer adds copying positions to the device and forces back before
@@ -8,11 +8,12 @@
 //       100 full velocity-Verlet steps of the in.lj set-up (fcc 0.8442, T 1.44, rebuild every
 //       20 steps) per iteration; counter atom_steps_per_second.
 // Variants are named list_scatter_parallel[_packed] (full_thread, half_atomic_warp_packed, ...);
-// "auto" is what `force: auto` picks on that backend. Step variants ending in _shuffled start
-// from a randomly ordered lattice, sorted by cell at the first rebuild (or never, _unsorted).
+// "auto" is what the tuning keys' auto picks on that backend. Step variants ending in _shuffled
+// start from a randomly ordered lattice, sorted by cell at the first rebuild.
 #include "bench_util.hpp"
 #include "md/md_setup.hpp"
 #include "md/md_system.hpp"
+#include "md/potentials/lj_cut.hpp"
 #include "util/random.hpp"
 
 #include <string>
@@ -83,10 +84,10 @@ std::vector<Variant> variants() {
 template <class Space, class Real>
 bool resolve(const Variant& v, ForceOptions& o, Layout& layout, bool fixed_layout,
              benchmark::State& state) {
-  const std::string backend = core::space_name<Space>();
-  o = v.is_auto ? md::auto_force_options(backend) : v.options;
-  if (!fixed_layout) layout = md::auto_layout(backend, o.parallel);
-  if (!md::ForceCompute<Space, Real>::supports(o)) {
+  const core::BackendTraits traits = core::backend_traits(core::space_name<Space>());
+  o = v.is_auto ? md::auto_force_options(traits) : v.options;
+  if (!fixed_layout) layout = md::auto_layout(traits, o.parallel);
+  if (!md::ForceCompute<Space, Real, md::LjCut>::supports(o)) {
     state.SkipWithError("duplicated scatter needs one force copy per thread: not on GPUs");
     return false;
   }
@@ -119,7 +120,7 @@ void register_force(const ForceCase& c, const Variant& v, Layout layout, bool fi
         md::MdParams params;
         params.force = o;
         params.layout = l;
-        md::MdSystem<Space, Real> sys(
+        md::MdSystem<Space, Real, md::LjCut> sys(
             bench_state(c.density, c.cells[0], c.cells[1], c.cells[2], 0.15), params);
         sys.initialize();
         auto hx = Kokkos::create_mirror_view(sys.positions());
@@ -154,8 +155,8 @@ void register_force(const ForceCase& c, const Variant& v, Layout layout, bool fi
       [](benchmark::internal::Benchmark* b) { b->Iterations(3); });
 }
 
-// order: "" (lattice order, sorted by cell at each rebuild), "shuffled" (random initial order,
-// sorted at each rebuild) or "shuffled_unsorted" (random order kept: no locality).
+// order: "" (lattice order) or "shuffled" (random initial order); atoms are sorted by cell at
+// each rebuild.
 template <class Real>
 void register_steps(int cells, const Variant& v, const std::string& order = "") {
   const std::string variant =
@@ -181,10 +182,9 @@ void register_steps(int cells, const Variant& v, const std::string& order = "") 
         params.skin = 0.3;
         params.every = 20;
         params.check = false;
-        params.sort = order != "shuffled_unsorted";
         md::InitialState init = bench_state(0.8442, cells, cells, cells, 0.0);
         if (!order.empty()) shuffle(init);
-        md::MdSystem<Space, Real> sys(init, params);
+        md::MdSystem<Space, Real, md::LjCut> sys(init, params);
         sys.initialize();
         const int steps = 100;
         for (auto _ : state) {
@@ -221,10 +221,7 @@ void register_md_suite() {
     for (const auto& v : variants()) {
       register_steps<double>(cells, v);
       if (v.is_auto) register_steps<float>(cells, v);
-      if (v.is_auto && cells >= 40) {
-        register_steps<double>(cells, v, "shuffled");
-        register_steps<double>(cells, v, "shuffled_unsorted");
-      }
+      if (v.is_auto && cells >= 40) register_steps<double>(cells, v, "shuffled");
     }
 }
 

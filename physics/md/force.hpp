@@ -1,6 +1,7 @@
 #pragma once
-// Lennard-Jones forces from a Verlet list. One functor holds the per-neighbor work (pair_term,
-// which calls lj_pair); the variants differ only in template arguments chosen once at the top:
+// Pair forces from a Verlet list, for any pair style (potentials/). One functor holds the
+// per-neighbor work (pair_term, which calls Style::compute); the variants differ only in template
+// arguments chosen once at the top:
 //   list      full (every pair twice, no scatter) | half (each pair once, Newton's third law)
 //   scatter   half list only: ScatterView atomic | duplicated (one copy per host thread)
 //   parallel  thread per atom (RangePolicy) | team per atom (TeamPolicy, neighbors over the
@@ -8,11 +9,11 @@
 //   layout    CSR | padded | transposed neighbor storage (NeighborList::visit)
 //   Real      float | double;  EV: energy and virial on request
 #include "compat/kokkos_compat.hpp"
-#include "lj.hpp"
+#include "exec/exec_traits.hpp"
 #include "neighbor.hpp"
+#include "potentials/pair_style.hpp"
 
 #include <Kokkos_Core.hpp>
-#include <Kokkos_ScatterView.hpp>
 
 #include <stdexcept>
 #include <string>
@@ -71,8 +72,9 @@ struct SplitPositions {
   KOKKOS_INLINE_FUNCTION int atom_of(int j) const { return j; }
 };
 
-template <class Real, class Mem>
+template <class Space, class Real>
 struct PackedPositions {
+  using Mem = typename Space::memory_space;
   Kokkos::View<const PackedAtom<Real>*, Mem> q;  // atoms, then ghosts
   Kokkos::View<const int*, Mem> ghost_owner;
   int natoms;
@@ -85,13 +87,11 @@ struct PackedPositions {
   }
   KOKKOS_INLINE_FUNCTION void delta(int j, Real xi, Real yi, Real zi, Real& dx, Real& dy, Real& dz,
                                     int& tj) const {
-    // A GPU loads a by-value copy of the aligned record with vector loads; host compilers do
-    // better with scalar loads straight into the subtractions (measured 5% on the host).
-#if defined(__CUDA_ARCH__)
-    const PackedAtom<Real> p = q(j);
-#else
-    const PackedAtom<Real>& p = q(j);
-#endif
+    // A GPU loads a copy of the aligned record with vector loads; host compilers do better with
+    // scalar loads straight into the subtractions.
+    using Record = std::conditional_t<core::ExecTraits<Space>::is_gpu, const PackedAtom<Real>,
+                                      const PackedAtom<Real>&>;
+    Record p = q(j);
     dx = xi - p.x;
     dy = yi - p.y;
     dz = zi - p.z;
@@ -102,15 +102,6 @@ struct PackedPositions {
     return j < natoms ? j : ghost_owner(j - natoms);
   }
 };
-
-template <class Space>
-constexpr bool is_gpu_space() {
-#ifdef KOKKOS_ENABLE_CUDA
-  return std::is_same<Space, Kokkos::Cuda>::value;
-#else
-  return false;
-#endif
-}
 
 // Per-atom register accumulator; a sum type for the vector reduction of the team kernel.
 template <class Real>
@@ -190,8 +181,7 @@ struct DirectWrite {
 template <class Space, class Real, class Duplication, class Contribution>
 struct ScatterWrite {
   static constexpr bool newton = true;
-  using SV = Kokkos::Experimental::ScatterView<
-      Real* [3], VecLayout, Space, Kokkos::Experimental::ScatterSum, Duplication, Contribution>;
+  using SV = compat::ScatterSumView<Real* [3], VecLayout, Space, Duplication, Contribution>;
   SV sv;
   struct Access {
     decltype(std::declval<const SV&>().access()) a;
@@ -212,45 +202,42 @@ struct ScatterWrite {
 struct ThreadTag {};
 struct TeamTag {};
 
-template <class Space, class Real, class Rows, class Sink, bool EV, class Pos>
-struct LJForce {
+template <class Space, class Real, class Style, class Rows, class Sink, bool EV, class Pos>
+struct PairKernel {
   using Mem = typename Space::memory_space;
   using Team = typename Kokkos::TeamPolicy<Space>::member_type;
+  using Coeffs = PairCoeffs<Style, Real, Mem>;
+  using Entry = typename Coeffs::Entry;
   Pos pos;
   Rows rows;
   Sink sink;
-  PairTable<Real> table;
+  Coeffs coeffs;
   int natoms;
-  // List entries whose records the thread-per-atom loop loads together. Measured
-  // (benchmarks/NOTES.md, seventeenth round): on an H100 4 beat 1 and 8 (whose registers cost
-  // more occupancy than the extra loads in flight bought, in double); on two CPU cores 4 and 1
-  // were within the noise, so every backend runs the same loop.
+  // List entries whose records the thread-per-atom loop loads together: on GPUs 4 beat 1 and 8
+  // (8 costs occupancy), on CPUs they tie, so every backend runs the same loop.
   static constexpr int kGather = 4;
-  // EV only: each atom's energy and virial shares, summed by a separate reduction. A
-  // parallel_reduce of the pair loop itself ran at an eighth of the SM's warps on CUDA
-  // (4.5x the plain kernel's time at 2M atoms).
+  // EV only: each atom's energy and virial shares, summed by a separate reduction (a
+  // parallel_reduce of the pair loop itself runs at a fraction of a GPU's occupancy).
   Kokkos::View<double* [2], Kokkos::LayoutRight, Mem> ev_atom;
 
   // Pair coefficients by type: a copy in registers when there is one type (no type loads, and
   // no reloads after each scatter store, which the compiler must assume may alias the table),
   // else the table.
   struct OneType {
-    PairCoeff<Real> c;
-    KOKKOS_INLINE_FUNCTION const PairCoeff<Real>& operator()(int, int) const { return c; }
+    Entry e;
+    KOKKOS_INLINE_FUNCTION const Entry& operator()(int, int) const { return e; }
   };
   struct ByType {
-    const PairTable<Real>* t;
-    KOKKOS_INLINE_FUNCTION const PairCoeff<Real>& operator()(int a, int b) const {
-      return t->coeff[a][b];
-    }
+    decltype(Coeffs::table) t;
+    KOKKOS_INLINE_FUNCTION const Entry& operator()(int a, int b) const { return t(a, b); }
   };
   // Calls f(coefficients) with the accessor for this table.
   template <class F>
   KOKKOS_INLINE_FUNCTION void with_coeff(F&& f) const {
-    if (table.ntypes == 1)
-      f(OneType{table.coeff[0][0]});
+    if (coeffs.ntypes == 1)
+      f(OneType{coeffs.one});
     else
-      f(ByType{&table});
+      f(ByType{coeffs.table});
   }
 
   // The per-neighbor work, shared by every variant: the displacement, then the force from it.
@@ -269,7 +256,14 @@ struct LJForce {
                                          const int ti, const int tj, Accum<Real>& a,
                                          const Access& acc, const Coeff& coeff) const {
     const Real r2 = dx * dx + dy * dy + dz * dz;
-    const PairForce<Real> p = lj_pair(r2, coeff(ti, tj));
+    const Entry& e = coeff(ti, tj);
+    // Computed for every list entry and multiplied by 0 or 1, not branched on: about a quarter
+    // of the entries lie in the skin, and a CPU mispredicts that branch; a GPU warp runs both
+    // ways anyway. Exact: x * 1 = x, and x * 0 adds nothing. r2 > 0 for every entry (an atom is
+    // never its own neighbor), so nothing is infinite.
+    const Real in = r2 < e.cutsq ? Real(1) : Real(0);
+    const PairForce<Real> f = Style::compute(r2, e.c);
+    const PairForce<Real> p{in * f.fpair, in * (f.energy - e.offset)};
     const Real fx = dx * p.fpair, fy = dy * p.fpair, fz = dz * p.fpair;
     a.fx += fx;
     a.fy += fy;
@@ -353,100 +347,108 @@ struct SumEnergyVirial {
   }
 };
 
-// Owns the scatter buffers and launches the variant the options name.
-template <class Space, class Real>
+// Owns the scatter buffers and launches the variant the options name, on the instance it was
+// constructed with.
+template <class Space, class Real, class Style>
 class ForceCompute {
  public:
-  using Atomic = ScatterWrite<Space, Real, Kokkos::Experimental::ScatterNonDuplicated,
-                              Kokkos::Experimental::ScatterAtomic>;
-  using Duplicated = ScatterWrite<Space, Real, Kokkos::Experimental::ScatterDuplicated,
-                                  Kokkos::Experimental::ScatterNonAtomic>;
+  using Atomic = ScatterWrite<Space, Real, compat::ScatterNonDuplicated, compat::ScatterAtomic>;
+  using Duplicated = ScatterWrite<Space, Real, compat::ScatterDuplicated, compat::ScatterNonAtomic>;
+  using Coeffs = PairCoeffs<Style, Real, typename Space::memory_space>;
+
+  explicit ForceCompute(const Space& space = Space()) : space_(space) {}
 
   // Duplication keeps one force copy per concurrent thread: fine for a few dozen host
   // threads, impossible for the ~10^5 resident threads of a GPU.
   static bool supports(const ForceOptions& o) {
-    return !(is_gpu_space<Space>() && o.list == ListKind::Half && o.scatter == Scatter::Duplicated);
+    return !(core::ExecTraits<Space>::is_gpu && o.list == ListKind::Half &&
+             o.scatter == Scatter::Duplicated);
   }
 
   // Forces on the n atoms from the list `rows`, reading positions through `pos` (Split- or
   // PackedPositions).
   template <class Rows, class Pos>
   EnergyVirial compute(const ForceOptions& o, const Rows& rows, const Pos& pos, int n,
-                       const ForceView<Space, Real>& f, const PairTable<Real>& table, bool ev) {
+                       const ForceView<Space, Real>& f, const Coeffs& coeffs, bool ev) {
     if (!supports(o))
       throw std::invalid_argument("duplicated scatter is not available on " +
                                   std::string(Space::name()));
     if (o.list == ListKind::Full)
-      return launch(o, DirectWrite<Space, Real>{f}, rows, pos, table, n, ev);
-    Kokkos::deep_copy(Space(), f, Real(0));
+      return launch(o, DirectWrite<Space, Real>{f}, rows, pos, coeffs, n, ev);
+    Kokkos::deep_copy(space_, f, Real(0));
     if (o.scatter == Scatter::Atomic) {
       if (atomic_target_ != f.data()) {
         atomic_.sv = typename Atomic::SV(f);
         atomic_target_ = f.data();
       }
-      atomic_.sv.reset_except(f);
-      const EnergyVirial r = launch(o, atomic_, rows, pos, table, n, ev);
-      atomic_.sv.contribute_into(f);
+      atomic_.sv.reset_except(space_, f);
+      const EnergyVirial r = launch(o, atomic_, rows, pos, coeffs, n, ev);
+      atomic_.sv.contribute_into(space_, f);
       return r;
     }
-    return duplicated(o, rows, pos, f, table, n, ev);
+    return duplicated(o, rows, pos, f, coeffs, n, ev);
   }
 
  private:
   template <class Rows, class Pos>
   EnergyVirial duplicated(const ForceOptions& o, const Rows& rows, const Pos& pos,
-                          const ForceView<Space, Real>& f, const PairTable<Real>& table, int n,
-                          bool ev) {
-    if constexpr (is_gpu_space<Space>()) {
-      throw std::logic_error("unreachable");
+                          const ForceView<Space, Real>& f, const Coeffs& coeffs, int n, bool ev) {
+    if constexpr (core::ExecTraits<Space>::is_gpu) {
+      throw std::logic_error("duplicated scatter on a GPU");
     } else {
       if (int(dup_extent_) != n) {
         duplicated_.sv = typename Duplicated::SV(f);
         dup_extent_ = n;
       }
-      duplicated_.sv.reset_except(f);
-      const EnergyVirial r = launch(o, duplicated_, rows, pos, table, n, ev);
-      duplicated_.sv.contribute_into(f);
+      duplicated_.sv.reset_except(space_, f);
+      const EnergyVirial r = launch(o, duplicated_, rows, pos, coeffs, n, ev);
+      duplicated_.sv.contribute_into(space_, f);
       return r;
     }
   }
 
   template <class Sink, class Rows, class Pos>
   EnergyVirial launch(const ForceOptions& o, const Sink& sink, const Rows& rows, const Pos& pos,
-                      const PairTable<Real>& table, int n, bool ev) {
+                      const Coeffs& coeffs, int n, bool ev) {
     if (!ev) {
-      run(o, LJForce<Space, Real, Rows, Sink, false, Pos>{pos, rows, sink, table, n, {}}, n);
+      run(o, PairKernel<Space, Real, Style, Rows, Sink, false, Pos>{pos, rows, sink, coeffs, n, {}},
+          n);
       return EnergyVirial{};
     }
     if (int(ev_atom_.extent(0)) < n)
       ev_atom_ = decltype(ev_atom_)(
           Kokkos::view_alloc(std::string("hayate::md::ev_atom"), Kokkos::WithoutInitializing), n);
-    run(o, LJForce<Space, Real, Rows, Sink, true, Pos>{pos, rows, sink, table, n, ev_atom_}, n);
+    run(o,
+        PairKernel<Space, Real, Style, Rows, Sink, true, Pos>{pos, rows, sink, coeffs, n, ev_atom_},
+        n);
     // Summed in atom order by the backend's reduction: the same bits on every run.
     EnergyVirial result;
-    Kokkos::parallel_reduce("hayate::md::energy_virial", Kokkos::RangePolicy<Space>(0, n),
+    Kokkos::parallel_reduce("hayate::md::energy_virial", Kokkos::RangePolicy<Space>(space_, 0, n),
                             SumEnergyVirial<decltype(ev_atom_)>{ev_atom_},
                             Kokkos::Sum<EnergyVirial>(result));
     return result;
   }
 
   template <class Functor>
-  static void run(const ForceOptions& o, const Functor& functor, int n) {
-    const char* label = o.list == ListKind::Full       ? "hayate::md::lj_full"
-                        : o.scatter == Scatter::Atomic ? "hayate::md::lj_half_atomic"
-                                                       : "hayate::md::lj_half_duplicated";
+  void run(const ForceOptions& o, const Functor& functor, int n) const {
+    const char* label = o.list == ListKind::Full       ? "hayate::md::pair_full"
+                        : o.scatter == Scatter::Atomic ? "hayate::md::pair_half_atomic"
+                                                       : "hayate::md::pair_half_duplicated";
     if (o.parallel == Parallel::Thread) {
-      Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, ThreadTag>(0, n), functor);
+      Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, ThreadTag>(space_, 0, n), functor);
       return;
     }
     using Policy = Kokkos::TeamPolicy<Space, TeamTag>;
-    // A warp of vector lanes per atom and 4 atoms per block on GPUs; one lane per atom on host
-    // threads, where the vector loop is a plain (vectorizable) loop.
-    const int vector = is_gpu_space<Space>() ? 32 : 1;
-    const int per_team = is_gpu_space<Space>() ? 4 : 1;
-    Kokkos::parallel_for(label, Policy((n + per_team - 1) / per_team, per_team, vector), functor);
+    // The vector lanes of a team work on one atom (a warp on GPUs), 4 atoms per block on GPUs;
+    // one lane per atom on host threads, where the vector loop is a plain (vectorizable) loop.
+    using Traits = core::ExecTraits<Space>;
+    const int vector = Traits::vector_length;
+    const int per_team = Traits::is_gpu ? 4 : 1;
+    Kokkos::parallel_for(label, Policy(space_, (n + per_team - 1) / per_team, per_team, vector),
+                         functor);
   }
 
+  Space space_;
   Atomic atomic_;
   Duplicated duplicated_;
   Kokkos::View<double* [2], Kokkos::LayoutRight, typename Space::memory_space> ev_atom_;

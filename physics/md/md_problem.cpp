@@ -1,17 +1,23 @@
 #include "md_problem.hpp"
 
-#include "md_problem_impl.hpp"
 #include "md_setup.hpp"
+#include "potentials/styles.hpp"
 
 namespace hayate::md {
 
 void register_problem(core::Registry& registry) {
-  registry.add(core::ProblemInfo{
-      "md", "Lennard-Jones molecular dynamics: cell and Verlet lists, NVE/Langevin/Berendsen",
-      declare_schema, [](const core::Config& config, const std::string& backend) {
-        if (config.string("precision") == "float") return make_md_problem<float>(config, backend);
-        return make_md_problem<double>(config, backend);
-      }});
+  registry.add(
+      core::ProblemInfo{"md",
+                        "Molecular dynamics: pair styles lj/cut and morse, cell and Verlet lists, "
+                        "NVE/Langevin/Berendsen",
+                        declare_schema, [](const core::Config& config, const std::string& backend) {
+                          const bool single = config.string("precision") == "float";
+                          return dispatch_style(config.string("pair.style"), [&](auto style) {
+                            using Style = decltype(style);
+                            return single ? make_md_problem<float, Style>(config, backend)
+                                          : make_md_problem<double, Style>(config, backend);
+                          });
+                        }});
 }
 
 }  // namespace hayate::md

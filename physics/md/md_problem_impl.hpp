@@ -1,8 +1,10 @@
 #pragma once
-// problem: md — the Problem the driver steps: thermo.csv, dump.xyz, checkpoints, timers.
+// problem: md, the Problem the driver steps: thermo.csv, dump.xyz, checkpoints, timers.
 #include "config/error.hpp"
+#include "exec/dispatch.hpp"
 #include "io/csv_writer.hpp"
 #include "io/xyz.hpp"
+#include "md_problem.hpp"
 #include "md_setup.hpp"
 #include "md_system.hpp"
 #include "run/problem.hpp"
@@ -16,14 +18,14 @@
 
 namespace hayate::md {
 
-template <class Space, class Real>
+template <class Space, class Real, class Style>
 class MdProblem final : public core::Problem {
  public:
-  MdProblem(const core::Config& config, const std::string& backend)
+  MdProblem(const core::Config& config, const Space& space, const std::string& backend)
       : steps_(config.integer("run.steps")),
         thermo_every_(config.integer("output.thermo_every")),
         dump_every_(config.integer("output.dump_every")),
-        system_(make_initial_state(config), read_params(config, backend)) {}
+        system_(make_system(config, space, backend)) {}
 
   void initialize(core::RunContext& ctx) override {
     system_.initialize();
@@ -89,10 +91,12 @@ class MdProblem final : public core::Problem {
 
   // The current configuration in atom-id order.
   core::XyzFrame frame() const {
-    auto x = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), system_.positions());
-    auto v = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), system_.velocities());
-    auto t = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), system_.types());
-    auto id = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), system_.ids());
+    const Space& space = system_.space();
+    auto x = Kokkos::create_mirror_view_and_copy(space, system_.positions());
+    auto v = Kokkos::create_mirror_view_and_copy(space, system_.velocities());
+    auto t = Kokkos::create_mirror_view_and_copy(space, system_.types());
+    auto id = Kokkos::create_mirror_view_and_copy(space, system_.ids());
+    space.fence();
     const int n = system_.size();
     std::vector<int> order(n);
     std::iota(order.begin(), order.end(), 0);
@@ -116,6 +120,12 @@ class MdProblem final : public core::Problem {
   }
 
  private:
+  static MdSystem<Space, Real, Style> make_system(const core::Config& config, const Space& space,
+                                                  const std::string& backend) {
+    const InitialState init = make_initial_state(config);
+    return MdSystem<Space, Real, Style>(init, read_params(config, backend, init.size()), space);
+  }
+
   void open_output(core::RunContext& ctx) {
     thermo_ =
         core::CsvWriter(ctx.path("thermo.csv"), {"step", "temp", "pe", "ke", "etotal", "press"});
@@ -123,14 +133,18 @@ class MdProblem final : public core::Problem {
   }
 
   std::int64_t steps_, thermo_every_, dump_every_;
-  MdSystem<Space, Real> system_;
+  MdSystem<Space, Real, Style> system_;
   core::CsvWriter thermo_;
   core::XyzWriter dump_;
   std::int64_t last_thermo_ = -1, last_dump_ = -1;
 };
 
-template <class Real>
+template <class Real, class Style>
 std::unique_ptr<core::Problem> make_md_problem(const core::Config& config,
-                                               const std::string& backend);
+                                               const std::string& backend) {
+  return core::dispatch_backend(backend, [&](auto space) -> std::unique_ptr<core::Problem> {
+    return std::make_unique<MdProblem<decltype(space), Real, Style>>(config, space, backend);
+  });
+}
 
 }  // namespace hayate::md

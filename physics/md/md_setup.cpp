@@ -2,6 +2,7 @@
 
 #include "io/xyz.hpp"
 #include "lammps_data.hpp"
+#include "potentials/styles.hpp"
 #include "util/random.hpp"
 
 #include <fmt/format.h>
@@ -45,31 +46,51 @@ void declare_schema(core::Schema& s) {
       .defaults(1.44)
       .at_least(0);
   s.integer("system.seed", "Seed of the initial velocities").defaults(87287).at_least(0);
-  s.records("system.types", "Atom types (at most 4); default: one type A with the defaults below",
-            [](core::Section& t) {
-              t.string("name", "Type name (XYZ species)");
-              t.real("mass", "Mass").defaults(1.0).above(0);
-              t.real("epsilon", "LJ well depth of the like pair").defaults(1.0).above(0);
-              t.real("sigma", "LJ diameter of the like pair").defaults(1.0).above(0);
-              t.real("cutoff", "Interaction cutoff of the like pair").defaults(2.5).above(0);
-            })
+  s.records(
+       "system.types",
+       "Atom types (at most 64); default: one type A of mass 1 (lj/cut: epsilon, sigma 1)",
+       [](core::Section& t) {
+         t.string("name", "Type name (XYZ species)");
+         t.real("mass", "Mass").defaults(1.0).above(0);
+         t.real("epsilon", "lj/cut: well depth of the like pair (default 1)")
+             .optional_key()
+             .above(0);
+         t.real("sigma", "lj/cut: diameter of the like pair (default 1)").optional_key().above(0);
+         t.real("d0", "morse: well depth D0 of the like pair").optional_key().above(0);
+         t.real("alpha", "morse: stiffness alpha of the like pair").optional_key().above(0);
+         t.real("r0", "morse: equilibrium distance r0 of the like pair").optional_key().above(0);
+         t.real("cutoff", "Cutoff of the like pair; absent = pair.cutoff").optional_key().above(0);
+       })
       .optional_key()
       .items(1, max_types);
 
-  s.section("pair", "Unlike-pair coefficients");
+  s.section("pair", "Pair potential, as LAMMPS pair_style and pair_coeff");
+  s.choice("pair.style", {"lj/cut", "morse"},
+           "lj/cut: 4 eps [(s/r)^12 - (s/r)^6]; morse: D0 [e^(-2 a (r - r0)) - 2 e^(-a (r - r0))]")
+      .defaults("lj/cut");
+  s.real("pair.cutoff", "Global cutoff (LAMMPS' pair_style argument) for pairs without their own")
+      .defaults(2.5)
+      .above(0);
   s.choice("pair.mixing", {"geometric", "arithmetic"},
-           "Mixing of unlike pairs: geometric (all sqrt) or arithmetic (sigma, cutoff averaged)")
+           "lj/cut, unlike pairs: geometric (all sqrt) or arithmetic (sigma, cutoff averaged); "
+           "morse has no mixing rule: give every unlike pair in pair.coeffs")
       .defaults("geometric");
   s.boolean("pair.shift",
             "Shift the energy to zero at the cutoff (forces unchanged); LAMMPS' "
             "in.lj does not")
       .defaults(false);
-  s.records("pair.coeffs", "Explicit coefficients for a type pair, overriding the mixing rule",
+  s.records("pair.coeffs",
+            "Coefficients of one type pair (LAMMPS pair_coeff), overriding the mixing rule",
             [](core::Section& p) {
               p.strings("types", "The two type names").items(2, 2);
-              p.real("epsilon", "Well depth").above(0);
-              p.real("sigma", "Diameter").above(0);
-              p.real("cutoff", "Cutoff; absent = the mixed value").optional_key().above(0);
+              p.real("epsilon", "lj/cut: well depth").optional_key().above(0);
+              p.real("sigma", "lj/cut: diameter").optional_key().above(0);
+              p.real("d0", "morse: well depth D0").optional_key().above(0);
+              p.real("alpha", "morse: stiffness alpha").optional_key().above(0);
+              p.real("r0", "morse: equilibrium distance r0").optional_key().above(0);
+              p.real("cutoff", "Cutoff; absent = the mixed value or pair.cutoff")
+                  .optional_key()
+                  .above(0);
             })
       .optional_key();
 
@@ -82,29 +103,35 @@ void declare_schema(core::Schema& s) {
       .at_least(0);
   s.boolean("neighbor.check", "Also rebuild as soon as an atom moved more than skin/2")
       .defaults(true);
-  s.boolean("neighbor.sort",
-            "Reorder the atoms by cell at every rebuild, so that neighbors in space are "
-            "neighbors in memory")
-      .defaults(true);
-  s.choice("neighbor.layout", {"auto", "csr", "padded", "transposed"},
-           "List storage; auto = transposed (thread) or padded (warp) on GPUs, padded on CPUs")
-      .defaults("auto");
 
-  s.section("force", "Force kernel variant");
-  s.choice("force.list", {"auto", "full", "half"},
-           "full: each pair twice, no scatter; half: each pair once, j-forces scattered")
+  s.section("tuning", "Performance switches; every one auto by default (docs/dev/tuning.md)");
+  s.choice("tuning.list", {"auto", "full", "half"},
+           "full: each pair twice, no scatter; half: each pair once, the j-forces scattered "
+           "(Newton's third law). auto: full on GPUs, half on CPUs")
       .defaults("auto");
-  s.choice("force.scatter", {"auto", "atomic", "duplicated"},
-           "Half list: atomic adds, or one force copy per thread (CPU only); auto per backend")
+  s.choice("tuning.scatter", {"auto", "atomic", "duplicated"},
+           "Half list: atomic adds, or one force copy per thread (CPUs only). auto: atomic on "
+           "GPUs, duplicated on CPUs")
       .defaults("auto");
-  s.choice("force.parallel", {"auto", "thread", "warp"},
-           "thread per atom, or a team per atom with neighbors over vector lanes (a warp on GPUs)")
+  s.choice("tuning.parallel", {"auto", "thread", "warp"},
+           "thread per atom, or a team per atom with its neighbors over the vector lanes (a "
+           "warp on GPUs). auto: thread")
       .defaults("auto");
-
-  s.choice("force.positions", {"auto", "split", "packed"},
+  s.choice("tuning.positions", {"auto", "split", "packed"},
            "split: x, y, z arrays and a minimum-image test per pair; packed: (x, y, z, type) "
-           "records plus periodic images of atoms near a face, no image test")
+           "records plus the periodic images of atoms near a face, no image test. auto: "
+           "packed, split where the records and images would pass 2^31")
       .defaults("auto");
+  s.choice("tuning.layout", {"auto", "csr", "padded", "transposed"},
+           "Neighbor-list storage. auto: transposed (thread per atom) or padded (warp per "
+           "atom) on GPUs, padded on CPUs")
+      .defaults("auto");
+  for (const char* key : {"list", "scatter", "parallel", "positions"})
+    s.moved(std::string("force.") + key, std::string("tuning.") + key);
+  s.moved("neighbor.layout", "tuning.layout");
+  s.removed("neighbor.sort",
+            "atoms are always reordered by cell at each rebuild (unsorted runs were several "
+            "times slower on every device)");
 
   s.section("run", "Integration");
   s.integer("run.steps", "Number of time steps").defaults(100).at_least(0);
@@ -143,117 +170,179 @@ int type_index(const TypeSet& t, const std::string& name) {
 }  // namespace
 
 TypeSet read_types(const Config& config) {
-  TypeSet t;
-  double eps[max_types], sig[max_types], cut[max_types];
+  const StyleInfo& style = style_info(config.string("pair.style"));
+  const int np = static_cast<int>(style.params.size());
+  const double global_cut = config.real("pair.cutoff");
+  std::vector<std::string> all_params;
+  for (const auto& st : pair_styles())
+    for (const auto& p : st.params)
+      if (std::find(all_params.begin(), all_params.end(), p) == all_params.end())
+        all_params.push_back(p);
+  // A parameter of another style is a mistake worth naming.
+  auto check_params = [&](const Config& item) {
+    for (const auto& p : all_params)
+      if (item.has(p) &&
+          std::find(style.params.begin(), style.params.end(), p) == style.params.end())
+        item.fail(p, fmt::format("'{}' is not a parameter of pair style {} (its parameters: {})", p,
+                                 style.name, joined(style.params)));
+  };
+
+  std::vector<std::string> names;
+  std::vector<double> mass, cut;
+  std::vector<std::vector<double>> like;  // per type; empty when the type gives none
   if (config.has("system.types")) {
     for (const auto& item : config.records("system.types")) {
       const std::string name = item.string("name");
-      if (type_index(t, name) >= 0) item.fail("name", "type '" + name + "' is declared twice");
-      const int k = t.size();
-      t.names.push_back(name);
-      t.mass.push_back(item.real("mass"));
-      eps[k] = item.real("epsilon");
-      sig[k] = item.real("sigma");
-      cut[k] = item.real("cutoff");
+      if (std::find(names.begin(), names.end(), name) != names.end())
+        item.fail("name", "type '" + name + "' is declared twice");
+      check_params(item);
+      names.push_back(name);
+      mass.push_back(item.real("mass"));
+      cut.push_back(item.has("cutoff") ? item.real("cutoff") : global_cut);
+      std::vector<double> values;
+      int given = 0;
+      for (const auto& p : style.params) given += item.has(p) ? 1 : 0;
+      // A style without mixing takes a type's like-pair parameters all together or not at all.
+      if (!style.mixes && given > 0 && given < np)
+        item.fail("name", fmt::format("type '{}' gives some of the {} parameters; give all of {}",
+                                      name, style.name, joined(style.params)));
+      if (given == np || style.mixes)
+        for (int k = 0; k < np; ++k)
+          values.push_back(item.has(style.params[k]) ? item.real(style.params[k])
+                                                     : style.defaults[k]);
+      like.push_back(values);
     }
   } else {
-    t.names = {"A"};
-    t.mass = {1.0};
-    eps[0] = 1.0;
-    sig[0] = 1.0;
-    cut[0] = 2.5;
+    names = {"A"};
+    mass = {1.0};
+    cut = {global_cut};
+    like.push_back(style.mixes ? style.defaults : std::vector<double>{});
   }
+
+  const int n = static_cast<int>(names.size());
+  TypeSet t = TypeSet::empty(style.name, np, n);
+  t.names = names;
+  t.mass = mass;
   t.shift = config.boolean("pair.shift");
-  const bool geometric = config.string("pair.mixing") == "geometric";
-  for (int a = 0; a < t.size(); ++a)
-    for (int b = 0; b < t.size(); ++b) {
-      t.epsilon[a][b] = std::sqrt(eps[a] * eps[b]);
-      t.sigma[a][b] = geometric ? std::sqrt(sig[a] * sig[b]) : 0.5 * (sig[a] + sig[b]);
-      t.cutoff[a][b] = geometric ? std::sqrt(cut[a] * cut[b]) : 0.5 * (cut[a] + cut[b]);
+  const Mixing rule =
+      config.string("pair.mixing") == "geometric" ? Mixing::Geometric : Mixing::Arithmetic;
+  std::vector<char> set(std::size_t(n) * n, 0);
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b) {
+      double* out = t.pair(a, b);
+      if (a == b && !like[a].empty()) {
+        std::copy(like[a].begin(), like[a].end(), out);
+      } else if (a != b && style.mixes && !like[a].empty() && !like[b].empty()) {
+        style.mix(like[a].data(), like[b].data(), rule, out);
+      } else {
+        continue;
+      }
+      t.cutoff[a * n + b] = a == b                      ? cut[a]
+                            : rule == Mixing::Geometric ? std::sqrt(cut[a] * cut[b])
+                                                        : 0.5 * (cut[a] + cut[b]);
+      set[a * n + b] = 1;
     }
+
   if (config.has("pair.coeffs")) {
     for (const auto& item : config.records("pair.coeffs")) {
-      const auto names = item.strings("types");
+      check_params(item);
+      const auto pair_names = item.strings("types");
       int idx[2];
       for (int k = 0; k < 2; ++k) {
-        idx[k] = type_index(t, names[k]);
-        if (idx[k] < 0)
+        const auto it = std::find(names.begin(), names.end(), pair_names[k]);
+        if (it == names.end())
           item.fail("types",
-                    "unknown type '" + names[k] + "' (declared types: " + joined(t.names) + ")");
+                    "unknown type '" + pair_names[k] + "' (declared types: " + joined(names) + ")");
+        idx[k] = static_cast<int>(it - names.begin());
       }
+      for (const auto& p : style.params)
+        if (!item.has(p))
+          item.fail("types", fmt::format("pair style {} needs {} for the pair [{}, {}]", style.name,
+                                         joined(style.params), pair_names[0], pair_names[1]));
       for (int k = 0; k < 2; ++k) {
         const int a = idx[k], b = idx[1 - k];
-        t.epsilon[a][b] = item.real("epsilon");
-        t.sigma[a][b] = item.real("sigma");
-        if (item.has("cutoff")) t.cutoff[a][b] = item.real("cutoff");
+        for (int q = 0; q < np; ++q) t.pair(a, b)[q] = item.real(style.params[q]);
+        if (item.has("cutoff"))
+          t.cutoff[a * n + b] = item.real("cutoff");
+        else if (!set[a * n + b])
+          t.cutoff[a * n + b] = global_cut;
+        set[a * n + b] = 1;
       }
     }
   }
+  for (int a = 0; a < n; ++a)
+    for (int b = a; b < n; ++b)
+      if (!set[a * n + b])
+        config.fail(config.has("pair.coeffs") ? "pair.coeffs" : "pair.style",
+                    fmt::format("pair style {} has no mixing rule: give the coefficients ({}) of "
+                                "the type pair [{}, {}] in pair.coeffs",
+                                style.name, joined(style.params), names[a], names[b]));
   return t;
 }
 
-// The measured winners (benchmarks/results/h200/2026-11-22-physics/md.json, md_openmp.json and
-// the development machine, docs/md.md). H200, both precisions: full list, thread per atom,
-// transposed rows beat every half-list and warp variant at 100k atoms and at 4M atoms (warp
-// per atom was ahead by 4% only at rho 0.5 in float, below the 10% a change needs). 16 host
-// threads: half list with duplicated scatter beats the full list by 1.3x at rho 1.0 (equal at
-// rho 0.5). Packed positions: 1-2% less CPU time on the 2-core host (within its noise); on the
-// H100 (benchmarks/results/h100/2026-11-22-round2) 1.4x faster than split at 4M atoms.
-ForceOptions auto_force_options(const std::string& backend) {
+// The choices `auto` makes, from the backend's traits (docs/dev/decisions.md has the
+// measurements): GPUs run the full list (no scatter) with one thread per atom and transposed
+// rows, so that lane l reads atom l's k-th neighbor from consecutive addresses; CPUs run the
+// half list with a force copy per thread, padded rows (one search pass where CSR needs two).
+// Packed positions everywhere, unless the records of atoms and images would pass 2^31.
+ForceOptions auto_force_options(const core::BackendTraits& traits) {
   ForceOptions o;
-  if (backend == "cuda") {
-    o.list = ListKind::Full;
-    o.scatter = Scatter::Atomic;
-  } else {
-    o.list = ListKind::Half;
-    o.scatter = Scatter::Duplicated;
-  }
+  o.list = traits.is_gpu ? ListKind::Full : ListKind::Half;
+  o.scatter = traits.is_gpu ? Scatter::Atomic : Scatter::Duplicated;
   o.parallel = Parallel::Thread;
-  // Packed records won on the H100 (4M atoms, double: 1.56e9 vs 1.13e9 atom-steps/s split) and
-  // are no slower on CPUs.
   o.positions = Positions::Packed;
   return o;
 }
 
-Layout auto_layout(const std::string& backend, Parallel parallel) {
-  // CPUs: padded rows need one search pass where CSR needs two (count, then fill).
-  if (backend != "cuda") return Layout::Padded;
-  // Thread per atom: lane l reads atom l's k-th neighbor, contiguous when transposed.
-  // Warp per atom: the lanes read one atom's neighbors, contiguous in a row.
+Layout auto_layout(const core::BackendTraits& traits, Parallel parallel) {
+  if (!traits.is_gpu) return Layout::Padded;
   return parallel == Parallel::Thread ? Layout::Transposed : Layout::Padded;
 }
 
-MdParams read_params(const Config& config, const std::string& backend) {
+namespace {
+// Packed positions index atoms and up to 7 periodic images each with an int.
+bool packed_fits(std::size_t natoms) {
+  return double(natoms) * 8.0 <= 2147483647.0;
+}
+}  // namespace
+
+MdParams read_params(const Config& config, const std::string& backend, std::size_t natoms) {
+  const core::BackendTraits traits = core::backend_traits(backend);
   MdParams p;
   p.dt = config.real("run.dt");
   p.skin = config.real("neighbor.skin");
   p.every = static_cast<int>(config.integer("neighbor.every"));
   p.check = config.boolean("neighbor.check");
-  p.sort = config.boolean("neighbor.sort");
   if (p.every == 0 && !p.check)
     config.fail("neighbor.every",
                 "with neighbor.check false the list would never be rebuilt; "
                 "give a period >= 1 or set check: true");
-  const ForceOptions a = auto_force_options(backend);
-  const std::string list = config.string("force.list");
-  const std::string scatter = config.string("force.scatter");
-  const std::string parallel = config.string("force.parallel");
+  const ForceOptions a = auto_force_options(traits);
+  const std::string list = config.string("tuning.list");
+  const std::string scatter = config.string("tuning.scatter");
+  const std::string parallel = config.string("tuning.parallel");
+  const std::string positions = config.string("tuning.positions");
   p.force.list = list == "auto" ? a.list : (list == "full" ? ListKind::Full : ListKind::Half);
-  p.force.scatter = scatter == "auto"
-                        ? (backend == "cuda" ? Scatter::Atomic : Scatter::Duplicated)
-                        : (scatter == "atomic" ? Scatter::Atomic : Scatter::Duplicated);
+  p.force.scatter = scatter == "auto"     ? a.scatter
+                    : scatter == "atomic" ? Scatter::Atomic
+                                          : Scatter::Duplicated;
   p.force.parallel =
       parallel == "auto" ? a.parallel : (parallel == "thread" ? Parallel::Thread : Parallel::Team);
-  const std::string positions = config.string("force.positions");
-  p.force.positions = positions == "auto"    ? a.positions
+  p.force.positions = positions == "auto" ? (packed_fits(natoms) ? a.positions : Positions::Split)
                       : positions == "split" ? Positions::Split
                                              : Positions::Packed;
-  if (backend == "cuda" && p.force.list == ListKind::Half && p.force.scatter == Scatter::Duplicated)
-    config.fail("force.scatter",
+  if (p.force.positions == Positions::Packed && !packed_fits(natoms))
+    config.fail("tuning.positions",
+                fmt::format("{} atoms and their periodic images exceed 2^31 - 1 packed records; "
+                            "use split or auto",
+                            natoms));
+  if (traits.is_gpu && p.force.list == ListKind::Half && p.force.scatter == Scatter::Duplicated)
+    config.fail("tuning.scatter",
                 "duplicated scatter keeps one force array per thread and is not "
-                "available on cuda; use atomic or auto");
-  const std::string layout = config.string("neighbor.layout");
-  p.layout = layout == "auto"     ? auto_layout(backend, p.force.parallel)
+                "available on " +
+                    backend + "; use atomic or auto");
+  const std::string layout = config.string("tuning.layout");
+  p.layout = layout == "auto"     ? auto_layout(traits, p.force.parallel)
              : layout == "csr"    ? Layout::Csr
              : layout == "padded" ? Layout::Padded
                                   : Layout::Transposed;
@@ -436,12 +525,6 @@ InitialState make_initial_state(const Config& config) {
                                      "the cutoff or skin",
                                      s.box[0], s.box[1], s.box[2], reach, "xyz"[d]));
   if (s.size() < 2) config.fail(where, "at least 2 atoms are needed");
-  // Packed positions index atoms and up to 7 periodic images each with an int.
-  if (config.string("force.positions") != "split" && double(s.size()) * 8.0 > 2147483647.0)
-    config.fail("force.positions",
-                fmt::format("{} atoms and their periodic images exceed 2^31 - 1 packed records; "
-                            "use force.positions: split",
-                            s.size()));
   return s;
 }
 

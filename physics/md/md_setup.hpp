@@ -2,6 +2,7 @@
 // From a validated input to an initial state and run parameters (host code, double precision).
 #include "config/config.hpp"
 #include "config/schema.hpp"
+#include "exec/exec_traits.hpp"
 #include "md_system.hpp"
 
 #include <cstdint>
@@ -11,11 +12,11 @@ namespace hayate::md {
 
 void declare_schema(core::Schema& schema);
 
-// Types and pair coefficients (mixing rule plus explicit pair overrides).
+// Types and pair coefficients of the input's pair style (mixing rule plus explicit pairs).
 TypeSet read_types(const core::Config& config);
 
-// Run parameters; `auto` choices are resolved for `backend`.
-MdParams read_params(const core::Config& config, const std::string& backend);
+// Run parameters; `auto` tuning choices are resolved for `backend` and the atom count.
+MdParams read_params(const core::Config& config, const std::string& backend, std::size_t natoms);
 
 // fcc lattice or extended XYZ file, velocities created where the file has none. Fails with
 // file:line:col for boxes too small for the cutoff, unknown types and similar input problems.
@@ -29,8 +30,8 @@ InitialState fcc_lattice(double density, int nx, int ny, int nz, const std::vect
 // temperature T with 3N - 3 degrees of freedom, as LAMMPS `velocity all create T seed`.
 void create_velocities(InitialState& state, double temperature, std::uint64_t seed);
 
-// The variants `auto` picks on a backend (by reasoning until device measurements decide).
-ForceOptions auto_force_options(const std::string& backend);
-Layout auto_layout(const std::string& backend, Parallel parallel);
+// The variants `auto` picks on a backend.
+ForceOptions auto_force_options(const core::BackendTraits& traits);
+Layout auto_layout(const core::BackendTraits& traits, Parallel parallel);
 
 }  // namespace hayate::md

@@ -1,11 +1,12 @@
 #pragma once
-// The MD state on one execution space and the algorithms that advance it: velocity Verlet with
-// optional Langevin or Berendsen thermostats, neighbor rebuilds with cell-sorted reordering,
-// thermodynamic output in LAMMPS' LJ conventions, and bitwise checkpoints.
+// The MD state on one execution-space instance and the algorithms that advance it: velocity
+// Verlet with optional Langevin or Berendsen thermostats, neighbor rebuilds with cell-sorted
+// reordering, thermodynamic output in LAMMPS' conventions, and bitwise checkpoints. The pair
+// style is a template argument: the whole run uses one.
 #include "compat/kokkos_compat.hpp"
 #include "force.hpp"
-#include "lj.hpp"
 #include "neighbor.hpp"
+#include "potentials/pair_style.hpp"
 #include "run/checkpoint.hpp"
 #include "util/random.hpp"
 
@@ -35,7 +36,6 @@ struct MdParams {
   double dt = 0.005;
   double skin = 0.3;
   int every = 20;     // forced rebuild period in steps; 0 = only on displacement
-  bool sort = true;   // reorder atoms by cell at every rebuild
   bool check = true;  // also rebuild when an atom moved more than skin / 2
   Layout layout = Layout::Csr;
   ForceOptions force;
@@ -54,18 +54,25 @@ struct TypeMass {
   Real mass[max_types] = {};
 };
 
-template <class Space, class Real>
+template <class Space, class Real, class Style>
 class MdSystem {
  public:
   using Mem = typename Space::memory_space;
   using Vec = VecView<Real, Mem>;
   using ConstVec = ConstVecView<Real, Mem>;
 
-  MdSystem(const InitialState& init, const MdParams& params) : params_(params) {
+  MdSystem(const InitialState& init, const MdParams& params, const Space& space = Space())
+      : params_(params), space_(space), force_(space) {
     natoms_ = static_cast<int>(init.size());
     types_ = init.types;
+    if (types_.style != Style::name)
+      throw std::logic_error("md: types of pair style " + types_.style + " given to " +
+                             Style::name);
+    if (types_.size() > max_types)
+      throw std::invalid_argument("md: more than " + std::to_string(max_types) + " atom types");
     for (int d = 0; d < 3; ++d) box_.length[d] = Real(init.box[d]);
-    table_ = types_.template table<Real>(params.skin);
+    coeffs_ = PairCoeffs<Style, Real, Mem>::make(types_);
+    cutoffs_ = NeighborCutoffs<Real, Mem>::make(types_.cutoff, types_.size(), params.skin);
     for (int t = 0; t < types_.size(); ++t) mass_.mass[t] = Real(types_.mass[t]);
     cutneigh_ = types_.max_cutoff() + params.skin;
     list_.layout = params.layout;
@@ -84,10 +91,11 @@ class MdSystem {
       ht(i) = init.type[i];
       hi(i) = init.id[i];
     }
-    Kokkos::deep_copy(x_, hx);
-    Kokkos::deep_copy(v_, hv);
-    Kokkos::deep_copy(type_, ht);
-    Kokkos::deep_copy(id_, hi);
+    Kokkos::deep_copy(space_, x_, hx);
+    Kokkos::deep_copy(space_, v_, hv);
+    Kokkos::deep_copy(space_, type_, ht);
+    Kokkos::deep_copy(space_, id_, hi);
+    space_.fence();
   }
 
   // Fresh start: neighbor list, then forces (with energy and virial) at step 0.
@@ -97,6 +105,7 @@ class MdSystem {
   }
 
   int size() const { return natoms_; }
+  const Space& space() const { return space_; }
   std::int64_t step() const { return step_; }
   const Box<Real>& box() const { return box_; }
   const MdParams& params() const { return params_; }
@@ -128,11 +137,9 @@ class MdSystem {
   void rebuild() {
     owned_packed_ = false;
     wrap();
-    if (params_.sort) {
-      bins_.bin(ConstVec(x_), box_, cutneigh_);
-      permute(bins_.atoms);
-    }
-    Kokkos::deep_copy(Space(), x_build_, x_);
+    bins_.bin(space_, ConstVec(x_), box_, cutneigh_);
+    permute(bins_.atoms);
+    Kokkos::deep_copy(space_, x_build_, x_);
     build_list();
     last_build_ = step_;
     ++rebuilds_;
@@ -141,9 +148,9 @@ class MdSystem {
   // The list is a pure function of the build positions, so a restored run rebuilds exactly
   // the list the uninterrupted run was using.
   void build_list() {
-    bins_.bin(ConstVec(x_build_), box_, cutneigh_);
-    list_.build(ConstVec(x_build_), Kokkos::View<const int*, Mem>(type_), bins_, box_, table_,
-                cutneigh_);
+    bins_.bin(space_, ConstVec(x_build_), box_, cutneigh_);
+    list_.build(space_, ConstVec(x_build_), Kokkos::View<const int*, Mem>(type_), bins_, box_,
+                cutoffs_, cutneigh_);
   }
 
   bool needs_rebuild() const {
@@ -157,7 +164,7 @@ class MdSystem {
     const auto x = x_, xb = x_build_;
     double m = 0;
     Kokkos::parallel_reduce(
-        "hayate::md::displacement", Kokkos::RangePolicy<Space>(0, natoms_),
+        "hayate::md::displacement", Kokkos::RangePolicy<Space>(space_, 0, natoms_),
         KOKKOS_LAMBDA(int i, double& v) {
           const double dx = double(x(i, 0) - xb(i, 0)), dy = double(x(i, 1) - xb(i, 1)),
                        dz = double(x(i, 2) - xb(i, 2));
@@ -172,14 +179,14 @@ class MdSystem {
     EnergyVirial result;
     if (params_.force.positions == Positions::Packed) {
       pack();
-      const PackedPositions<Real, Mem> pos{q_, list_.ghosts.owner, natoms_};
+      const PackedPositions<Space, Real> pos{q_, list_.ghosts.owner, natoms_};
       list_.visit([&](const auto& rows) {
-        result = force_.compute(params_.force, rows, pos, natoms_, f_, table_, ev);
+        result = force_.compute(params_.force, rows, pos, natoms_, f_, coeffs_, ev);
       });
     } else {
       const SplitPositions<Real, Mem> pos{ConstVec(x_), type_, box_};
       list_.visit([&](const auto& rows) {
-        result = force_.compute(params_.force, rows, pos, natoms_, f_, table_, ev);
+        result = force_.compute(params_.force, rows, pos, natoms_, f_, coeffs_, ev);
       });
     }
     if (ev) ev_ = result;
@@ -216,7 +223,7 @@ class MdSystem {
     const Box<Real> box = box_;
     const int n = natoms_;
     Kokkos::parallel_for(
-        "hayate::md::pack", Kokkos::RangePolicy<Space>(first, total), KOKKOS_LAMBDA(int k) {
+        "hayate::md::pack", Kokkos::RangePolicy<Space>(space_, first, total), KOKKOS_LAMBDA(int k) {
           const int i = k < n ? k : owner(k - n);
           const int c = k < n ? 13 : code(k - n);
           q(k) = packed_record(x(i, 0), x(i, 1), x(i, 2), type(i), c, box);
@@ -269,7 +276,8 @@ class MdSystem {
     const Box<Real> box = box_;
     const Real dt = Real(params_.dt), half = Real(0.5 * params_.dt);
     Kokkos::parallel_for(
-        "hayate::md::verlet_initial", Kokkos::RangePolicy<Space>(0, natoms_), KOKKOS_LAMBDA(int i) {
+        "hayate::md::verlet_initial", Kokkos::RangePolicy<Space>(space_, 0, natoms_),
+        KOKKOS_LAMBDA(int i) {
           const int t = type(i);
           const Real h = half / mass.mass[t];
           Real p[3];
@@ -293,7 +301,8 @@ class MdSystem {
     const auto mass = mass_;
     const Real half = Real(0.5 * params_.dt);
     Kokkos::parallel_for(
-        "hayate::md::verlet_final", Kokkos::RangePolicy<Space>(0, natoms_), KOKKOS_LAMBDA(int i) {
+        "hayate::md::verlet_final", Kokkos::RangePolicy<Space>(space_, 0, natoms_),
+        KOKKOS_LAMBDA(int i) {
           const Real h = half / mass.mass[type(i)];
           for (int d = 0; d < 3; ++d) v(i, d) += h * f(i, d);
         });
@@ -310,7 +319,8 @@ class MdSystem {
     const double damp = params_.damp, kt = params_.t_target, dt = params_.dt;
     const std::uint64_t seed = params_.seed, step = static_cast<std::uint64_t>(step_);
     Kokkos::parallel_for(
-        "hayate::md::langevin", Kokkos::RangePolicy<Space>(0, natoms_), KOKKOS_LAMBDA(int i) {
+        "hayate::md::langevin", Kokkos::RangePolicy<Space>(space_, 0, natoms_),
+        KOKKOS_LAMBDA(int i) {
           const double m = double(mass.mass[type(i)]);
           const double sigma = compat::sqrt(2.0 * m * kt / (damp * dt));
           const std::uint64_t stream = static_cast<std::uint64_t>(id(i));
@@ -329,7 +339,8 @@ class MdSystem {
     const Real lambda = Real(std::sqrt(lambda2 > 0 ? lambda2 : 0.0));
     const auto v = v_;
     Kokkos::parallel_for(
-        "hayate::md::berendsen", Kokkos::RangePolicy<Space>(0, natoms_), KOKKOS_LAMBDA(int i) {
+        "hayate::md::berendsen", Kokkos::RangePolicy<Space>(space_, 0, natoms_),
+        KOKKOS_LAMBDA(int i) {
           for (int d = 0; d < 3; ++d) v(i, d) *= lambda;
         });
   }
@@ -341,7 +352,7 @@ class MdSystem {
     const auto mass = mass_;
     double ke = 0;
     Kokkos::parallel_reduce(
-        "hayate::md::kinetic", Kokkos::RangePolicy<Space>(0, natoms_),
+        "hayate::md::kinetic", Kokkos::RangePolicy<Space>(space_, 0, natoms_),
         KOKKOS_LAMBDA(int i, double& s) {
           const double vx = v(i, 0), vy = v(i, 1), vz = v(i, 2);
           s += 0.5 * double(mass.mass[type(i)]) * (vx * vx + vy * vy + vz * vz);
@@ -417,7 +428,7 @@ class MdSystem {
     const auto x = x_;
     const Box<Real> box = box_;
     Kokkos::parallel_for(
-        "hayate::md::wrap", Kokkos::RangePolicy<Space>(0, natoms_), KOKKOS_LAMBDA(int i) {
+        "hayate::md::wrap", Kokkos::RangePolicy<Space>(space_, 0, natoms_), KOKKOS_LAMBDA(int i) {
           for (int d = 0; d < 3; ++d) {
             const Real l = box.length[d];
             Real p = x(i, d);
@@ -436,7 +447,8 @@ class MdSystem {
     const auto type = type_, ts = type_scratch_;
     const auto id = id_, is = id_scratch_;
     Kokkos::parallel_for(
-        "hayate::md::reorder", Kokkos::RangePolicy<Space>(0, natoms_), KOKKOS_LAMBDA(int k) {
+        "hayate::md::reorder", Kokkos::RangePolicy<Space>(space_, 0, natoms_),
+        KOKKOS_LAMBDA(int k) {
           const int p = perm(k);
           for (int d = 0; d < 3; ++d) {
             xs(k, d) = x(p, d);
@@ -472,7 +484,9 @@ class MdSystem {
   int natoms_ = 0;
   TypeSet types_;
   Box<Real> box_;
-  PairTable<Real> table_;
+  Space space_;
+  PairCoeffs<Style, Real, Mem> coeffs_;
+  NeighborCutoffs<Real, Mem> cutoffs_;
   TypeMass<Real> mass_;
   double cutneigh_ = 0;
   Vec x_, v_, f_, x_build_, x_scratch_, v_scratch_;
@@ -481,7 +495,7 @@ class MdSystem {
   Kokkos::View<std::int64_t*, Mem> id_, id_scratch_;
   CellBins<Space> bins_;
   NeighborList<Space> list_;
-  ForceCompute<Space, Real> force_;
+  ForceCompute<Space, Real, Style> force_;
   EnergyVirial ev_;
   std::int64_t step_ = 0, last_build_ = 0, rebuilds_ = 0;
   mutable bool kick_pending_ = false;  // see finish_step()

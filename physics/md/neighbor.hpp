@@ -4,7 +4,7 @@
 // or only j > i (half, for Newton's third law). Three storage layouts share one search loop:
 // CSR (offsets + flat), padded row-major (i, k) and padded transposed (k fastest over i), the last
 // so that consecutive GPU threads read their k-th neighbors from consecutive addresses.
-#include "lj.hpp"
+#include "exec/exec_traits.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace hayate::md {
 
@@ -24,6 +25,33 @@ template <class Real, class Mem>
 using ConstVecView = Kokkos::View<const Real* [3], VecLayout, Mem>;
 
 enum class ListKind { Full, Half };
+
+// Squared neighbor cutoffs, (interaction cutoff + skin)^2 per type pair: all the neighbor search
+// knows of the potential. One type keeps its value by value.
+template <class Real, class Mem>
+struct NeighborCutoffs {
+  int ntypes = 1;
+  Real one = 0;
+  Kokkos::View<const Real**, Kokkos::LayoutRight, Mem, Kokkos::MemoryTraits<Kokkos::RandomAccess>>
+      sq;
+
+  // `cutoff`: ntypes x ntypes interaction cutoffs, row-major.
+  static NeighborCutoffs make(const std::vector<double>& cutoff, int ntypes, double skin) {
+    NeighborCutoffs out;
+    out.ntypes = ntypes;
+    Kokkos::View<Real**, Kokkos::LayoutRight, Mem> sq("hayate::md::neigh_cutsq", ntypes, ntypes);
+    auto h = Kokkos::create_mirror_view(sq);
+    for (int a = 0; a < ntypes; ++a)
+      for (int b = 0; b < ntypes; ++b) {
+        const double c = cutoff[a * ntypes + b] + skin;
+        h(a, b) = Real(c * c);
+      }
+    Kokkos::deep_copy(sq, h);
+    out.one = h(0, 0);
+    out.sq = sq;
+    return out;
+  }
+};
 enum class Layout { Csr, Padded, Transposed };
 
 inline const char* layout_name(Layout l) {
@@ -91,7 +119,7 @@ struct GhostImages {
   Kokkos::View<int*, Mem> owner, code;
 
   template <class Real, class X>
-  void build(const X& x, const Box<Real>& box, double cut) {
+  void build(const Space& space, const X& x, const Box<Real>& box, double cut) {
     natoms = static_cast<int>(x.extent(0));
     if (int(start.extent(0)) != natoms + 1)
       start = Kokkos::View<int*, Mem>("hayate::md::ghost_start", natoms + 1);
@@ -107,7 +135,7 @@ struct GhostImages {
     const int n = natoms;
     int total = 0;
     Kokkos::parallel_scan(
-        "hayate::md::ghost_count", Kokkos::RangePolicy<Space>(0, n + 1),
+        "hayate::md::ghost_count", Kokkos::RangePolicy<Space>(space, 0, n + 1),
         KOKKOS_LAMBDA(int i, int& sum, bool final) {
           if (final) start_(i) = sum;
           if (i < n)
@@ -123,7 +151,7 @@ struct GhostImages {
     }
     const auto owner_ = owner, code_ = code;
     Kokkos::parallel_for(
-        "hayate::md::ghost_fill", Kokkos::RangePolicy<Space>(0, n), KOKKOS_LAMBDA(int i) {
+        "hayate::md::ghost_fill", Kokkos::RangePolicy<Space>(space, 0, n), KOKKOS_LAMBDA(int i) {
           const int o[3] = {options(i, 0), options(i, 1), options(i, 2)};
           int g = start_(i);
           for (int a = 0; a < 2; ++a)
@@ -171,7 +199,7 @@ struct CellBins {
   // Bins atoms deterministically: the order inside each cell is by index, whatever the order
   // in which threads claimed the slots, so lists and force sums do not depend on scheduling.
   template <class Real, class X>
-  void bin(const X& x, const Box<Real>& box, double cutneigh) {
+  void bin(const Space& space, const X& x, const Box<Real>& box, double cutneigh) {
     const int natoms = static_cast<int>(x.extent(0));
     for (int d = 0; d < 3; ++d) {
       const int c = static_cast<int>(double(box.length[d]) * reach / cutneigh);
@@ -186,13 +214,14 @@ struct CellBins {
       start = Kokkos::View<int*, Mem>("hayate::md::cell_start", ncells + 1);
       fill = Kokkos::View<int*, Mem>("hayate::md::cell_fill", ncells);
     }
-    Kokkos::deep_copy(Space(), fill, 0);
+    Kokkos::deep_copy(space, fill, 0);
     const auto cell_of_ = cell_of, start_ = start, atoms_ = atoms, fill_ = fill;
     const int nx = n[0], ny = n[1], nz = n[2];
     const Real sx = Real(nx) / box.length[0], sy = Real(ny) / box.length[1],
                sz = Real(nz) / box.length[2];
     Kokkos::parallel_for(
-        "hayate::md::bin_count", Kokkos::RangePolicy<Space>(0, natoms), KOKKOS_LAMBDA(int i) {
+        "hayate::md::bin_count", Kokkos::RangePolicy<Space>(space, 0, natoms),
+        KOKKOS_LAMBDA(int i) {
           int cx = int(x(i, 0) * sx), cy = int(x(i, 1) * sy), cz = int(x(i, 2) * sz);
           cx = cx < 0 ? 0 : (cx >= nx ? nx - 1 : cx);
           cy = cy < 0 ? 0 : (cy >= ny ? ny - 1 : cy);
@@ -202,19 +231,19 @@ struct CellBins {
           Kokkos::atomic_fetch_add(&fill_(c), 1);
         });
     Kokkos::parallel_scan(
-        "hayate::md::bin_scan", Kokkos::RangePolicy<Space>(0, ncells + 1),
+        "hayate::md::bin_scan", Kokkos::RangePolicy<Space>(space, 0, ncells + 1),
         KOKKOS_LAMBDA(int c, int& sum, bool final) {
           if (final) start_(c) = sum;
           if (c < ncells) sum += fill_(c);
         });
-    Kokkos::deep_copy(Space(), fill, 0);
+    Kokkos::deep_copy(space, fill, 0);
     Kokkos::parallel_for(
-        "hayate::md::bin_fill", Kokkos::RangePolicy<Space>(0, natoms), KOKKOS_LAMBDA(int i) {
+        "hayate::md::bin_fill", Kokkos::RangePolicy<Space>(space, 0, natoms), KOKKOS_LAMBDA(int i) {
           const int c = cell_of_(i);
           atoms_(start_(c) + Kokkos::atomic_fetch_add(&fill_(c), 1)) = i;
         });
     Kokkos::parallel_for(
-        "hayate::md::bin_sort", Kokkos::RangePolicy<Space>(0, ncells), KOKKOS_LAMBDA(int c) {
+        "hayate::md::bin_sort", Kokkos::RangePolicy<Space>(space, 0, ncells), KOKKOS_LAMBDA(int c) {
           const int b = start_(c), e = start_(c + 1);
           for (int s = b + 1; s < e; ++s) {
             const int a = atoms_(s);
@@ -228,7 +257,7 @@ struct CellBins {
         });
     int descents = 0;
     Kokkos::parallel_reduce(
-        "hayate::md::bin_order", Kokkos::RangePolicy<Space>(0, natoms > 0 ? natoms - 1 : 0),
+        "hayate::md::bin_order", Kokkos::RangePolicy<Space>(space, 0, natoms > 0 ? natoms - 1 : 0),
         KOKKOS_LAMBDA(int s, int& v) { v += atoms_(s + 1) <= atoms_(s) ? 1 : 0; }, descents);
     ascending = descents == 0;
   }
@@ -298,14 +327,15 @@ struct PaddedSink {
 template <class Space, class Real, class Sink>
 struct NeighborSearch {
   using Mem = typename Space::memory_space;
-  static constexpr bool host = std::is_same<Mem, Kokkos::HostSpace>::value;
+  // CPUs store every candidate and advance past the accepted ones (see below).
+  static constexpr bool branchless_store = !core::ExecTraits<Space>::is_gpu;
   ConstVecView<Real, Mem> x;
   Kokkos::View<const int*, Mem> type;
   Kokkos::View<const int*, Mem> cell_of, start, atoms;
   int n[3];
   int reach;
   Box<Real> box;
-  PairTable<Real> table;
+  NeighborCutoffs<Real, Mem> cutoffs;
   bool half;
   bool ghosts;     // store j's periodic image instead of j
   bool ascending;  // atoms(s) ascends over all slots (atoms stored in cell order)
@@ -330,7 +360,7 @@ struct NeighborSearch {
   // all_exact(); OneType: one atom type (else read at run time). Every launch takes one path,
   // so warps never diverge over the choice.
   KOKKOS_INLINE_FUNCTION void operator()(int i) const {
-    const bool one_type = table.ntypes == 1;
+    const bool one_type = cutoffs.ntypes == 1;
     if (exact_all) {
       if (one_type)
         search<true, true>(i);
@@ -358,9 +388,9 @@ struct NeighborSearch {
     }
     const Real xi = x(i, 0), yi = x(i, 1), zi = x(i, 2);
     // One type (in.lj): the cutoff is loop-invariant and type(j) is never read.
-    const bool one_type = OneType || table.ntypes == 1;
+    const bool one_type = OneType || cutoffs.ntypes == 1;
     const int ti = one_type ? 0 : type(i);
-    const Real cut_one = table.cutneighsq[0][0];
+    const Real cut_one = cutoffs.one;
     int k = 0;
     // Where the full stencil fits in the box, a stencil cell's periodic image is the same for
     // all its atoms: the shift s (image j at x_j - s L) comes from the cell offset, without a
@@ -416,9 +446,9 @@ struct NeighborSearch {
             const Real dx = exact[0] ? ddx + shx : box.image(ddx, 0);
             const Real dy = exact[1] ? ddy + shy : box.image(ddy, 1);
             const Real dz = exact[2] ? ddz + shz : box.image(ddz, 2);
-            const Real cut = one_type ? cut_one : table.cutneighsq[ti][type(j)];
+            const Real cut = one_type ? cut_one : cutoffs.sq(ti, type(j));
             const bool in = (dx * dx + dy * dy + dz * dz < cut) & (j != i);
-            if (Sink::spare_slot && host && plain) {
+            if (Sink::spare_slot && branchless_store && plain) {
               // CPUs: store every candidate and advance past the accepted ones; a data-dependent
               // branch here mispredicts on about a quarter of the candidates.
               sink.store(i, k, j);
@@ -517,11 +547,11 @@ struct NeighborList {
 
   // `cut`: the largest neighbor cutoff, the reach of the ghost images.
   template <class Real, class X, class T>
-  void build(const X& x, const T& type, const CellBins<Space>& bins, const Box<Real>& box,
-             const PairTable<Real>& table, double cut) {
+  void build(const Space& space, const X& x, const T& type, const CellBins<Space>& bins,
+             const Box<Real>& box, const NeighborCutoffs<Real, Mem>& cutoffs, double cut) {
     natoms = static_cast<int>(x.extent(0));
     ++builds;
-    if (use_ghosts) ghosts.build(x, box, cut);
+    if (use_ghosts) ghosts.build(space, x, box, cut);
     if (int(count.extent(0)) != natoms)
       count = Kokkos::View<int*, Mem>("hayate::md::neigh_count", natoms);
     const bool half = kind == ListKind::Half;
@@ -535,14 +565,14 @@ struct NeighborList {
                                                 {bins.n[0], bins.n[1], bins.n[2]},
                                                 bins.reach,
                                                 box,
-                                                table,
+                                                cutoffs,
                                                 half,
                                                 use_ghosts,
                                                 bins.ascending,
                                                 ghosts.lookup(),
                                                 sink};
       functor.exact_all = functor.all_exact();
-      Kokkos::parallel_for("hayate::md::neigh_build", Kokkos::RangePolicy<Space>(0, natoms),
+      Kokkos::parallel_for("hayate::md::neigh_build", Kokkos::RangePolicy<Space>(space, 0, natoms),
                            functor);
     };
     if (layout == Layout::Csr) {
@@ -553,7 +583,7 @@ struct NeighborList {
       const int n = natoms;
       std::int64_t sum = 0;
       Kokkos::parallel_scan(
-          "hayate::md::neigh_scan", Kokkos::RangePolicy<Space>(0, n + 1),
+          "hayate::md::neigh_scan", Kokkos::RangePolicy<Space>(space, 0, n + 1),
           KOKKOS_LAMBDA(int i, std::int64_t& s, bool final) {
             if (final) offsets_(i) = int(s);
             if (i < n) s += count_(i);
@@ -569,7 +599,7 @@ struct NeighborList {
             capacity);
       }
       search(CsrSink<Mem>{offsets, flat});
-      max_neighbors = max_count();
+      max_neighbors = max_count(space);
       return;
     }
     if (capacity < 1) capacity = 64;
@@ -589,7 +619,7 @@ struct NeighborList {
               natoms, capacity);
         search(PaddedSink<Mem, Kokkos::LayoutLeft>{count, transposed, capacity});
       }
-      max_neighbors = max_count();
+      max_neighbors = max_count(space);
       if (max_neighbors <= capacity) break;
       capacity = max_neighbors + max_neighbors / 5 + 1;
       ++retries;
@@ -597,16 +627,16 @@ struct NeighborList {
     const auto count_ = count;
     std::int64_t sum = 0;
     Kokkos::parallel_reduce(
-        "hayate::md::neigh_total", Kokkos::RangePolicy<Space>(0, natoms),
+        "hayate::md::neigh_total", Kokkos::RangePolicy<Space>(space, 0, natoms),
         KOKKOS_LAMBDA(int i, std::int64_t& s) { s += count_(i); }, sum);
     total = sum;
   }
 
-  int max_count() const {
+  int max_count(const Space& space) const {
     const auto count_ = count;
     int m = 0;
     Kokkos::parallel_reduce(
-        "hayate::md::neigh_max", Kokkos::RangePolicy<Space>(0, natoms),
+        "hayate::md::neigh_max", Kokkos::RangePolicy<Space>(space, 0, natoms),
         KOKKOS_LAMBDA(int i, int& v) { v = count_(i) > v ? count_(i) : v; }, Kokkos::Max<int>(m));
     return m;
   }

@@ -2,6 +2,8 @@
 // Small systems and O(N^2) double-precision references for the MD tests.
 #include "md/md_setup.hpp"
 #include "md/md_system.hpp"
+#include "md/potentials/lj_cut.hpp"
+#include "md/potentials/morse.hpp"
 #include "util/random.hpp"
 
 #include <algorithm>
@@ -10,28 +12,70 @@
 
 namespace hayate::md::test {
 
-// Two types with different sizes and cutoffs, so the per-pair tables are exercised.
-inline TypeSet two_types(double skin_unused = 0) {
-  (void)skin_unused;
-  TypeSet t;
-  t.names = {"A", "B"};
+// Two lj/cut types with different sizes and cutoffs, so the per-pair tables are exercised.
+inline TypeSet two_types() {
+  TypeSet t = TypeSet::empty("lj/cut", 2, 2);
   t.mass = {1.0, 2.0};
   const double eps[2] = {1.0, 0.5}, sig[2] = {1.0, 1.1}, cut[2] = {2.5, 2.2};
   for (int a = 0; a < 2; ++a)
     for (int b = 0; b < 2; ++b) {
-      t.epsilon[a][b] = std::sqrt(eps[a] * eps[b]);
-      t.sigma[a][b] = 0.5 * (sig[a] + sig[b]);
-      t.cutoff[a][b] = 0.5 * (cut[a] + cut[b]);
+      t.pair(a, b)[0] = std::sqrt(eps[a] * eps[b]);
+      t.pair(a, b)[1] = 0.5 * (sig[a] + sig[b]);
+      t.cutoff[a * 2 + b] = 0.5 * (cut[a] + cut[b]);
     }
   return t;
 }
 
-// fcc lattice with every atom displaced by up to `rattle` per direction (deterministic).
+// n lj/cut types with different epsilon, sigma and cutoff (deterministic), every pair mixed.
+inline TypeSet many_types(int n) {
+  TypeSet t = TypeSet::empty("lj/cut", 2, n);
+  std::vector<double> eps(n), sig(n), cut(n);
+  for (int a = 0; a < n; ++a) {
+    t.mass[a] = 1.0 + 0.1 * a;
+    eps[a] = 0.5 + util::uniform01(5, a, 0);
+    sig[a] = 0.9 + 0.2 * util::uniform01(5, a, 1);
+    cut[a] = 2.0 + 0.5 * util::uniform01(5, a, 2);
+  }
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b) {
+      t.pair(a, b)[0] = std::sqrt(eps[a] * eps[b]);
+      t.pair(a, b)[1] = 0.5 * (sig[a] + sig[b]);
+      t.cutoff[a * n + b] = 0.5 * (cut[a] + cut[b]);
+    }
+  return t;
+}
+
+// Morse types: one (a bond of length ~1.1 in an fcc melt) or two with explicit unlike pairs.
+inline TypeSet morse_types(bool two) {
+  const int n = two ? 2 : 1;
+  TypeSet t = TypeSet::empty("morse", 3, n);
+  const double d0[2][2] = {{1.0, 0.7}, {0.7, 0.5}}, alpha[2][2] = {{3.0, 3.5}, {3.5, 4.0}},
+               r0[2][2] = {{1.1, 1.15}, {1.15, 1.2}}, cut[2][2] = {{2.5, 2.4}, {2.4, 2.3}};
+  for (int a = 0; a < n; ++a) {
+    t.mass[a] = 1.0 + a;
+    for (int b = 0; b < n; ++b) {
+      double* p = t.pair(a, b);
+      p[0] = d0[a][b];
+      p[1] = alpha[a][b];
+      p[2] = r0[a][b];
+      t.cutoff[a * n + b] = cut[a][b];
+    }
+  }
+  return t;
+}
+
+// fcc lattice with every atom displaced by up to `rattle` per direction (deterministic), of
+// the given types (default: lj/cut, one type or two_types()) assigned cyclically.
 inline InitialState rattled_lattice(int cells, double density, double rattle, bool two,
-                                    double temperature = 1.0) {
-  InitialState s =
-      fcc_lattice(density, cells, cells, cells, two ? std::vector<int>{0, 1} : std::vector<int>{0});
-  s.types = two ? two_types() : TypeSet::single();
+                                    double temperature = 1.0, const TypeSet* types = nullptr) {
+  const TypeSet t = types ? *types : (two ? two_types() : TypeSet::single());
+  std::vector<int> cycle;
+  for (int a = 0; a < t.size(); ++a) cycle.push_back(a);
+  InitialState s = fcc_lattice(density, cells, cells, cells, cycle);
+  // fcc_lattice cycles over the 4 basis atoms; more types cycle over the atoms.
+  if (t.size() > 4)
+    for (std::size_t i = 0; i < s.type.size(); ++i) s.type[i] = int(i % t.size());
+  s.types = t;
   for (std::size_t k = 0; k < s.x.size(); ++k)
     s.x[k] += rattle * (2.0 * util::uniform01(99, k, 0) - 1.0);
   create_velocities(s, temperature, 4242);
@@ -49,7 +93,23 @@ struct Reference {
   double energy = 0, virial = 0;
 };
 
-// Every pair once, in double, from the textbook LJ expressions (not from lj_pair).
+// Energy and |F|/r of one pair at distance^2 r2 from the textbook expressions of the style (not
+// from the style structs the kernels use).
+inline void textbook_pair(const TypeSet& t, int a, int b, double r2, double& energy,
+                          double& f_over_r) {
+  const double* p = t.pair(a, b);
+  if (t.style == "lj/cut") {
+    const double s2 = p[1] * p[1] / r2, s6 = s2 * s2 * s2;
+    energy = 4.0 * p[0] * (s6 * s6 - s6);
+    f_over_r = 24.0 * p[0] * (2.0 * s6 * s6 - s6) / r2;
+  } else {
+    const double r = std::sqrt(r2), e = std::exp(-p[1] * (r - p[2]));
+    energy = p[0] * (e * e - 2.0 * e);
+    f_over_r = 2.0 * p[0] * p[1] * (e * e - e) / r;
+  }
+}
+
+// Every pair once, in double.
 inline Reference reference_forces(const std::vector<double>& x, const std::vector<int>& type,
                                   const TypeSet& t, const double box[3]) {
   const std::size_t n = type.size();
@@ -63,18 +123,14 @@ inline Reference reference_forces(const std::vector<double>& x, const std::vecto
         r2 += d[k] * d[k];
       }
       const int a = type[i], b = type[j];
-      const double rc = t.cutoff[a][b];
+      const double rc = t.cut(a, b);
       if (r2 >= rc * rc) continue;
-      const double s2 = t.sigma[a][b] * t.sigma[a][b] / r2;
-      const double s6 = s2 * s2 * s2;
-      const double e = t.epsilon[a][b];
-      double energy = 4.0 * e * (s6 * s6 - s6);
+      double energy, f_over_r, e_cut, unused;
+      textbook_pair(t, a, b, r2, energy, f_over_r);
       if (t.shift) {
-        const double c2 = t.sigma[a][b] * t.sigma[a][b] / (rc * rc);
-        const double c6 = c2 * c2 * c2;
-        energy -= 4.0 * e * (c6 * c6 - c6);
+        textbook_pair(t, a, b, rc * rc, e_cut, unused);
+        energy -= e_cut;
       }
-      const double f_over_r = 24.0 * e * (2.0 * s6 * s6 - s6) / r2;
       for (int k = 0; k < 3; ++k) {
         r.f[3 * i + k] += f_over_r * d[k];
         r.f[3 * j + k] -= f_over_r * d[k];
@@ -129,7 +185,7 @@ std::vector<std::pair<ForceOptions, Layout>> all_variants() {
         for (const auto layout : {Layout::Csr, Layout::Padded, Layout::Transposed})
           for (const auto positions : {Positions::Split, Positions::Packed}) {
             const ForceOptions o{list, scatter, parallel, positions};
-            if (ForceCompute<Space, double>::supports(o)) out.push_back({o, layout});
+            if (ForceCompute<Space, double, LjCut>::supports(o)) out.push_back({o, layout});
           }
     }
   return out;

@@ -35,7 +35,7 @@ TYPED_TEST(MdDynamics, NveEnergyDriftIsSmall) {
   params.dt = 0.005;
   params.every = 10;
   params.check = true;
-  MdSystem<Space, double> sys(init, params);
+  MdSystem<Space, double, LjCut> sys(init, params);
   sys.initialize();
   const double e0 = total_energy(sys.thermo());
   double worst = 0, sum_late = 0;
@@ -66,18 +66,14 @@ TYPED_TEST(MdDynamics, NveEnergyDriftIsSmall) {
 TYPED_TEST(MdDynamics, InLjThermoMatchesLammps) {
   using Space = TypeParam;
   InitialState init = fcc_lattice(0.8442, 8, 8, 8, {0});
-  init.types.names = {"A"};
-  init.types.mass = {1.0};
-  init.types.epsilon[0][0] = 1.0;
-  init.types.sigma[0][0] = 1.0;
-  init.types.cutoff[0][0] = 2.5;
+  init.types = TypeSet::single(2.5);
   create_velocities(init, 1.44, 87287);
   MdParams params;
   params.dt = 0.005;
   params.skin = 0.3;
   params.every = 20;
   params.check = false;
-  MdSystem<Space, double> sys(init, params);
+  MdSystem<Space, double, LjCut> sys(init, params);
   sys.initialize();
   const Thermo t0 = sys.thermo();
   EXPECT_NEAR(t0.temp, 1.44, 1e-12);
@@ -102,7 +98,7 @@ TYPED_TEST(MdDynamics, LangevinReachesTargetAndIsReproducible) {
   params.seed = 7;
   params.force = {ListKind::Full, Scatter::Atomic, Parallel::Thread};
   auto run = [&](std::vector<double>& x) {
-    MdSystem<Space, double> sys(init, params);
+    MdSystem<Space, double, LjCut> sys(init, params);
     sys.initialize();
     double mean = 0;
     for (int s = 1; s <= 600; ++s) {
@@ -127,7 +123,7 @@ TYPED_TEST(MdDynamics, BerendsenReachesTarget) {
   params.thermostat = Thermostat::Berendsen;
   params.t_target = 0.7;
   params.tau = 0.05;
-  MdSystem<Space, double> sys(init, params);
+  MdSystem<Space, double, LjCut> sys(init, params);
   sys.initialize();
   for (int s = 1; s <= 300; ++s) sys.advance(false);
   EXPECT_NEAR(sys.temperature(), 0.7, 0.03);
@@ -157,8 +153,8 @@ void expect_bitwise_restart(const std::string& backend, const std::string& list,
                             const std::string& positions = "split") {
   auto& registry = core::Registry::instance();
   const std::string base = "md_restart_" + backend + "_" + list + scatter + precision + positions;
-  const std::vector<std::string> common{"force.list=" + list, "force.scatter=" + scatter,
-                                        "precision=" + precision, "force.positions=" + positions,
+  const std::vector<std::string> common{"tuning.list=" + list, "tuning.scatter=" + scatter,
+                                        "precision=" + precision, "tuning.positions=" + positions,
                                         "checkpoint.at_end=true"};
   auto load = [&](std::vector<std::string> extra) {
     std::vector<std::string> o = common;
@@ -191,7 +187,7 @@ TYPED_TEST(MdDynamics, FusedKickAndDriftPackingMatchTheStepwiseSequence) {
   using Space = TypeParam;
   // Half-list sums are reproducible with duplicated scatter on CPUs only (atomics add in
   // arrival order); on a GPU the full list stands for both.
-  const bool gpu = core::space_name<Space>() == std::string("cuda");
+  const bool gpu = core::ExecTraits<Space>::is_gpu;
   for (const Positions positions : {Positions::Packed, Positions::Split})
     for (const ListKind list : {ListKind::Full, ListKind::Half})
       for (const bool two : {false, true}) {
@@ -205,7 +201,7 @@ TYPED_TEST(MdDynamics, FusedKickAndDriftPackingMatchTheStepwiseSequence) {
         if (list == ListKind::Half) params.force.scatter = Scatter::Duplicated;
         // 6 cells: the box holds the whole search stencil (the exact-image search path).
         const InitialState init = rattled_lattice(6, 0.8442, 0.05, two, 1.44);
-        MdSystem<Space, double> fused(init, params), stepwise(init, params);
+        MdSystem<Space, double, LjCut> fused(init, params), stepwise(init, params);
         fused.initialize();
         stepwise.initialize();
         for (int s = 1; s <= 40; ++s) {
@@ -236,7 +232,7 @@ TYPED_TEST(MdDynamics, RestartIsBitwise) {
   expect_bitwise_restart(backend, "full", "atomic", "double");
   expect_bitwise_restart(backend, "full", "atomic", "float");
   expect_bitwise_restart(backend, "full", "atomic", "double", "packed");
-  if (backend != "cuda") {
+  if (!core::ExecTraits<TypeParam>::is_gpu) {
     expect_bitwise_restart(backend, "half", "duplicated", "double");
     expect_bitwise_restart(backend, "half", "duplicated", "float", "packed");
   }
@@ -251,8 +247,8 @@ TEST(MdInput, ThermoHeaderAndInputsValidate) {
   const std::string csv = read_text("md_cli_out/thermo.csv");
   EXPECT_EQ(csv.substr(0, csv.find('\n')), "step,temp,pe,ke,etotal,press");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);  // header + steps 0, 5, 10
-  for (const char* input :
-       {"lj_melt.yaml", "bench_rho1.yaml", "bench_rho05.yaml", "nvt_langevin.yaml"}) {
+  for (const char* input : {"lj_melt.yaml", "bench_rho1.yaml", "bench_rho05.yaml",
+                            "nvt_langevin.yaml", "morse_melt.yaml"}) {
     const auto c = hayate::test::run_cli(
         "check " + hayate::test::source_path(std::string("inputs/md/") + input));
     EXPECT_EQ(c.exit_code, 0) << input << ": " << c.output;
@@ -295,8 +291,31 @@ TEST(MdInput, BadInputsGiveFileLineColumn) {
   e = problem_error("problem: md\nneighbor:\n  every: 0\n  check: false\n");
   EXPECT_NE(e.find("bad.yaml:3:10"), std::string::npos) << e;
 
-  e = problem_error("problem: md\nforce:\n  list: halve\n");
+  e = problem_error("problem: md\ntuning:\n  list: halve\n");
   EXPECT_NE(e.find("did you mean 'half'"), std::string::npos) << e;
+
+  // Keys that moved under tuning: say where; a removed one says why.
+  e = problem_error("problem: md\nforce:\n  list: half\nneighbor:\n  sort: false\n");
+  EXPECT_NE(e.find("bad.yaml:3:3: 'force.list' moved to 'tuning.list'"), std::string::npos) << e;
+  EXPECT_NE(e.find("bad.yaml:5:3: 'neighbor.sort' was removed"), std::string::npos) << e;
+
+  // A parameter of another pair style, a morse pair without its parameters, and an unlike morse
+  // pair nobody gave (morse has no mixing rule).
+  e = problem_error(
+      "problem: md\npair:\n  style: morse\nsystem:\n  types:\n    - {name: A, epsilon: 1}\n");
+  EXPECT_NE(e.find("bad.yaml:6:26"), std::string::npos) << e;
+  EXPECT_NE(e.find("'epsilon' is not a parameter of pair style morse"), std::string::npos) << e;
+  e = problem_error(
+      "problem: md\npair:\n  style: morse\n  coeffs:\n    - {types: [A, A], d0: 1, r0: 1}\n");
+  EXPECT_NE(e.find("bad.yaml:5:15"), std::string::npos) << e;
+  EXPECT_NE(e.find("needs d0, alpha, r0"), std::string::npos) << e;
+  e = problem_error(
+      "problem: md\npair:\n  style: morse\n  coeffs:\n"
+      "    - {types: [A, A], d0: 1, alpha: 3, r0: 1.1}\n    - {types: [B, B], d0: 1, alpha: 3, "
+      "r0: 1.1}\nsystem:\n  lattice: {types: [A, B]}\n  types:\n    - {name: A}\n"
+      "    - {name: B}\n");
+  EXPECT_NE(e.find("no mixing rule"), std::string::npos) << e;
+  EXPECT_NE(e.find("[A, B]"), std::string::npos) << e;
 
   // Unknown species in an XYZ file.
   {

@@ -1,5 +1,6 @@
 // Neighbor lists against a brute-force search, and every force variant against a serial
 // double-precision O(N^2) reference, on every enabled backend.
+#include "launch_log.hpp"
 #include "md_test_util.hpp"
 #include "test_spaces.hpp"
 
@@ -29,7 +30,7 @@ std::vector<std::set<int>> brute_force_list(const std::vector<double>& x,
         const double d = image(x[3 * i + k] - x[3 * j + k], box[k]);
         r2 += d * d;
       }
-      const double c = t.cutoff[type[i]][type[j]] + skin;
+      const double c = t.cut(type[i], type[j]) + skin;
       if (r2 < c * c) out[i].insert(j);
     }
   return out;
@@ -50,7 +51,7 @@ TYPED_TEST(MdForces, NeighborListEqualsBruteForce) {
         InitialState init = rattled_lattice(cells, 0.8442, 0.25, two);
         MdParams params;
         params.skin = skin;
-        MdSystem<Space, double> sys(init, params);
+        MdSystem<Space, double, LjCut> sys(init, params);
         sys.rebuild();  // wraps and cell-sorts
         const int n = sys.size();
         // Reordered on the host (nvcc rejects device lambdas in gtest's private TestBody).
@@ -71,9 +72,11 @@ TYPED_TEST(MdForces, NeighborListEqualsBruteForce) {
         Kokkos::deep_copy(pos, hx);
         Kokkos::deep_copy(types, ht);
         const double box[3] = {sys.box().length[0], sys.box().length[1], sys.box().length[2]};
-        const PairTable<double> table = init.types.table<double>(skin);
+        const auto cutoffs =
+            NeighborCutoffs<double, Mem>::make(init.types.cutoff, init.types.size(), skin);
         CellBins<Space> bins;
-        bins.bin(ConstVecView<double, Mem>(pos), sys.box(), init.types.max_cutoff() + skin);
+        bins.bin(Space(), ConstVecView<double, Mem>(pos), sys.box(),
+                 init.types.max_cutoff() + skin);
         EXPECT_EQ(bins.ascending, !reversed);
         for (const auto kind : {ListKind::Full, ListKind::Half}) {
           const auto expected =
@@ -85,8 +88,9 @@ TYPED_TEST(MdForces, NeighborListEqualsBruteForce) {
               list.layout = layout;
               list.use_ghosts = ghosts;
               list.capacity = 3;  // far too small: the build must grow and retry, never truncate
-              list.build(ConstVecView<double, Mem>(pos), Kokkos::View<const int*, Mem>(types), bins,
-                         sys.box(), table, init.types.max_cutoff() + skin);
+              list.build(Space(), ConstVecView<double, Mem>(pos),
+                         Kokkos::View<const int*, Mem>(types), bins, sys.box(), cutoffs,
+                         init.types.max_cutoff() + skin);
               if (layout != Layout::Csr) EXPECT_GE(list.retries, 1);
               const auto got = list.to_host();
               std::size_t total = 0;
@@ -126,12 +130,13 @@ TYPED_TEST(MdForces, NeighborListEqualsBruteForce) {
       }
 }
 
-template <class Space, class Real>
-void check_variants(double force_tolerance, double energy_tolerance, bool shift, bool two = true) {
-  InitialState init = rattled_lattice(5, 0.8442, 0.2, two);
+template <class Space, class Real, class Style = LjCut>
+void check_variants(double force_tolerance, double energy_tolerance, bool shift, bool two = true,
+                    const TypeSet* types = nullptr, int cells = 5) {
+  InitialState init = rattled_lattice(cells, 0.8442, 0.2, two, 1.0, types);
   init.types.shift = shift;
   MdParams params;
-  MdSystem<Space, Real> sys(init, params);
+  MdSystem<Space, Real, Style> sys(init, params);
   sys.initialize();
   std::vector<double> x;
   std::vector<int> type;
@@ -179,12 +184,63 @@ TYPED_TEST(MdForces, EveryVariantMatchesSerialReferenceFloat) {
   check_variants<TypeParam, float>(2e-5, 2e-5, false);
 }
 
+TYPED_TEST(MdForces, MorseEveryVariantMatchesSerialReference) {
+  const TypeSet one = morse_types(false), two = morse_types(true);
+  check_variants<TypeParam, double, Morse>(1e-12, 1e-12, false, false, &one);
+  check_variants<TypeParam, double, Morse>(1e-12, 1e-12, true, true, &two);
+  check_variants<TypeParam, float, Morse>(2e-5, 2e-5, false, true, &two);
+}
+
+// Many types (beyond the few a by-value table held): every pair's coefficients from the table.
+TYPED_TEST(MdForces, TwentyTypesMatchSerialReference) {
+  const TypeSet types = many_types(20);
+  check_variants<TypeParam, double>(1e-12, 1e-12, true, true, &types, 6);
+}
+
+// A pair table built from the lj/cut coefficients gives the shifted energy at the cutoff as
+// zero, and Morse has its minimum -D0 at r0 with no force there.
+TEST(MdPairStyles, EnergiesAtTheCutoffAndMinimum) {
+  TypeSet lj = TypeSet::single(2.5);
+  lj.shift = true;
+  const auto c = LjCut::coeff<double>(lj.pair(0, 0));
+  const double offset = LjCut::compute(2.5 * 2.5, c).energy;
+  EXPECT_NEAR(offset, 4.0 * (std::pow(2.5, -12) - std::pow(2.5, -6)), 1e-15);
+  const TypeSet m = morse_types(false);
+  const auto mc = Morse::coeff<double>(m.pair(0, 0));
+  const PairForce<double> at_r0 = Morse::compute(1.1 * 1.1, mc);
+  EXPECT_NEAR(at_r0.energy, -1.0, 1e-15);
+  EXPECT_NEAR(at_r0.fpair, 0.0, 1e-15);
+}
+
+// Force and energy run on the instance the system was given.
+TYPED_TEST(MdForces, RunsOnTheGivenInstance) {
+  using Space = TypeParam;
+  compat::IndependentInstance<Space> instance;
+  const InitialState init = rattled_lattice(4, 0.8442, 0.1, true);
+  for (const auto& [options, layout] : all_variants<Space>()) {
+    if (options.positions == Positions::Split || layout != Layout::Padded) continue;
+    SCOPED_TRACE(variant_name(options));
+    MdParams params;
+    params.force = options;
+    params.layout = layout;
+    hayate::test::KernelLaunchLog log;
+    MdSystem<Space, double, LjCut> sys(init, params, instance.space());
+    sys.initialize();
+    for (int s = 1; s <= 3; ++s) sys.advance(true);
+    sys.rebuild();
+    EXPECT_GT(sys.thermo().temp, 0);
+    EXPECT_FALSE(log.hayate_kernels().empty());
+    const auto elsewhere = log.elsewhere(compat::tools_device_id(instance.space()));
+    EXPECT_TRUE(elsewhere.empty()) << elsewhere.front();
+  }
+}
+
 // The list kind of the system follows the options: a half list holds half the pairs.
 TYPED_TEST(MdForces, HalfListHoldsHalfThePairs) {
   using Space = TypeParam;
   InitialState init = rattled_lattice(4, 0.8442, 0.1, false);
   MdParams params;
-  MdSystem<Space, double> sys(init, params);
+  MdSystem<Space, double, LjCut> sys(init, params);
   sys.initialize();
   sys.set_force_options({ListKind::Full, Scatter::Atomic, Parallel::Thread}, Layout::Csr);
   const std::int64_t full = sys.neighbors().total;

@@ -1,0 +1,106 @@
+#pragma once
+// What every pair style shares. A style (lj_cut.hpp, morse.hpp) is a small struct: its LAMMPS
+// name and pair_coeff parameters, a mixing rule if it has one, the derived coefficients of a type
+// pair, and compute(r^2, coeff) -> (|F| / r, E) for one pair inside the cutoff. The force driver
+// (force.hpp) owns the loops, the cutoff test and the energy shift, for every style alike.
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace hayate::md {
+
+// Most atom types an input may declare.
+inline constexpr int max_types = 64;
+
+enum class Mixing { Geometric, Arithmetic };
+
+// fpair = |F| / r, so the force on i from j is (x_i - x_j) * fpair.
+template <class Real>
+struct PairForce {
+  Real fpair;
+  Real energy;
+};
+
+// Host-side types and pair parameters in double: for each type pair (a, b) the style's
+// parameters in pair_coeff order and the cutoff.
+struct TypeSet {
+  std::vector<std::string> names;
+  std::vector<double> mass;
+  std::string style = "lj/cut";
+  int nparams = 2;
+  std::vector<double> params;  // ((a * n + b) * nparams + k)
+  std::vector<double> cutoff;  // (a * n + b)
+  bool shift = false;          // energy shifted to zero at the cutoff (pair_modify shift yes)
+
+  int size() const { return static_cast<int>(names.size()); }
+  const double* pair(int a, int b) const { return &params[(a * size() + b) * nparams]; }
+  double* pair(int a, int b) { return &params[(a * size() + b) * nparams]; }
+  double cut(int a, int b) const { return cutoff[a * size() + b]; }
+  double max_cutoff() const {
+    return cutoff.empty() ? 0 : *std::max_element(cutoff.begin(), cutoff.end());
+  }
+
+  // n types of one style, parameters zero.
+  static TypeSet empty(const std::string& style, int nparams, int n) {
+    TypeSet t;
+    t.style = style;
+    t.nparams = nparams;
+    for (int a = 0; a < n; ++a) {
+      t.names.push_back(std::string(1, char('A' + a)));
+      t.mass.push_back(1.0);
+    }
+    t.params.assign(std::size_t(n) * n * nparams, 0.0);
+    t.cutoff.assign(std::size_t(n) * n, 0.0);
+    return t;
+  }
+
+  // One type "A" in reduced units (mass, epsilon, sigma 1), the in.lj set-up.
+  static TypeSet single(double cutoff = 2.5) {
+    TypeSet t = empty("lj/cut", 2, 1);
+    t.params = {1.0, 1.0};
+    t.cutoff = {cutoff};
+    return t;
+  }
+};
+
+// The device table of a style's coefficients per type pair, with the squared cutoff and the
+// energy at the cutoff (subtracted when the potential is shifted). One type keeps its entry by
+// value so kernels hold it in registers.
+template <class Style, class Real, class Mem>
+struct PairCoeffs {
+  struct Entry {
+    typename Style::template Coeff<Real> c;
+    Real cutsq = 0;
+    Real offset = 0;
+  };
+  int ntypes = 1;
+  Entry one;
+  Kokkos::View<const Entry**, Kokkos::LayoutRight, Mem, Kokkos::MemoryTraits<Kokkos::RandomAccess>>
+      table;
+
+  static PairCoeffs make(const TypeSet& t) {
+    PairCoeffs out;
+    out.ntypes = t.size();
+    Kokkos::View<Entry**, Kokkos::LayoutRight, Mem> table("hayate::md::pair_coeffs", t.size(),
+                                                          t.size());
+    auto h = Kokkos::create_mirror_view(table);
+    for (int a = 0; a < t.size(); ++a)
+      for (int b = 0; b < t.size(); ++b) {
+        Entry& e = h(a, b);
+        const double rc = t.cut(a, b);
+        e.c = Style::template coeff<Real>(t.pair(a, b));
+        e.cutsq = Real(rc * rc);
+        if (t.shift)
+          e.offset =
+              Real(Style::compute(rc * rc, Style::template coeff<double>(t.pair(a, b))).energy);
+      }
+    Kokkos::deep_copy(table, h);
+    out.one = h(0, 0);
+    out.table = table;
+    return out;
+  }
+};
+
+}  // namespace hayate::md
