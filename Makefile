@@ -18,12 +18,9 @@ configure: deps
 build: configure
 	cmake --build --preset $(PRESET) -j $(JOBS)
 
-# A real, short run of a shipped input (seconds on a laptop).
+# The four solvers on shipped inputs, about a minute on two cores (scripts/showcase.sh).
 run: build
-	$(HAYATE) info
-	$(HAYATE) check inputs/stream/bandwidth.yaml
-	OMP_PROC_BIND=$${OMP_PROC_BIND:-spread} OMP_PLACES=$${OMP_PLACES:-threads} \
-	  $(HAYATE) run inputs/stream/bandwidth.yaml
+	bash scripts/showcase.sh $(HAYATE) out/showcase
 
 test: build
 	ctest --preset $(PRESET)
@@ -38,9 +35,10 @@ debug-test:
 bench: build
 	$(BUILD)/benchmarks/hayate_bench --benchmark_min_time=0.2
 
-# Regenerates the input reference from the schemas.
+# Regenerates the input and tuning references from the schemas.
 docs: build
-	$(HAYATE) schema > docs/input_reference.md
+	$(HAYATE) schema > docs/user/input-reference.md
+	$(HAYATE) schema --tuning > docs/dev/tuning.md
 
 clean:
 	rm -rf build

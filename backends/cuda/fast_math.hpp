@@ -13,7 +13,9 @@ __device__ __forceinline__ float rsqrt_ftz(float x) {
   return r;
 }
 
-__device__ __forceinline__ double rsqrt(double x) { return ::rsqrt(x); }
+__device__ __forceinline__ double rsqrt(double x) {
+  return ::rsqrt(x);
+}
 
 }  // namespace hayate::cuda
 #endif

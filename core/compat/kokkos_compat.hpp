@@ -76,9 +76,9 @@ KOKKOS_INLINE_FUNCTION bool isfinite(T x) {
 
 // ScatterView is still experimental in 3.4 and 4.x; code names it only through these aliases.
 template <class DataType, class Layout, class Space, class Duplication, class Contribution>
-using ScatterSumView = Kokkos::Experimental::ScatterView<DataType, Layout, Space,
-                                                         Kokkos::Experimental::ScatterSum,
-                                                         Duplication, Contribution>;
+using ScatterSumView =
+    Kokkos::Experimental::ScatterView<DataType, Layout, Space, Kokkos::Experimental::ScatterSum,
+                                      Duplication, Contribution>;
 using ScatterDuplicated = Kokkos::Experimental::ScatterDuplicated;
 using ScatterNonDuplicated = Kokkos::Experimental::ScatterNonDuplicated;
 using ScatterAtomic = Kokkos::Experimental::ScatterAtomic;
@@ -126,8 +126,12 @@ class IndependentInstance {
   IndependentInstance(const IndependentInstance&) = delete;
   IndependentInstance& operator=(const IndependentInstance&) = delete;
 
-  const Space& space() const { return space_; }
-  bool independent() const { return independent_; }
+  const Space& space() const {
+    return space_;
+  }
+  bool independent() const {
+    return independent_;
+  }
 
  private:
   Space space_{};

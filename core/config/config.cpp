@@ -75,8 +75,7 @@ std::string format_real(double v) {
 class Validator {
  public:
   Validator(std::string file, const std::map<std::string, SourceLocation>& overrides,
-            std::map<std::string, SourceLocation>& locations,
-            const std::vector<FormerKey>& former)
+            std::map<std::string, SourceLocation>& locations, const std::vector<FormerKey>& former)
       : file_(std::move(file)), overrides_(overrides), locations_(locations), former_(former) {}
 
   std::vector<Diagnostic> diagnostics;

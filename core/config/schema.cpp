@@ -279,8 +279,9 @@ std::string Schema::markdown(Part part) const {
   markdown_rows(*this, {}, out, "tuning");
   markdown_records(*this, {}, out);
   if (tuning)
-    out += "\nPerformance switches live under `tuning:`, every one `auto` by default: see "
-           "`hayate schema --tuning` (docs/dev/tuning.md).\n";
+    out +=
+        "\nPerformance switches live under `tuning:`, every one `auto` by default: see "
+        "`hayate schema --tuning` (docs/dev/tuning.md).\n";
   return out;
 }
 

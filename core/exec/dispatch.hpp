@@ -42,6 +42,27 @@ inline std::string default_backend() {
   return space_name<Kokkos::DefaultExecutionSpace>();
 }
 
+// The type of an execution space, without an instance of it (usable before Kokkos starts).
+template <class Space>
+struct SpaceType {
+  using type = Space;
+};
+
+// Calls f(SpaceType<Space>{}) for the named backend; needs no initialized Kokkos.
+template <class F>
+auto dispatch_backend_type(const std::string& name, F&& f) {
+#ifdef KOKKOS_ENABLE_CUDA
+  if (name == "cuda") return f(SpaceType<Kokkos::Cuda>{});
+#endif
+#ifdef KOKKOS_ENABLE_OPENMP
+  if (name == "openmp") return f(SpaceType<Kokkos::OpenMP>{});
+#endif
+#ifdef KOKKOS_ENABLE_SERIAL
+  if (name == "serial") return f(SpaceType<Kokkos::Serial>{});
+#endif
+  throw std::logic_error("backend '" + name + "' is not enabled in this build");
+}
+
 // Calls f(Space{}) for the named backend; the name must be one of enabled_backends().
 template <class F>
 auto dispatch_backend(const std::string& name, F&& f) {

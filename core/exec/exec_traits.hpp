@@ -53,7 +53,8 @@ struct ExecTraits<Kokkos::Cuda> {
 };
 #endif
 
-// The same facts for a backend named at run time (input validation, auto choices in host code).
+// The same facts for a backend named at run time (input validation, auto choices in host code);
+// needs no initialized Kokkos.
 struct BackendTraits {
   std::string name;
   bool is_gpu = false;
@@ -61,8 +62,8 @@ struct BackendTraits {
 };
 
 inline BackendTraits backend_traits(const std::string& backend) {
-  return dispatch_backend(backend, [&](auto space) {
-    using Traits = ExecTraits<decltype(space)>;
+  return dispatch_backend_type(backend, [&](auto space_type) {
+    using Traits = ExecTraits<typename decltype(space_type)::type>;
     return BackendTraits{backend, Traits::is_gpu, Traits::vector_length};
   });
 }

@@ -187,10 +187,13 @@ TEST(Cli, RuntimeFailureExitsThreeAndKeepsOutput) {
   EXPECT_NE(r.output.find("not a hayate checkpoint"), std::string::npos) << r.output;
 }
 
-TEST(Cli, InputReferenceIsUpToDate) {
+TEST(Cli, InputAndTuningReferencesAreUpToDate) {
   auto r = run_cli("schema");
   ASSERT_EQ(r.exit_code, 0);
-  EXPECT_EQ(read_all(source_path("docs/input_reference.md")), r.output)
-      << "docs/input_reference.md is stale: regenerate with "
-         "'build/openmp/hayate schema > docs/input_reference.md'";
+  EXPECT_EQ(read_all(source_path("docs/user/input-reference.md")), r.output)
+      << "docs/user/input-reference.md is stale: regenerate with 'make docs'";
+  r = run_cli("schema --tuning");
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_EQ(read_all(source_path("docs/dev/tuning.md")), r.output)
+      << "docs/dev/tuning.md is stale: regenerate with 'make docs'";
 }
