@@ -3,6 +3,7 @@
 // compiler pass; expression evaluations per second for ensembles. Model files are read from
 // inputs/ode/ (run from the repository root) or from $HAYATE_ODE_INPUTS.
 #include "bench_util.hpp"
+#include "exec/exec_traits.hpp"
 #include "ode/compiler.hpp"
 #include "ode/engine.hpp"
 #include "ode/reference.hpp"
@@ -17,6 +18,7 @@
 namespace hayate::bench {
 namespace {
 
+using ode::all_passes;
 using ode::CompilerOptions;
 using ode::ExecMode;
 using ode::FusedState;
@@ -25,12 +27,6 @@ using ode::Method;
 std::string model_path(const std::string& name) {
   const char* dir = std::getenv("HAYATE_ODE_INPUTS");
   return std::string(dir ? dir : "inputs/ode") + "/" + name + ".model.yaml";
-}
-
-CompilerOptions all_passes() {
-  CompilerOptions o;
-  o.merge = o.reorder = o.pad = o.unify = true;
-  return o;
 }
 
 struct Case {
@@ -65,9 +61,7 @@ constexpr std::int64_t kSteps = 1000;
 // Host backends: 100 steps per iteration keep the suite within its time on the device machine.
 template <class Space>
 std::int64_t steps_per_iteration(Space) {
-  return Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Space::memory_space>::accessible
-             ? 100
-             : kSteps;
+  return core::ExecTraits<Space>::is_gpu ? kSteps : 100;
 }
 
 const char* mode_name(ExecMode mode) {
@@ -110,7 +104,7 @@ void device_steps(Space space, benchmark::State& state, const std::string& model
     options.sink_derivatives = ode::sink_shortens(fm, options);
   state.counters["sink"] = options.sink_derivatives ? 1 : 0;
   const ode::Program prog = ode::compile(fm, options);
-  ode::Engine<Space> engine(prog, members, method, mode, engine_options);
+  ode::Engine<Space> engine(space, prog, members, method, mode, engine_options);
   std::vector<double> x(prog.n_states * members);
   for (std::size_t i = 0; i < prog.n_states; ++i)
     for (std::size_t m = 0; m < members; ++m) x[i * members + m] = fm.state_init[i];

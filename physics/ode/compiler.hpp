@@ -64,6 +64,14 @@ struct CompilerOptions {
   bool place = true;
 };
 
+// Every pass on, as runs use them. The defaults above leave merge, reorder, pad and unify off,
+// so that tests and benchmarks can switch them on one at a time.
+inline CompilerOptions all_passes() {
+  CompilerOptions o;
+  o.merge = o.reorder = o.pad = o.unify = true;
+  return o;
+}
+
 // Group kinds: lanes run their own streams, or share the group's unified stream.
 enum GroupKind : std::int32_t { GROUP_PER_LANE = 0, GROUP_UNIFIED = 1 };
 // Fields of a group record (ints, kGroupFields per group).

@@ -16,13 +16,17 @@
 
 namespace hayate::ode {
 
-template <class View>
-View upload(const std::string& label, const std::vector<typename View::value_type>& host) {
-  View v(Kokkos::view_alloc(label, Kokkos::WithoutInitializing),
+// A device copy of `host`, allocated and filled on `space` (at least one element). The fence
+// keeps the host staging copy alive until the transfer is done.
+template <class View, class Space>
+View upload(const Space& space, const std::string& label,
+            const std::vector<typename View::value_type>& host) {
+  View v(Kokkos::view_alloc(space, label, Kokkos::WithoutInitializing),
          std::max<std::size_t>(host.size(), 1));
   auto mirror = Kokkos::create_mirror_view(v);
   std::copy(host.begin(), host.end(), mirror.data());
-  Kokkos::deep_copy(v, mirror);
+  Kokkos::deep_copy(space, v, mirror);
+  space.fence();
   return v;
 }
 
@@ -34,15 +38,17 @@ struct DeviceProgram {
   Kokkos::View<double*, MemSpace> ctab, consts;
   std::vector<std::int32_t> phase_begin_host;
 
-  explicit DeviceProgram(const Program& p)
-      : code(upload<decltype(code)>("hayate::ode::code", p.code)),
-        groups(upload<decltype(groups)>("hayate::ode::groups", p.groups)),
-        lane_code(upload<decltype(lane_code)>("hayate::ode::lane_code", p.lane_code)),
-        lane_len(upload<decltype(lane_len)>("hayate::ode::lane_len", p.lane_len)),
-        itab(upload<decltype(itab)>("hayate::ode::itab", p.itab)),
-        phase_begin(upload<decltype(phase_begin)>("hayate::ode::phase_begin", p.phase_begin)),
-        ctab(upload<decltype(ctab)>("hayate::ode::ctab", p.ctab)),
-        consts(upload<decltype(consts)>("hayate::ode::consts", p.consts)),
+  template <class Space>
+  DeviceProgram(const Space& space, const Program& p)
+      : code(upload<decltype(code)>(space, "hayate::ode::code", p.code)),
+        groups(upload<decltype(groups)>(space, "hayate::ode::groups", p.groups)),
+        lane_code(upload<decltype(lane_code)>(space, "hayate::ode::lane_code", p.lane_code)),
+        lane_len(upload<decltype(lane_len)>(space, "hayate::ode::lane_len", p.lane_len)),
+        itab(upload<decltype(itab)>(space, "hayate::ode::itab", p.itab)),
+        phase_begin(
+            upload<decltype(phase_begin)>(space, "hayate::ode::phase_begin", p.phase_begin)),
+        ctab(upload<decltype(ctab)>(space, "hayate::ode::ctab", p.ctab)),
+        consts(upload<decltype(consts)>(space, "hayate::ode::consts", p.consts)),
         phase_begin_host(p.phase_begin) {}
 
   ProgramRef ref() const {

@@ -2,12 +2,12 @@
 // The driver's step is one output interval of `output.every` integration steps.
 #include "ode/ode_problem.hpp"
 
+#include "exec/dispatch.hpp"
 #include "io/atomic_file.hpp"
 #include "io/csv_writer.hpp"
 #include "ode/async_writer.hpp"
 #include "ode/engine.hpp"
 #include "ode/reference.hpp"
-#include "exec/dispatch.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -162,9 +162,9 @@ class Runner {
 template <class Space>
 class DeviceRunner final : public Runner {
  public:
-  DeviceRunner(const Program& prog, std::size_t M, Method method, ExecMode mode,
+  DeviceRunner(const Space& space, const Program& prog, std::size_t M, Method method, ExecMode mode,
                const EngineOptions& options)
-      : engine_(prog, M, method, mode, options) {}
+      : engine_(space, prog, M, method, mode, options) {}
   void set_states(const std::vector<double>& x) override { engine_.set_states(x); }
   void set_params(const std::vector<double>& p) override { engine_.set_params(p); }
   void advance(std::int64_t first, std::int64_t steps, double dt) override {
@@ -178,9 +178,10 @@ class DeviceRunner final : public Runner {
   std::vector<double> states() override { return engine_.states_host(); }
   std::vector<double> gather(const std::vector<std::int64_t>& offsets) override {
     using Mem = typename Space::memory_space;
+    const Space& space = engine_.space();
     if (offsets.size() != idx_.extent(0)) {
-      idx_ = upload<Kokkos::View<std::int64_t*, Mem>>("hayate::ode::trace_index", offsets);
-      out_ = Kokkos::View<double*, Mem>("hayate::ode::trace_row",
+      idx_ = upload<Kokkos::View<std::int64_t*, Mem>>(space, "hayate::ode::trace_index", offsets);
+      out_ = Kokkos::View<double*, Mem>(Kokkos::view_alloc(space, "hayate::ode::trace_row"),
                                         std::max<std::size_t>(offsets.size(), 1));
     }
     const auto x = engine_.x();
@@ -190,12 +191,15 @@ class DeviceRunner final : public Runner {
     const std::int64_t nx =
         static_cast<std::int64_t>(engine_.program().n_states * engine_.members());
     Kokkos::parallel_for(
-        "hayate::ode::trace_gather", Kokkos::RangePolicy<Space>(0, offsets.size()),
+        "hayate::ode::trace_gather", Kokkos::RangePolicy<Space>(space, 0, offsets.size()),
         KOKKOS_LAMBDA(const std::size_t i) {
           const std::int64_t k = idx(i);
           out(i) = k < nx ? x(k) : v(k - nx);
         });
-    auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out_);
+    // The row goes to the host on the engine's instance; the writer thread gets a copy.
+    auto host = Kokkos::create_mirror_view(out_);
+    Kokkos::deep_copy(space, host, out_);
+    space.fence();
     return std::vector<double>(host.data(), host.data() + offsets.size());
   }
 
@@ -290,7 +294,8 @@ class OdeProblem final : public core::Problem {
       if (eo.fused_width == 3)
         config.fail("run.members_per_thread", "expected 0 (the backend's default), 1, 2 or 4");
       runner_ = core::dispatch_backend(backend, [&](auto space) -> std::unique_ptr<Runner> {
-        return std::make_unique<DeviceRunner<decltype(space)>>(program_, M_, method_, em, eo);
+        return std::make_unique<DeviceRunner<decltype(space)>>(space, program_, M_, method_, em,
+                                                               eo);
       });
     }
     select_outputs(config);

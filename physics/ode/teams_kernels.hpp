@@ -1,6 +1,7 @@
 #pragma once
 // The kernels of teams mode (one large network): many steps in one kernel with one team per bin
 // of independent cells, team barriers between phases and a grid-wide barrier between sweeps.
+#include "exec/exec_traits.hpp"
 #include "ode/interp.hpp"
 #include "ode/teams.hpp"
 
@@ -118,7 +119,7 @@ struct TeamsKernel {
 
 // Lane `lane` of group g of a team program (TeamsLayout): unified streams read the team's table,
 // per-lane streams find their code through the lane table. EulerWords: see run_local_stream.
-template <bool Direct, bool EulerWords = true, class Assign>
+template <class Space, bool Direct, bool EulerWords = true, class Assign>
 KOKKOS_INLINE_FUNCTION void run_local_group_lane(const std::uint32_t* code,
                                                  const std::int32_t* groups,
                                                  const std::int32_t* lanes,
@@ -127,12 +128,12 @@ KOKKOS_INLINE_FUNCTION void run_local_group_lane(const std::uint32_t* code,
   const std::int32_t* rec = groups + std::size_t(g) * kGroupFields;
   if (lane >= rec[G_COUNT]) return;
   if (rec[G_KIND] == GROUP_UNIFIED) {
-    run_local_stream<Direct, EulerWords>(code + rec[G_CODE], rec[G_LEN],
-                                         itab + std::size_t(rec[G_ITAB]) * kWarp, lane, u, assign);
+    run_local_stream<Space, Direct, EulerWords>(
+        code + rec[G_CODE], rec[G_LEN], itab + std::size_t(rec[G_ITAB]) * kWarp, lane, u, assign);
   } else {
     const std::int32_t* lt = lanes + rec[G_CTAB];
-    run_local_stream<Direct, EulerWords>(code + lt[lane], lt[kWarp + lane], nullptr, lane, u,
-                                         assign);
+    run_local_stream<Space, Direct, EulerWords>(code + lt[lane], lt[kWarp + lane], nullptr, lane, u,
+                                                assign);
   }
 }
 
@@ -232,13 +233,10 @@ struct TeamsLocalKernel {
     const int ns = blob[T_STATES], nv = blob[T_VARS], nc = blob[T_CONSTS];
     const int n_u = ns + nv + nc + 1;  // time last
     constexpr int nb = stage_buffers;
-#if defined(__CUDA_ARCH__)
     // Level 0 (shared memory) on a GPU, as a constant: the compiler then sees that the program
     // and U are in shared memory and addresses them so (32-bit shared loads, not generic ones).
-    constexpr int level = 0;
-#else
-    const int level = this->level;
-#endif
+    constexpr bool gpu = core::ExecTraits<Space>::is_gpu;
+    const int level = gpu ? 0 : this->level;
     Kokkos::View<double*, Scratch, Kokkos::MemoryTraits<Kokkos::Unmanaged>> uview(
         team.team_scratch(level), std::size_t(n_u + nb * ns));
     Kokkos::View<std::int32_t*, Scratch, Kokkos::MemoryTraits<Kokkos::Unmanaged>> iview(
@@ -272,7 +270,7 @@ struct TeamsLocalKernel {
     // A team whose states are all updated in place needs no copy of the stage results after a
     // sweep; the next sweep's time is written at the start of the first phase that no longer
     // reads time, and when that is a phase of the sweep, a sweep without an exchange ends with
-    // its last phase's barrier (benchmarks/NOTES.md, forty-third round).
+    // its last phase's barrier (one barrier and one copy less per sweep).
     const bool in_place = local[T_IN_PLACE] != 0;
     const int time_phase = in_place ? local[T_TIME_PHASE] : n_phases;
     // The time at the end of stage k of step n, as step_schedule spells it (bitwise).
@@ -293,7 +291,8 @@ struct TeamsLocalKernel {
         Kokkos::parallel_for(
             Kokkos::TeamThreadRange(team, phase_begin[ph], phase_begin[ph + 1]), [&](const int g) {
               Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, kWarp), [&](const int l) {
-                run_local_group_lane<Direct, !RK4>(code, groups, lanes, itab, g, l, u, assign);
+                run_local_group_lane<Space, Direct, !RK4>(code, groups, lanes, itab, g, l, u,
+                                                          assign);
               });
             });
         team.team_barrier();
@@ -306,8 +305,7 @@ struct TeamsLocalKernel {
     int block = 0;
     // Sweeps left in the current block, whose last publishes the team's own states. A sweep
     // that neither ends a block nor needs the copy below costs its barriers and this count only:
-    // every warp runs the end of a sweep at once, so its instructions add up (benchmarks/
-    // NOTES.md, forty-eighth round).
+    // every warp runs the end of a sweep at once, so its instructions add up.
     const auto block_left = [&](std::int64_t left) {
       return int(left < block_sweeps ? left : std::int64_t(block_sweeps));
     };

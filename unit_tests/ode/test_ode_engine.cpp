@@ -33,12 +33,6 @@ double rel_diff(const std::vector<double>& a, const std::vector<double>& b) {
   return worst;
 }
 
-CompilerOptions all_passes() {
-  CompilerOptions o;
-  o.merge = o.reorder = o.pad = o.unify = true;
-  return o;
-}
-
 // Devices may contract a*b + c into one FMA; 1e-12 relative per step covers that rounding.
 constexpr double kTolerance = 1e-12;
 
@@ -51,7 +45,7 @@ void compare_per_step(const FlatModel& model, CompilerOptions options, Method me
                       const EngineOptions& engine_options = {}) {
   if (mode == ExecMode::Teams && options.partitions == 1) options.partitions = 3;
   const Program prog = compile(model, options);
-  Engine<Space> dev(prog, 1, method, mode, engine_options);
+  Engine<Space> dev(Space(), prog, 1, method, mode, engine_options);
   ReferenceInterpreter ref(prog, 1, method);
   AstIntegrator ast(model, method);
   dev.set_states(model.state_init);
@@ -146,7 +140,7 @@ TYPED_TEST(OdeEngine, EnsembleMembersMatchSeparateRuns) {
     SCOPED_TRACE(testing::Message()
                  << "mode " << int(mode) << " members per team " << options.fused_members
                  << " width " << options.fused_width << " state " << int(options.fused_state));
-    Engine<TypeParam> dev(prog, M, Method::RK4, mode, options);
+    Engine<TypeParam> dev(TypeParam(), prog, M, Method::RK4, mode, options);
     dev.set_states(x);
     dev.set_params(p);
     ReferenceInterpreter ref(prog, M, Method::RK4);
@@ -238,18 +232,19 @@ TYPED_TEST(OdeEngine, TeamsWithAHaloMatchTeamsWithoutBitwise) {
     o.halo = halo;
     const Program with_halo = compile(model, o);
     ASSERT_FALSE(with_halo.halo_programs.empty());
-    Engine<TypeParam> a(plain, 1, method, ExecMode::Teams);
+    Engine<TypeParam> a(TypeParam(), plain, 1, method, ExecMode::Teams);
     EngineOptions host_halo;
     host_halo.teams_host_halo = true;
-    Engine<TypeParam> b(with_halo, 1, method, ExecMode::Teams, host_halo);
+    Engine<TypeParam> b(TypeParam(), with_halo, 1, method, ExecMode::Teams, host_halo);
     EngineOptions direct = host_halo;
     direct.teams_direct_first = true;
-    Engine<TypeParam> c(with_halo, 1, method, ExecMode::Teams, direct);
+    Engine<TypeParam> c(TypeParam(), with_halo, 1, method, ExecMode::Teams, direct);
     EXPECT_TRUE(c.teams_direct());
     EXPECT_EQ(a.teams_block_steps(), -1);
-    if (!Engine<TypeParam>::on_host && int(with_halo.n_bins) > multiprocessors<TypeParam>())
+    if (Engine<TypeParam>::on_gpu &&
+        int(with_halo.n_bins) > core::ExecTraits<TypeParam>::multiprocessors(TypeParam()))
       continue;
-    EXPECT_EQ(b.teams_block_steps(), Engine<TypeParam>::on_host ? block_steps : gpu_block_steps);
+    EXPECT_EQ(b.teams_block_steps(), Engine<TypeParam>::on_gpu ? gpu_block_steps : block_steps);
     const double dt = 0.01;
     for (Engine<TypeParam>* e : {&a, &b, &c}) {
       e->set_states(model.state_init);
@@ -313,8 +308,8 @@ void run_team_streams(const Code& code, const Ints& begin, const Ints& length, c
                       const Reals& u, const Reals& f) {
   Kokkos::parallel_for(
       Kokkos::RangePolicy<Space>(0, int(begin.extent(0))), KOKKOS_LAMBDA(const int i) {
-        run_local_stream<Direct>(code.data() + begin(i), length(i), itab.data(), 0,
-                                 u.data() + 9 * i, StreamAssign{f.data(), i});
+        run_local_stream<Space, Direct>(code.data() + begin(i), length(i), itab.data(), 0,
+                                        u.data() + 9 * i, StreamAssign{f.data(), i});
       });
   Kokkos::fence();
 }
@@ -988,11 +983,11 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
               const int at = backwards ? n - 1 - j : j;
               const int g = first + at / kWarp, l = at % kWarp;
               if (direct)
-                run_local_group_lane<true>(tm.code, tm.groups, tm.lanes, tm.itab, g, l, tm.u.data(),
-                                           assign);
+                run_local_group_lane<Kokkos::DefaultHostExecutionSpace, true>(
+                    tm.code, tm.groups, tm.lanes, tm.itab, g, l, tm.u.data(), assign);
               else
-                run_local_group_lane<false>(tm.code, tm.groups, tm.lanes, tm.itab, g, l,
-                                            tm.u.data(), assign);
+                run_local_group_lane<Kokkos::DefaultHostExecutionSpace, false>(
+                    tm.code, tm.groups, tm.lanes, tm.itab, g, l, tm.u.data(), assign);
             }
           }
         // Without a halo every variable is stored by one team; with one, the variables of a
@@ -1149,7 +1144,7 @@ TYPED_TEST(OdeEngine, IntegratorsConvergeAtTheirOrder) {
   for (Method method : {Method::Euler, Method::RK4}) {
     std::vector<double> err;
     for (int n : {20, 40, 80, 160}) {
-      Engine<TypeParam> dev(prog, 1, method, ExecMode::Phases);
+      Engine<TypeParam> dev(TypeParam(), prog, 1, method, ExecMode::Phases);
       dev.set_states(model.state_init);
       dev.advance(0, n, T / n);
       err.push_back(std::fabs(dev.states_host()[0] - exact));
@@ -1169,7 +1164,7 @@ TYPED_TEST(OdeEngine, AdaptiveDormandPrinceMeetsItsTolerance) {
   double previous_error = 1.0;
   std::int64_t previous_steps = 0;
   for (double tol : {1e-4, 1e-7}) {
-    Engine<TypeParam> dev(prog, 1, Method::RK45, ExecMode::Phases);
+    Engine<TypeParam> dev(TypeParam(), prog, 1, Method::RK45, ExecMode::Phases);
     ReferenceInterpreter ref(prog, 1, Method::RK45);
     dev.set_states(model.state_init);
     ref.x() = model.state_init;

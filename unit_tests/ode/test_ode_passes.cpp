@@ -397,7 +397,8 @@ TEST(OdePasses, SingleUseVariablesAreInlinedInTheFusedStream) {
   EXPECT_LT(p1.serial.size(), p0.serial.size());
   // Both streams on the host backend's fused kernel against the reference interpreter.
   for (const Program* p : {&p0, &p1}) {
-    Engine<Kokkos::DefaultHostExecutionSpace> fused(*p, 1, Method::RK4, ExecMode::Fused);
+    Engine<Kokkos::DefaultHostExecutionSpace> fused(Kokkos::DefaultHostExecutionSpace(), *p, 1,
+                                                    Method::RK4, ExecMode::Fused);
     ReferenceInterpreter ref(*p, 1, Method::RK4);
     fused.set_states(model.state_init);
     ref.x() = model.state_init;
