@@ -150,9 +150,9 @@ void register_steps() {
 }
 
 // LR-Line in teams mode without merging (more, shorter phases: team barriers are cheap), without
-// pair words, without folds or with fewer, with affine words one by one, with variables read once
-// stored, unplaced, with 4, 8 or 16 bins instead of 25, with only the teams' variables in scratch
-// (program and states in global memory), and with everything in global memory.
+// pair words, with derivative tasks not sunk, with variables read once stored, unplaced, with 4,
+// 8 or 16 bins instead of 25, with only the teams' variables in scratch (program and states in
+// global memory), and with everything in global memory.
 void register_teams_variants() {
   // LR-Line, Euler, teams mode with other compiler or engine options.
   const auto variant = [](const std::string& name, const CompilerOptions& o,
@@ -173,34 +173,6 @@ void register_teams_variants() {
   CompilerOptions unpaired = all_passes();
   unpaired.pair_leaves = false;
   variant("unpaired", unpaired, {});
-  // Sums of leaves word by word (compiler.fold_sums: 0), and folded only where a fold replaces
-  // three words or more (the default: two).
-  CompilerOptions unfolded = all_passes();
-  unfolded.fold_sums = 0;
-  variant("unfolded", unfolded, {});
-  CompilerOptions fold3 = all_passes();
-  fold3.fold_sums = 3;
-  variant("fold3", fold3, {});
-  // A leaf's exp(k x) the only affine word (compiler.affine: false): the shift, the other
-  // functions, the factor and the offset of rate functions word by word.
-  CompilerOptions exp_only = all_passes();
-  exp_only.affine = false;
-  variant("exp_only", exp_only, {});
-  // Affine words one by one (compiler.affine_pairs: false), not two in a row as one word whose
-  // functions overlap.
-  CompilerOptions affine_single = all_passes();
-  affine_single.affine_pairs = false;
-  variant("affine_single", affine_single, {});
-  // Pairs that push their value and leave the stack +, -, * or / after them to a word of its own
-  // (compiler.pair_takes: false).
-  CompilerOptions pairs_push = all_passes();
-  pairs_push.pair_takes = false;
-  variant("pairs_push", pairs_push, {});
-  // Rate functions' guards compared by a word of their own before the select
-  // (compiler.compare_select: false).
-  CompilerOptions uncompared = all_passes();
-  uncompared.compare_select = false;
-  variant("uncompared", uncompared, {});
   // Derivative tasks appended to the streams they were merged into (compiler.sink: off), not
   // sunk into the next phase (LR-Line's dCai/dt after E_si -> I_si).
   variant("unsunk", all_passes(), {}, false);

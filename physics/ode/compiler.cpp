@@ -659,11 +659,6 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
   prog.pair_leaves = options.pair_leaves;
   prog.inline_single_use = options.inline_single_use;
   prog.place = options.place;
-  prog.fold_sums = options.fold_sums;
-  prog.affine = options.affine;
-  prog.affine_pairs = options.affine_pairs;
-  prog.pair_takes = options.pair_takes;
-  prog.compare_select = options.compare_select;
   prog.n_states = model.n_states();
   prog.n_vars = model.n_vars();
   prog.n_alg = model.n_alg;
@@ -991,11 +986,6 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
       halo.pair_leaves = prog.pair_leaves;
       halo.inline_single_use = prog.inline_single_use;
       halo.place = prog.place;
-      halo.fold_sums = prog.fold_sums;
-      halo.affine = prog.affine;
-      halo.affine_pairs = prog.affine_pairs;
-      halo.pair_takes = prog.pair_takes;
-      halo.compare_select = prog.compare_select;
       form_groups(halo, in_halo);
       halo.halo = h;
       halo.halo_sweeps = closed ? 0 : h + 1;

@@ -128,11 +128,6 @@ CompilerOptions compiler_options(const Config& config) {
   o.inline_single_use = config.boolean("compiler.inline");
   o.pair_leaves = config.boolean("compiler.pairs");
   o.place = config.boolean("compiler.place");
-  o.fold_sums = static_cast<int>(config.integer("compiler.fold_sums"));
-  o.affine = config.boolean("compiler.affine");
-  o.affine_pairs = config.boolean("compiler.affine_pairs");
-  o.pair_takes = config.boolean("compiler.pair_takes");
-  o.compare_select = config.boolean("compiler.compare_select");
   // Bins only shape the teams mode; the other modes keep warps free to span cells.
   o.partitions = config.string("run.mode") == "teams"
                      ? static_cast<int>(config.integer("compiler.partitions"))
@@ -597,28 +592,6 @@ void declare(core::Schema& s) {
             "teams: order each phase's groups so that its longest streams share a GPU warp "
             "scheduler with little other work")
       .defaults(true);
-  s.integer("compiler.fold_sums",
-            "teams, with pairs: a run of additions and subtractions of leaves (a sum of "
-            "currents) runs as one fold word where it replaces at least this many words (0 = "
-            "never)")
-      .defaults(2)
-      .range(0, 64);
-  s.boolean("compiler.affine",
-            "teams, with pairs: a leaf's shifted and scaled exp, exprel, exprelr or log, with a "
-            "factor and an offset after it, runs as one instruction of a unified stream")
-      .defaults(true);
-  s.boolean("compiler.affine_pairs",
-            "teams, with affine: two such instructions in a row run as one that computes both "
-            "functions side by side")
-      .defaults(true);
-  s.boolean("compiler.pair_takes",
-            "teams, with pairs, Euler: a pair instruction followed by a stack +, -, * or / does "
-            "that operation itself, one instruction instead of two")
-      .defaults(true);
-  s.boolean("compiler.compare_select",
-            "teams, with pairs: a select whose condition compares two leaves (if(V < -40, "
-            "...)) makes the comparison itself, one instruction instead of two")
-      .defaults(true);
   s.integer("compiler.partitions",
             "teams mode: bins of independent cells, one team each (0 = about 4 copies of the "
             "most repeated equation per bin)")
@@ -630,6 +603,10 @@ void declare(core::Schema& s) {
             "this that fits in shared memory is taken (0 = no halo; host backends use none)")
       .defaults(8)
       .range(0, 64);
+  const char* always = "teams layouts always make these words (slower without them on GPUs)";
+  for (const char* key : {"compiler.fold_sums", "compiler.affine", "compiler.affine_pairs",
+                          "compiler.pair_takes", "compiler.compare_select"})
+    s.removed(key, always);
   s.section("ensemble", "Many copies of the model with different parameters or initial values");
   s.integer("ensemble.members", "Number of ensemble members M").defaults(1).range(1, 1 << 26);
   const auto declare_sweep = [](core::Section& r) {

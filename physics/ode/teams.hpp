@@ -81,9 +81,8 @@ struct TeamsLayout {
 // (Program::pair_leaves) unless `pairs` is false; with halo > 0, the bins extended by that many
 // rings (Program::halo_programs), and a state is the team's own when Program::state_bin puts it
 // in one of the team's bins. `direct`: see TeamsLayout::direct. `euler_words`: the words only the
-// Euler kernel's interpreter decodes, pairs of affine words (Program::affine_pairs) and, in table
-// layouts, pairs that take in the stack operation after them (Program::pair_takes); the RK4
-// kernel's interpreter has neither.
+// Euler kernel's interpreter decodes, pairs of affine words and, in table layouts, pairs that
+// take in the stack operation after them; the RK4 kernel's interpreter has neither.
 TeamsLayout layout_teams(const Program& prog, int teams, bool pairs = true, int halo = 0,
                          bool direct = false, bool euler_words = true);
 
@@ -91,7 +90,7 @@ TeamsLayout layout_teams(const Program& prog, int teams, bool pairs = true, int 
 // (`load(limit)`, 0 = whole sums) and returns the one whose teams layout (one team per bin,
 // pair words as `options` asks, no halo) has the fewest critical words, ties to the larger limit
 // (fewer parts). The best limit depends on a term's words and on the other streams of the
-// phase, which only the layout shows (benchmarks/NOTES.md, thirty-second round). A model
+// phase, which only the layout shows. A model
 // without sums of three or more computed terms gets 0 without a trial.
 struct SplitChoice {
   int limit = 0;
