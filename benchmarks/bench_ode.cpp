@@ -99,7 +99,7 @@ void device_steps(Space space, benchmark::State& state, const std::string& model
                                          : ode::kDefaultSplitSums;
   const ode::FlatModel fm = load(split_sums);
   state.counters["split_sums"] = split_sums;
-  // compiler.sink: auto, as a run gets by default (teams mode only).
+  // Derivative tasks sunk where the layout says, as a run does (teams mode only).
   if (mode == ExecMode::Teams && sink_auto && !options.sink_derivatives)
     options.sink_derivatives = ode::sink_shortens(fm, options);
   state.counters["sink"] = options.sink_derivatives ? 1 : 0;
@@ -168,20 +168,20 @@ void register_teams_variants() {
   CompilerOptions unmerged = all_passes();
   unmerged.merge = false;
   variant("unmerged", unmerged, {});
-  // Without pair words (compiler.pairs: false): a leaf and the binary operation after it
+  // Without pair words (CompilerOptions::pair_leaves): a leaf and the binary operation after it
   // dispatched one by one.
   CompilerOptions unpaired = all_passes();
   unpaired.pair_leaves = false;
   variant("unpaired", unpaired, {});
-  // Derivative tasks appended to the streams they were merged into (compiler.sink: off), not
+  // Derivative tasks appended to the streams they were merged into (sink_derivatives off), not
   // sunk into the next phase (LR-Line's dCai/dt after E_si -> I_si).
   variant("unsunk", all_passes(), {}, false);
-  // Variables read once stored and loaded again (compiler.inline: false), not kept on the
+  // Variables read once stored and loaded again (inline_single_use off), not kept on the
   // stack of the stream that reads them.
   CompilerOptions stored = all_passes();
   stored.inline_single_use = false;
   variant("stored", stored, {});
-  // Each phase's groups in bin order, not placed on the warp schedulers (compiler.place: false).
+  // Each phase's groups in bin order, not placed on the warp schedulers (place off).
   CompilerOptions unplaced = all_passes();
   unplaced.place = false;
   variant("unplaced", unplaced, {});
@@ -200,7 +200,7 @@ void register_teams_variants() {
   variant("global", all_passes(), in_global);
 }
 
-// The networks in teams mode with a halo of up to H rings (compiler.halo; the default, 8, is the
+// The networks in teams mode with a halo of up to H rings (tuning.halo; the GPU default, 8, is the
 // plain teams benchmark; 0 is none): teams exchange states every h + 1 sweeps (whole steps)
 // instead of every sweep. The counters halo (h) and block_steps
 // say what the engine laid out (block_steps -1: no halo fitted or held a whole step).
@@ -340,7 +340,7 @@ void register_ensembles() {
     ExecMode mode;
     ode::EngineOptions options;
     std::int64_t steps;
-    bool inline_vars = true;  // compiler.inline
+    bool inline_vars = true;  // CompilerOptions::inline_single_use
   };
   const Variant variants[] = {
       {"phases", ExecMode::Phases, {}, 20},

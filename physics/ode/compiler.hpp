@@ -20,7 +20,7 @@ struct CompilerOptions {
   // With merge: a task of derivatives only (nothing in the step reads it) that would be appended
   // to a stream of phase q joins phase q + 1 instead where that phase already holds tasks, so
   // no phase is added and the stream it would have lengthened is not (LR-Line's dCai/dt after
-  // E_si -> I_si). compiler.sink: auto decides it in teams mode by the layout's critical path.
+  // E_si -> I_si). Runs in teams mode decide it by the layout's critical path (sink_shortens).
   bool sink_derivatives = false;
   bool reorder = false;  // sort each phase by length and opcode-sequence similarity
   bool pad = false;      // never mix opcode sequences in a warp: pad with idle lanes

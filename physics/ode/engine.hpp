@@ -256,7 +256,7 @@ class Engine {
 
   // Whether teams of `threads` threads whose scratch is `bytes` go to scratch memory.
   bool fused_in_scratch(int threads, std::size_t bytes) const {
-    if (bytes > Kokkos::TeamPolicy<Space>::scratch_size_max(0)) return false;
+    if (bytes > Traits::team_scratch_max()) return false;
     switch (options_.fused_state) {
       case FusedState::Scratch:
         return true;
@@ -277,7 +277,7 @@ class Engine {
     const std::size_t words =
         FusedKernel<Space, W>::words(prog_.n_states, prog_.serial_vars.size(), n_bufs) *
         sizeof(double);
-    const std::size_t limit = Kokkos::TeamPolicy<Space>::scratch_size_max(0);
+    const std::size_t limit = Traits::team_scratch_max();
     int threads = 1;
     if (on_gpu) {
       const int max_team = Kokkos::TeamPolicy<Space>(space_, 1, 1, 1)
@@ -401,7 +401,7 @@ class Engine {
 
   void teams(std::int64_t first_step, std::int64_t steps, double dt) {
     const std::size_t local_bytes = team_scratch_ + kScratchAlignment;
-    const std::size_t most = std::size_t(Kokkos::TeamPolicy<Space>::scratch_size_max(0));
+    const std::size_t most = Traits::team_scratch_max();
     // On host backends a team program beyond level 0 goes to level 1 (the same memory there); on
     // a GPU level 1 is global memory, and the variables-only kernel is used instead.
     const int level = local_bytes <= most ? 0 : on_gpu ? -1 : 1;

@@ -97,7 +97,7 @@ struct SplitChoice {
   int critical = 0;                         // critical team words with that limit
   std::vector<std::pair<int, int>> trials;  // (limit, critical words), in the order tried
 };
-// Teams mode, compiler.sink auto: whether sinking derivative tasks (CompilerOptions::
+// Teams mode: whether sinking derivative tasks (CompilerOptions::
 // sink_derivatives) shortens the layout's critical path (one team per bin, no halo).
 bool sink_shortens(const FlatModel& model, const CompilerOptions& options);
 SplitChoice choose_split_sums(const std::function<FlatModel(int)>& load,

@@ -1,8 +1,10 @@
 // The engine on an execution-space instance of its own: every kernel of every mode runs there.
 // The GPU's rounding of p + q * r (backends/cuda/rounding.hpp) equals the portable expression's.
+// The tuning: section's auto rules pick, for each backend and problem shape, a mode that runs it.
 #include "compat/kokkos_compat.hpp"
 #include "launch_log.hpp"
 #include "ode/engine.hpp"
+#include "ode/tuning.hpp"
 #include "test_spaces.hpp"
 
 #include <gtest/gtest.h>
@@ -119,6 +121,40 @@ TYPED_TEST(OdeExec, AddProductRoundsTheProductFirst) {
     EXPECT_TRUE(same) << "case " << i << ": " << got[i] << " expected " << expected;
   }
   EXPECT_EQ(got[0], 0.0);
+}
+
+// tuning.mode auto never picks a mode the engine refuses: teams only for one member and a fixed
+// step, rk45 only in phases; explicit values pass through.
+TEST(OdeTuning, AutoRulesFollowTheBackendAndTheShape) {
+  const core::BackendTraits gpu{"gpu", true, 32}, cpu{"cpu", false, 1};
+  const TuningKeys automatic;
+  struct Case {
+    const core::BackendTraits* backend;
+    std::size_t members;
+    Method method;
+    RunMode mode;
+  };
+  for (const auto& [backend, members, method, mode] :
+       {Case{&gpu, 1, Method::Euler, RunMode::Teams}, Case{&gpu, 1, Method::RK4, RunMode::Teams},
+        Case{&gpu, 1, Method::RK45, RunMode::Phases}, Case{&gpu, 64, Method::RK4, RunMode::Fused},
+        Case{&gpu, 64, Method::RK45, RunMode::Phases},
+        Case{&cpu, 1, Method::Euler, RunMode::Phases}, Case{&cpu, 1, Method::RK4, RunMode::Phases},
+        Case{&cpu, 8, Method::Euler, RunMode::Fused},
+        Case{&cpu, 8, Method::RK45, RunMode::Phases}}) {
+    const Tuning t = resolve_tuning(automatic, *backend, members, method);
+    EXPECT_EQ(t.mode, mode) << backend->name << " members " << members << " method " << int(method);
+    EXPECT_TRUE(t.mode_auto);
+    EXPECT_EQ(t.members_per_thread, 0);
+    EXPECT_EQ(t.halo, backend->is_gpu ? 8 : 0);
+    EXPECT_FALSE(t.host_halo);
+  }
+  const Tuning fixed = resolve_tuning(TuningKeys{"reference", "2", "4"}, cpu, 3, Method::RK4);
+  EXPECT_EQ(fixed.mode, RunMode::Reference);
+  EXPECT_FALSE(fixed.mode_auto);
+  EXPECT_EQ(fixed.members_per_thread, 2);
+  EXPECT_EQ(fixed.halo, 4);
+  EXPECT_TRUE(fixed.host_halo);  // an explicit halo is used on CPU threads too
+  EXPECT_FALSE(resolve_tuning(TuningKeys{"teams", "auto", "4"}, gpu, 1, Method::Euler).host_halo);
 }
 
 }  // namespace
