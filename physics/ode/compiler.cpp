@@ -813,8 +813,7 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
     // same target name in every instance of a group), so a network of 100 cells gets 25 bins of
     // 4 cells. A team's step is the latency of its longest streams, not its throughput, so
     // teams of fewer cells on more multiprocessors run faster although their warps are mostly
-    // idle lanes (benchmarks/NOTES.md, tenth round: LR-Line 11.5 us per step with 4 bins,
-    // 10.6 with 25; the Rybak CPG network 90 us with 1 bin, 43 with 8).
+    // idle lanes (measured on GPUs with LR-Line and the Rybak CPG, see docs/dev/decisions.md).
     constexpr std::size_t kCopiesPerBin = 4;
     std::map<std::string, std::size_t> copies;
     std::size_t most = 1;
