@@ -366,7 +366,12 @@ class Engine {
           const bool direct = (k == 0) == options_.teams_direct_first;
           if (direct && !pairs && !options_.teams_direct_first) continue;
           teams_league_ = h > 0 ? int(prog_.n_bins) : teams_league();
-          layout = layout_teams(prog_, teams_league_, pairs, h, direct, method_ == Method::Euler);
+          LayoutOptions lo;
+          lo.pairs = pairs;
+          lo.halo = h;
+          lo.direct = direct;
+          lo.euler_words = method_ == Method::Euler;
+          layout = layout_teams(prog_, teams_league_, lo);
           fits = layout.scratch_bytes(buffers) + kScratchAlignment <= most;
         }
         if (fits) break;

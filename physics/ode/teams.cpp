@@ -22,15 +22,15 @@ struct Ref {
 
 class TeamBuilder {
  public:
-  // euler_words: layout_teams.
-  TeamBuilder(const Program& p, bool pairs, bool direct, bool place, bool single_reads,
-              bool euler_words)
+  // The groups of `p` (the program or one of its halo programs), laid out with `top`'s choices
+  // (CompilerOptions::pair_leaves, place, inline_single_use) and `o`.
+  TeamBuilder(const Program& p, const Program& top, const LayoutOptions& o)
       : p_(p),
-        pairs_(pairs),
-        direct_(direct),
-        place_(place),
-        single_reads_(single_reads),
-        euler_words_(euler_words) {}
+        pairs_(o.pairs && top.pair_leaves),
+        direct_(o.direct),
+        place_(top.place),
+        single_reads_(top.inline_single_use),
+        euler_words_(o.euler_words) {}
 
   void add_group(std::size_t g) {
     const std::int32_t* rec = &p_.groups[g * kGroupFields];
@@ -1051,7 +1051,7 @@ bool sink_shortens(const FlatModel& model, const CompilerOptions& options) {
   const auto critical = [&](bool sink) {
     o.sink_derivatives = sink;
     const Program prog = compile(model, o);
-    return layout_teams(prog, int(prog.n_bins), o.pair_leaves).critical_words();
+    return layout_teams(prog, int(prog.n_bins)).critical_words();
   };
   return critical(true) < critical(false);
 }
@@ -1062,7 +1062,7 @@ SplitChoice choose_split_sums(const std::function<FlatModel(int)>& load,
   o.halo = 0;  // the halo widens every stream of a phase alike
   const auto critical = [&](const FlatModel& model) {
     const Program prog = compile(model, o);
-    return layout_teams(prog, int(prog.n_bins), o.pair_leaves).critical_words();
+    return layout_teams(prog, int(prog.n_bins)).critical_words();
   };
   SplitChoice choice;
   const FlatModel whole = load(0);
@@ -1083,8 +1083,8 @@ SplitChoice choose_split_sums(const std::function<FlatModel(int)>& load,
   return choice;
 }
 
-TeamsLayout layout_teams(const Program& prog, int teams, bool pairs, int halo, bool direct,
-                         bool euler_words) {
+TeamsLayout layout_teams(const Program& prog, int teams, const LayoutOptions& options) {
+  const int halo = options.halo;
   if (teams < 1) throw std::logic_error("ode: teams: at least one team");
   if (halo < 0 || std::size_t(halo) > prog.halo_programs.size())
     throw std::logic_error("ode: teams: the program has no halo that wide");
@@ -1093,13 +1093,12 @@ TeamsLayout layout_teams(const Program& prog, int teams, bool pairs, int halo, b
   out.teams = teams;
   out.n_phases = int(src.n_phases());
   out.halo = halo;
-  out.direct = direct;
+  out.direct = options.direct;
   const std::size_t n_bins = src.n_bins;
   out.int_begin.push_back(0);
   out.real_begin.push_back(0);
   for (int t = 0; t < teams; ++t) {
-    TeamBuilder team(src, pairs && prog.pair_leaves, direct, prog.place, prog.inline_single_use,
-                     euler_words);
+    TeamBuilder team(src, prog, options);
     for (std::size_t ph = 0; ph < src.n_phases(); ++ph) {
       for (std::size_t b = std::size_t(t); b < n_bins; b += std::size_t(teams))
         for (std::int32_t g = src.bin_begin[ph * n_bins + b];

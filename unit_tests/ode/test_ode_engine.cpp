@@ -192,7 +192,7 @@ TYPED_TEST(OdeEngine, SunkDerivativesKeepThePhasesAndMatchTheReference) {
   const Program plain = compile(model, o), sunk_prog = compile(model, sunk);
   EXPECT_EQ(sunk_prog.n_phases(), plain.n_phases());
   const auto critical = [](const Program& p) {
-    return layout_teams(p, int(p.n_bins), true).critical_words();
+    return layout_teams(p, int(p.n_bins)).critical_words();
   };
   EXPECT_LT(critical(sunk_prog), critical(plain));
   EXPECT_TRUE(sink_shortens(model, o));

@@ -84,7 +84,10 @@ TEST(OdeTeamsLayout, TeamProgramsEvaluateLikeTheReference) {
           compare_selects = 0, lane_blocks = 0, affine_pairs = 0, taking_pairs = 0;
       const Program prog = compile(*model, o);
       ASSERT_EQ(prog.halo_programs.size(), std::size_t(halo));  // none of these closes
-      const TeamsLayout layout = layout_teams(prog, teams, true, halo, direct);
+      LayoutOptions lo;
+      lo.halo = halo;
+      lo.direct = direct;
+      const TeamsLayout layout = layout_teams(prog, teams, lo);
       EXPECT_EQ(layout.direct, direct);
       std::size_t halo_stores = 0;
       ASSERT_EQ(layout.teams, teams);
@@ -459,8 +462,10 @@ TEST(OdeTeamsLayout, PhasesArePlacedOnTheWarpSchedulers) {
     const Program plain_prog = compile(model, o);
     const int h = std::min(halo, int(placed_prog.halo_programs.size()));
     const int teams = int(placed_prog.n_bins);
-    const TeamsLayout placed = layout_teams(placed_prog, teams, true, h);
-    const TeamsLayout plain = layout_teams(plain_prog, teams, true, h);
+    LayoutOptions lo;
+    lo.halo = h;
+    const TeamsLayout placed = layout_teams(placed_prog, teams, lo);
+    const TeamsLayout plain = layout_teams(plain_prog, teams, lo);
     // Per phase of team t: the group lengths in order.
     const auto phases = [](const TeamsLayout& l, int t) {
       const std::int32_t* hd = l.ints.data() + l.int_begin[std::size_t(t)];
