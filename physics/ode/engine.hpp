@@ -35,8 +35,8 @@ struct EngineOptions {
   FusedState fused_state = FusedState::Auto;  // fused: where the members' working sets live
   int fused_members = 0;      // fused: members per team (0 = the most that fit, 128 threads)
   bool teams_scratch = true;  // teams: each team's variables in team scratch memory when they fit
-  // fused: members per thread, 1, 2 or 4 (0 = by the backend and the ensemble's size, tuning.
-  // members_per_thread: auto)
+  // fused: members per thread, 1, 2 or 4; 0 = by the backend and the ensemble's size (what
+  // tuning.members_per_thread: auto gives)
   int fused_width = 0;
   bool teams_program = true;  // teams: the team's program and every value it reads in scratch too
   // teams on host backends: use the program's halo (one team per bin, a kernel per block). Off by

@@ -122,12 +122,11 @@ Method method_of(const Config& config) {
   return method == "rk4" ? Method::RK4 : method == "rk45" ? Method::RK45 : Method::Euler;
 }
 
-Tuning tuning_of(const Config& config, const std::string& backend) {
+Tuning tuning_of(const Config& config, const core::BackendTraits& backend) {
   const TuningKeys keys{config.string("tuning.mode"), config.string("tuning.members_per_thread"),
                         config.string("tuning.halo")};
   const auto members = static_cast<std::size_t>(config.integer("ensemble.members"));
-  const Tuning tuning =
-      resolve_tuning(keys, core::backend_traits(backend), members, method_of(config));
+  const Tuning tuning = resolve_tuning(keys, backend, members, method_of(config));
   // What auto cannot pick, an input may not ask for either.
   const Method method = method_of(config);
   if (method == Method::RK45 && tuning.mode != RunMode::Phases &&
@@ -279,7 +278,7 @@ class OdeProblem final : public core::Problem {
   OdeProblem(const Config& config, const std::string& backend) {
     const std::string path = resolve_model_path(config);
     const auto sweeps = config.records("ensemble.sweep");
-    const Tuning tuning = tuning_of(config, backend);
+    const Tuning tuning = tuning_of(config, core::backend_traits(backend));
     const bool quiet = config.boolean("output.quiet_model");
     if (tuning.mode_auto && !quiet)
       spdlog::info("tuning.mode auto: {} on {}", run_mode_name(tuning.mode), backend);
@@ -677,16 +676,10 @@ void register_problem(core::Registry& registry) {
       [](const Config& config, const std::string& backend) -> std::unique_ptr<core::Problem> {
         return std::make_unique<OdeProblem>(config, backend);
       },
-      // `hayate check` also parses and compiles the model file the input names, for the
-      // backend the input names (the build's default where it names none this build has).
+      // `hayate check` also parses and compiles the model file the input names, in the mode
+      // the input names or auto picks on CPU threads (check runs before any backend starts).
       [](const Config& config) {
-        const auto enabled = core::enabled_backends();
-        const std::string named = config.string("backend");
-        const std::string backend =
-            std::find(enabled.begin(), enabled.end(), named) != enabled.end()
-                ? named
-                : core::default_backend();
-        const Tuning tuning = tuning_of(config, backend);
+        const Tuning tuning = tuning_of(config, core::BackendTraits{});
         const CompilerOptions compiler = compiler_options(tuning);
         compile(load_model(config, compiler, tuning), compiler);
       }});
