@@ -126,9 +126,9 @@ Tuning tuning_of(const Config& config, const core::BackendTraits& backend) {
   const TuningKeys keys{config.string("tuning.mode"), config.string("tuning.members_per_thread"),
                         config.string("tuning.halo")};
   const auto members = static_cast<std::size_t>(config.integer("ensemble.members"));
-  const Tuning tuning = resolve_tuning(keys, backend, members, method_of(config));
-  // What auto cannot pick, an input may not ask for either.
   const Method method = method_of(config);
+  const Tuning tuning = resolve_tuning(keys, backend, members, method);
+  // What auto cannot pick, an input may not ask for either.
   if (method == Method::RK45 && tuning.mode != RunMode::Phases &&
       tuning.mode != RunMode::Reference && tuning.mode != RunMode::Ast)
     config.fail("tuning.mode", "rk45 chooses its steps on the host: use phases, reference or ast");
@@ -287,7 +287,7 @@ class OdeProblem final : public core::Problem {
     // In teams mode derivative tasks are sunk where the layout's critical path gets shorter.
     if (tuning.mode == RunMode::Teams) {
       compiler.sink_derivatives = sink_shortens(*model_, compiler);
-      if (!quiet) spdlog::info("sink: {}", compiler.sink_derivatives ? "on" : "off");
+      if (!quiet) spdlog::info("teams: derivative tasks sunk: {}", compiler.sink_derivatives);
     }
     program_ = compile(*model_, compiler);
     M_ = static_cast<std::size_t>(config.integer("ensemble.members"));
