@@ -430,11 +430,10 @@ static_assert(std::uint32_t(MUL) == std::uint32_t(ADD) + 1 &&
 // on GPUs, see docs/dev/decisions.md), so only layouts that fit shared memory no other way use it.
 // Space: the execution space whose kernel runs the stream (add_product_rounded).
 // Every word costs its chain of dependent instructions and branches, so the loop spends none it
-// can avoid: the next word is read without a
-// bounds test (TeamsLayout ends the code with a spare word), the operand read is unconditional
-// (index 0 for words that read nothing), and stores, then exp, then select (the guards of rate
-// functions, two on LR-Line's longest stream) are tested before the switch, whose compare tree
-// took stores five levels deep.
+// can avoid: the next word is read without a bounds test (TeamsLayout ends the code with a spare
+// word), the operand read is unconditional (index 0 for words that read nothing), and stores,
+// then exp, then select (the guards of rate functions, two on LR-Line's longest stream) are
+// tested before the switch, whose compare tree took stores five levels deep.
 // EulerWords: whether the stream may hold the words only the Euler kernel's layouts have,
 // pairs of affine words (kTeamAffinePair) and pairs that take in the stack operation after them
 // (kTeamPairTakes). The RK4 kernel's layouts have none and its interpreter leaves their code
