@@ -3,6 +3,7 @@
 // compiler pass; expression evaluations per second for ensembles. Model files are read from
 // inputs/ode/ (run from the repository root) or from $HAYATE_ODE_INPUTS.
 #include "bench_util.hpp"
+#include "exec/exec_traits.hpp"
 #include "ode/compiler.hpp"
 #include "ode/engine.hpp"
 #include "ode/reference.hpp"
@@ -17,6 +18,7 @@
 namespace hayate::bench {
 namespace {
 
+using ode::all_passes;
 using ode::CompilerOptions;
 using ode::ExecMode;
 using ode::FusedState;
@@ -25,12 +27,6 @@ using ode::Method;
 std::string model_path(const std::string& name) {
   const char* dir = std::getenv("HAYATE_ODE_INPUTS");
   return std::string(dir ? dir : "inputs/ode") + "/" + name + ".model.yaml";
-}
-
-CompilerOptions all_passes() {
-  CompilerOptions o;
-  o.merge = o.reorder = o.pad = o.unify = true;
-  return o;
 }
 
 struct Case {
@@ -65,9 +61,7 @@ constexpr std::int64_t kSteps = 1000;
 // Host backends: 100 steps per iteration keep the suite within its time on the device machine.
 template <class Space>
 std::int64_t steps_per_iteration(Space) {
-  return Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Space::memory_space>::accessible
-             ? 100
-             : kSteps;
+  return core::ExecTraits<Space>::is_gpu ? kSteps : 100;
 }
 
 const char* mode_name(ExecMode mode) {
@@ -105,12 +99,12 @@ void device_steps(Space space, benchmark::State& state, const std::string& model
                                          : ode::kDefaultSplitSums;
   const ode::FlatModel fm = load(split_sums);
   state.counters["split_sums"] = split_sums;
-  // compiler.sink: auto, as a run gets by default (teams mode only).
+  // Derivative tasks sunk where the layout says, as a run does (teams mode only).
   if (mode == ExecMode::Teams && sink_auto && !options.sink_derivatives)
     options.sink_derivatives = ode::sink_shortens(fm, options);
   state.counters["sink"] = options.sink_derivatives ? 1 : 0;
   const ode::Program prog = ode::compile(fm, options);
-  ode::Engine<Space> engine(prog, members, method, mode, engine_options);
+  ode::Engine<Space> engine(space, prog, members, method, mode, engine_options);
   std::vector<double> x(prog.n_states * members);
   for (std::size_t i = 0; i < prog.n_states; ++i)
     for (std::size_t m = 0; m < members; ++m) x[i * members + m] = fm.state_init[i];
@@ -156,9 +150,9 @@ void register_steps() {
 }
 
 // LR-Line in teams mode without merging (more, shorter phases: team barriers are cheap), without
-// pair words, without folds or with fewer, with affine words one by one, with variables read once
-// stored, unplaced, with 4, 8 or 16 bins instead of 25, with only the teams' variables in scratch
-// (program and states in global memory), and with everything in global memory.
+// pair words, with derivative tasks not sunk, with variables read once stored, unplaced, with 4,
+// 8 or 16 bins instead of 25, with only the teams' variables in scratch (program and states in
+// global memory), and with everything in global memory.
 void register_teams_variants() {
   // LR-Line, Euler, teams mode with other compiler or engine options.
   const auto variant = [](const std::string& name, const CompilerOptions& o,
@@ -174,48 +168,20 @@ void register_teams_variants() {
   CompilerOptions unmerged = all_passes();
   unmerged.merge = false;
   variant("unmerged", unmerged, {});
-  // Without pair words (compiler.pairs: false): a leaf and the binary operation after it
+  // Without pair words (CompilerOptions::pair_leaves): a leaf and the binary operation after it
   // dispatched one by one.
   CompilerOptions unpaired = all_passes();
   unpaired.pair_leaves = false;
   variant("unpaired", unpaired, {});
-  // Sums of leaves word by word (compiler.fold_sums: 0), and folded only where a fold replaces
-  // three words or more (the default: two).
-  CompilerOptions unfolded = all_passes();
-  unfolded.fold_sums = 0;
-  variant("unfolded", unfolded, {});
-  CompilerOptions fold3 = all_passes();
-  fold3.fold_sums = 3;
-  variant("fold3", fold3, {});
-  // A leaf's exp(k x) the only affine word (compiler.affine: false): the shift, the other
-  // functions, the factor and the offset of rate functions word by word.
-  CompilerOptions exp_only = all_passes();
-  exp_only.affine = false;
-  variant("exp_only", exp_only, {});
-  // Affine words one by one (compiler.affine_pairs: false), not two in a row as one word whose
-  // functions overlap.
-  CompilerOptions affine_single = all_passes();
-  affine_single.affine_pairs = false;
-  variant("affine_single", affine_single, {});
-  // Pairs that push their value and leave the stack +, -, * or / after them to a word of its own
-  // (compiler.pair_takes: false).
-  CompilerOptions pairs_push = all_passes();
-  pairs_push.pair_takes = false;
-  variant("pairs_push", pairs_push, {});
-  // Rate functions' guards compared by a word of their own before the select
-  // (compiler.compare_select: false).
-  CompilerOptions uncompared = all_passes();
-  uncompared.compare_select = false;
-  variant("uncompared", uncompared, {});
-  // Derivative tasks appended to the streams they were merged into (compiler.sink: off), not
+  // Derivative tasks appended to the streams they were merged into (sink_derivatives off), not
   // sunk into the next phase (LR-Line's dCai/dt after E_si -> I_si).
   variant("unsunk", all_passes(), {}, false);
-  // Variables read once stored and loaded again (compiler.inline: false), not kept on the
+  // Variables read once stored and loaded again (inline_single_use off), not kept on the
   // stack of the stream that reads them.
   CompilerOptions stored = all_passes();
   stored.inline_single_use = false;
   variant("stored", stored, {});
-  // Each phase's groups in bin order, not placed on the warp schedulers (compiler.place: false).
+  // Each phase's groups in bin order, not placed on the warp schedulers (place off).
   CompilerOptions unplaced = all_passes();
   unplaced.place = false;
   variant("unplaced", unplaced, {});
@@ -234,7 +200,7 @@ void register_teams_variants() {
   variant("global", all_passes(), in_global);
 }
 
-// The networks in teams mode with a halo of up to H rings (compiler.halo; the default, 8, is the
+// The networks in teams mode with a halo of up to H rings (tuning.halo; the GPU default, 8, is the
 // plain teams benchmark; 0 is none): teams exchange states every h + 1 sweeps (whole steps)
 // instead of every sweep. The counters halo (h) and block_steps
 // say what the engine laid out (block_steps -1: no halo fitted or held a whole step).
@@ -374,7 +340,7 @@ void register_ensembles() {
     ExecMode mode;
     ode::EngineOptions options;
     std::int64_t steps;
-    bool inline_vars = true;  // compiler.inline
+    bool inline_vars = true;  // CompilerOptions::inline_single_use
   };
   const Variant variants[] = {
       {"phases", ExecMode::Phases, {}, 20},

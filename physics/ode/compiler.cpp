@@ -659,11 +659,6 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
   prog.pair_leaves = options.pair_leaves;
   prog.inline_single_use = options.inline_single_use;
   prog.place = options.place;
-  prog.fold_sums = options.fold_sums;
-  prog.affine = options.affine;
-  prog.affine_pairs = options.affine_pairs;
-  prog.pair_takes = options.pair_takes;
-  prog.compare_select = options.compare_select;
   prog.n_states = model.n_states();
   prog.n_vars = model.n_vars();
   prog.n_alg = model.n_alg;
@@ -818,8 +813,7 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
     // same target name in every instance of a group), so a network of 100 cells gets 25 bins of
     // 4 cells. A team's step is the latency of its longest streams, not its throughput, so
     // teams of fewer cells on more multiprocessors run faster although their warps are mostly
-    // idle lanes (benchmarks/NOTES.md, tenth round: LR-Line 11.5 us per step with 4 bins,
-    // 10.6 with 25; the Rybak CPG network 90 us with 1 bin, 43 with 8).
+    // idle lanes (measured on GPUs with LR-Line and the Rybak CPG, see docs/dev/decisions.md).
     constexpr std::size_t kCopiesPerBin = 4;
     std::map<std::string, std::size_t> copies;
     std::size_t most = 1;
@@ -991,11 +985,6 @@ Program compile(const FlatModel& model, const CompilerOptions& options) {
       halo.pair_leaves = prog.pair_leaves;
       halo.inline_single_use = prog.inline_single_use;
       halo.place = prog.place;
-      halo.fold_sums = prog.fold_sums;
-      halo.affine = prog.affine;
-      halo.affine_pairs = prog.affine_pairs;
-      halo.pair_takes = prog.pair_takes;
-      halo.compare_select = prog.compare_select;
       form_groups(halo, in_halo);
       halo.halo = h;
       halo.halo_sweeps = closed ? 0 : h + 1;

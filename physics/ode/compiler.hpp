@@ -20,7 +20,7 @@ struct CompilerOptions {
   // With merge: a task of derivatives only (nothing in the step reads it) that would be appended
   // to a stream of phase q joins phase q + 1 instead where that phase already holds tasks, so
   // no phase is added and the stream it would have lengthened is not (LR-Line's dCai/dt after
-  // E_si -> I_si). compiler.sink: auto decides it in teams mode by the layout's critical path.
+  // E_si -> I_si). Runs in teams mode decide it by the layout's critical path (sink_shortens).
   bool sink_derivatives = false;
   bool reorder = false;  // sort each phase by length and opcode-sequence similarity
   bool pad = false;      // never mix opcode sequences in a warp: pad with idle lanes
@@ -34,35 +34,28 @@ struct CompilerOptions {
   // and a teams stream that stores and reads it keeps it on the stack (layout_teams).
   bool inline_single_use = true;
   // Teams mode: a leaf and the binary operation with a leaf operand after it run as one
-  // dispatch (kPairFirst), in unified streams.
+  // dispatch (kPairFirst), in unified streams. With pair words the layout also folds runs of
+  // additions of leaves, fuses a rate function's shifted and scaled exp, exprel, exprelr or log
+  // with its factor and offset into one word, and a comparison of two leaves into the select
+  // that takes it (layout_teams); without, it does none of these (the tests' reference, and the
+  // engine's fallback where a layout with pairs does not fit shared memory).
   bool pair_leaves = true;
-  // Teams mode, with pair_leaves: a run of additions and subtractions of leaves (the sum of a
-  // cell's currents) runs as one fold word where that replaces at least this many words; 0 =
-  // none.
-  int fold_sums = 2;
-  // Teams mode, with pair_leaves: a leaf's shifted and scaled exp, exprel, exprelr or log with
-  // a factor and an offset after it (a rate function's p + q exp(k (V + a))) runs as one
-  // affine word, which also does a stack +, -, * or / after it; without, only exp(k x) of a leaf
-  // does.
-  bool affine = true;
-  // Teams mode, with affine: two affine words in a row run as one word that computes both
-  // values side by side (their functions overlap), then does what each did to the stack.
-  bool affine_pairs = true;
-  // Teams mode, with pair_leaves: a pair word followed by a stack +, -, * or / does that
-  // operation with the value below instead of pushing (Euler kernel only).
-  bool pair_takes = true;
-  // Teams mode, with pair_leaves: a select whose condition is a comparison of two leaves (a
-  // rate function's V < -40) compares them itself, one word instead of two.
-  bool compare_select = true;
   // Teams mode: each bin may also evaluate the cells within up to this many rings of state reads
   // around its own (a halo), so a team runs halo + 1 sweeps between exchanges with the other
-  // teams; the engine takes the widest halo whose layout fits (benchmarks/NOTES.md, fifteenth
-  // round: LR-Line 8.7 -> 7.3 us per Euler step with 8).
+  // teams; the engine takes the widest halo whose layout fits (tuning.halo).
   int halo = 8;
   // Teams mode: the groups of each phase ordered so that its longest streams share a GPU warp
-  // scheduler with little other work (TeamsLayout; benchmarks/NOTES.md, twenty-ninth round).
+  // scheduler with little other work (TeamsLayout).
   bool place = true;
 };
+
+// Every pass on, as runs use them. The defaults above leave merge, reorder, pad and unify off,
+// so that tests and benchmarks can switch them on one at a time.
+inline CompilerOptions all_passes() {
+  CompilerOptions o;
+  o.merge = o.reorder = o.pad = o.unify = true;
+  return o;
+}
 
 // Group kinds: lanes run their own streams, or share the group's unified stream.
 enum GroupKind : std::int32_t { GROUP_PER_LANE = 0, GROUP_UNIFIED = 1 };
@@ -95,13 +88,8 @@ struct Program {
   int max_stack = 0;
   bool pair_leaves = true;  // CompilerOptions::pair_leaves, applied by layout_teams
   bool inline_single_use =
-      true;                    // CompilerOptions::inline_single_use, also applied by layout_teams
-  bool place = true;           // CompilerOptions::place, applied by layout_teams
-  int fold_sums = 2;           // CompilerOptions::fold_sums, applied by layout_teams
-  bool affine = true;          // CompilerOptions::affine, applied by layout_teams
-  bool affine_pairs = true;    // CompilerOptions::affine_pairs, applied by layout_teams
-  bool pair_takes = true;      // CompilerOptions::pair_takes, applied by layout_teams
-  bool compare_select = true;  // CompilerOptions::compare_select, applied by layout_teams
+      true;           // CompilerOptions::inline_single_use, also applied by layout_teams
+  bool place = true;  // CompilerOptions::place, applied by layout_teams
   // Halo (CompilerOptions::halo > 0 and more than one bin): halo_programs[h - 1] holds the groups
   // of every bin extended by its halo of h rings, in a program of its own (its groups, code,
   // tables and bin_begin; phase_begin spans all bins; halo and halo_sweeps set), for teams mode

@@ -1,6 +1,7 @@
 #pragma once
 // The bytecode interpreter of one lane and the integrators' assign policies. Every execution
 // path (device per-phase kernels, persistent kernel, serial reference) runs these functions.
+#include "exec/unroll.hpp"
 #include "ode/compiler.hpp"
 #include "ode/ops.hpp"
 
@@ -87,9 +88,7 @@ KOKKOS_INLINE_FUNCTION int step_schedule(Method method, double t, double dt, dou
   const double ts[4] = {t, t + 0.5 * dt, t + 0.5 * dt, t + dt};
   const double a_dt[4] = {0.5 * dt, 0.5 * dt, dt, 0.0};
   const double b_dt[4] = {dt / 6.0, dt / 3.0, dt / 3.0, dt / 6.0};
-#if defined(__CUDA_ARCH__)
-#pragma unroll 1
-#endif
+  HAYATE_DEVICE_UNROLL(1)
   for (int k = 0; k < 4; ++k)
     sweep(in[k], ts[k], AssignRK4{x, out[k], acc, a_dt[k], b_dt[k], k == 0, k == 3});
   return 3;
@@ -427,21 +426,19 @@ static_assert(std::uint32_t(MUL) == std::uint32_t(ADD) + 1 &&
                   std::uint32_t(SUB) == std::uint32_t(ADD) + 2,
               "the teams interpreter takes ADD, MUL and SUB as one range");
 // Direct: the layout's lane-offset words and table-free pairs (TeamsLayout::direct) are decoded
-// too. A separate instantiation, because the extra decode lengthens every word's chain: LR-Line
-// ran 6.9 -> 7.4 us per Euler step with it (benchmarks/NOTES.md, twenty-seventh round), so only
-// layouts that fit shared memory no other way use it.
-// Every word costs its chain of dependent instructions and branches (benchmarks/NOTES.md,
-// thirty-seventh round), so the loop spends none it can avoid: the next word is read without a
-// bounds test (TeamsLayout ends the code with a spare word), the operand read is unconditional
-// (index 0 for words that read nothing), and stores, then exp, then select (the guards of rate
-// functions, two on LR-Line's longest stream) are tested before the switch, whose compare tree
-// took stores five levels deep.
+// too. A separate instantiation, because the extra decode lengthens every word's chain (slower
+// on GPUs, see docs/dev/decisions.md), so only layouts that fit shared memory no other way use it.
+// Space: the execution space whose kernel runs the stream (add_product_rounded).
+// Every word costs its chain of dependent instructions and branches, so the loop spends none it
+// can avoid: the next word is read without a bounds test (TeamsLayout ends the code with a spare
+// word), the operand read is unconditional (index 0 for words that read nothing), and stores,
+// then exp, then select (the guards of rate functions, two on LR-Line's longest stream) are
+// tested before the switch, whose compare tree took stores five levels deep.
 // EulerWords: whether the stream may hold the words only the Euler kernel's layouts have,
 // pairs of affine words (kTeamAffinePair) and pairs that take in the stack operation after them
 // (kTeamPairTakes). The RK4 kernel's layouts have none and its interpreter leaves their code
-// out: with pairs of affine words the kernel took 100 registers instead of 95, too many for a
-// team of LR-Line's 19 warps at full speed (benchmarks/NOTES.md, forty-ninth round).
-template <bool Direct, bool EulerWords = true, class Assign>
+// out: pairs of affine words cost the RK4 kernel registers, and with them warps per team.
+template <class Space, bool Direct, bool EulerWords = true, class Assign>
 KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
                                              const std::int32_t* itab, int lane, double* u,
                                              const Assign& assign) {
@@ -534,7 +531,8 @@ KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
         const double* c = u + (e & kTeamAffineIndexMask);
         const double t = affine_argument(o, e, c);
         if (!EulerWords || (w & kTeamAffinePair) == 0) {
-          affine_combine(e, add_product_rounded(c[4], c[3], affine_function(e, t)), st, sp, top);
+          affine_combine(e, add_product_rounded<Space>(c[4], c[3], affine_function(e, t)), st, sp,
+                         top);
           continue;
         }
         // Two words in a row (kTeamAffinePair): both functions first, so that their chains
@@ -550,8 +548,8 @@ KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
           r = affine_function(e, t);
           r2 = affine_function(e2, t2);
         }
-        const double value = add_product_rounded(c[4], c[3], r);
-        const double value2 = add_product_rounded(c2[4], c2[3], r2);
+        const double value = add_product_rounded<Space>(c[4], c[3], r);
+        const double value2 = add_product_rounded<Space>(c2[4], c2[3], r2);
         affine_combine(e, value, st, sp, top);
         affine_combine(e2, value2, st, sp, top);
         continue;
@@ -592,7 +590,7 @@ KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
     if (op == ADDN && (w & kTeamReads) != 0) {
       // A fold (kTeamFoldRows rows): onto the top, or pushed from its first row. The rows' reads
       // are independent, so they overlap; only the additions wait on each other. Tested here
-      // rather than in apply_stack_op's ADDN case, which measured slower (the forty-second run).
+      // rather than in apply_stack_op's ADDN case, which measured slower on GPUs.
       const double first = operand_is_left(w) ? -o : o;
       if ((w & kTeamKindMask) == kTeamKindFoldPush << kOpBits) {
         st[sp][0] = top[0];

@@ -44,10 +44,10 @@ std::size_t computed_terms(const Node& n) {
 // variable named after the equation that held it ("cell[3].I_syn.part0", "cell[3].V.ddt.part0"),
 // and sums the partial sums where the long sum was. A sum of n terms is one chain of n dependent
 // operations in one lane; its parts are independent equations that the level schedule runs
-// side by side in other lanes (benchmarks/NOTES.md, thirty-first round: wb_net's 99-synapse
-// input). The new variables come after the model's algebraic variables and before its swept
-// parameters, whose indices move up. Sums run left to right inside each part and over the
-// parts, so every evaluator of the model sees the same order.
+// side by side in other lanes (wb_net's 99-synapse input). The new variables come after the
+// model's algebraic variables and before its swept parameters, whose indices move up. Sums run
+// left to right inside each part and over the parts, so every evaluator of the model sees the
+// same order.
 void split_long_sums(FlatModel& m, int max_terms) {
   if (max_terms < 2) return;
   const std::uint32_t n_alg = static_cast<std::uint32_t>(m.n_alg);

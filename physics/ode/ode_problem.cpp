@@ -2,16 +2,18 @@
 // The driver's step is one output interval of `output.every` integration steps.
 #include "ode/ode_problem.hpp"
 
+#include "exec/dispatch.hpp"
 #include "io/atomic_file.hpp"
 #include "io/csv_writer.hpp"
 #include "ode/async_writer.hpp"
 #include "ode/engine.hpp"
 #include "ode/reference.hpp"
-#include "exec/dispatch.hpp"
+#include "ode/tuning.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <memory>
@@ -79,8 +81,8 @@ int split_sums_option(const Config& config) {
 }
 
 // The model file the input names, with the swept parameters kept as per-member values and long
-// sums cut as compiler.split_sums asks (auto: by choose_split_sums with `compiler`).
-FlatModel load_model(const Config& config, const CompilerOptions& compiler) {
+// sums cut as compiler.split_sums asks (auto: by choose_split_sums with `compiler` in teams mode).
+FlatModel load_model(const Config& config, const CompilerOptions& compiler, const Tuning& tuning) {
   ModelOptions mo;
   for (const auto& s : config.records("ensemble.sweep")) mo.swept.push_back(s.string("parameter"));
   const std::string path = resolve_model_path(config);
@@ -88,10 +90,9 @@ FlatModel load_model(const Config& config, const CompilerOptions& compiler) {
     mo.split_sums = split_sums_option(config);
     // Teams mode waits for the longest stream of each phase, which its layout shows. The other
     // modes run more words per thread (persistent), every member in one stream (fused, reference,
-    // ast) or per-phase kernels that the count does not predict (benchmarks/NOTES.md,
-    // thirty-second round): they keep the fixed default, so their traces agree as before.
-    if (mo.split_sums < 0 && config.string("run.mode") != "teams")
-      mo.split_sums = kDefaultSplitSums;
+    // ast) or per-phase kernels that the count does not predict: they keep the fixed default, so
+    // their traces agree with each other.
+    if (mo.split_sums < 0 && tuning.mode != RunMode::Teams) mo.split_sums = kDefaultSplitSums;
     if (mo.split_sums < 0) {
       const SplitChoice choice = choose_split_sums(
           [&](int limit) {
@@ -116,29 +117,36 @@ FlatModel load_model(const Config& config, const CompilerOptions& compiler) {
   }
 }
 
-CompilerOptions compiler_options(const Config& config) {
-  CompilerOptions o;
-  o.fold = config.boolean("compiler.fold");
-  o.merge = config.boolean("compiler.merge");
-  o.merge_max_length = static_cast<int>(config.integer("compiler.merge_max_length"));
-  o.sink_derivatives = config.string("compiler.sink") == "on";
-  o.reorder = config.boolean("compiler.reorder");
-  o.pad = config.boolean("compiler.pad");
-  o.unify = config.boolean("compiler.unify");
-  o.inline_single_use = config.boolean("compiler.inline");
-  o.pair_leaves = config.boolean("compiler.pairs");
-  o.place = config.boolean("compiler.place");
-  o.fold_sums = static_cast<int>(config.integer("compiler.fold_sums"));
-  o.affine = config.boolean("compiler.affine");
-  o.affine_pairs = config.boolean("compiler.affine_pairs");
-  o.pair_takes = config.boolean("compiler.pair_takes");
-  o.compare_select = config.boolean("compiler.compare_select");
-  // Bins only shape the teams mode; the other modes keep warps free to span cells.
-  o.partitions = config.string("run.mode") == "teams"
-                     ? static_cast<int>(config.integer("compiler.partitions"))
-                     : 1;
-  o.halo =
-      config.string("run.mode") == "teams" ? static_cast<int>(config.integer("compiler.halo")) : 0;
+Method method_of(const Config& config) {
+  const std::string method = config.string("run.method");
+  return method == "rk4" ? Method::RK4 : method == "rk45" ? Method::RK45 : Method::Euler;
+}
+
+Tuning tuning_of(const Config& config, const core::BackendTraits& backend) {
+  const TuningKeys keys{config.string("tuning.mode"), config.string("tuning.members_per_thread"),
+                        config.string("tuning.halo")};
+  const auto members = static_cast<std::size_t>(config.integer("ensemble.members"));
+  const Method method = method_of(config);
+  const Tuning tuning = resolve_tuning(keys, backend, members, method);
+  // What auto cannot pick, an input may not ask for either.
+  if (method == Method::RK45 && tuning.mode != RunMode::Phases &&
+      tuning.mode != RunMode::Reference && tuning.mode != RunMode::Ast)
+    config.fail("tuning.mode", "rk45 chooses its steps on the host: use phases, reference or ast");
+  if (members > 1 && tuning.mode == RunMode::Teams)
+    config.fail("tuning.mode",
+                "teams mode runs one model instance: use fused (or phases) for ensembles");
+  if (members > 1 && tuning.mode == RunMode::Ast)
+    config.fail("tuning.mode", "the AST evaluator runs one ensemble member only");
+  return tuning;
+}
+
+CompilerOptions compiler_options(const Tuning& tuning) {
+  CompilerOptions o = all_passes();
+  // Bins (about 4 cells each) and halos only shape teams mode; the other modes keep warps free
+  // to span cells.
+  const bool teams = tuning.mode == RunMode::Teams;
+  o.partitions = teams ? 0 : 1;
+  o.halo = teams ? tuning.halo : 0;
   return o;
 }
 
@@ -162,13 +170,37 @@ class Runner {
 template <class Space>
 class DeviceRunner final : public Runner {
  public:
-  DeviceRunner(const Program& prog, std::size_t M, Method method, ExecMode mode,
-               const EngineOptions& options)
-      : engine_(prog, M, method, mode, options) {}
+  // fall_back: teams mode chosen by tuning.mode auto. Teams need every team resident at once;
+  // where the grid barrier times out (another program on the GPU), the call is repeated from
+  // the states it started from in phases mode, which needs no co-resident teams, and the run
+  // goes on in phases mode.
+  DeviceRunner(const Space& space, const Program& prog, std::size_t M, Method method, ExecMode mode,
+               const EngineOptions& options, bool fall_back)
+      : engine_(space, prog, M, method, mode, options), fall_back_(fall_back) {}
   void set_states(const std::vector<double>& x) override { engine_.set_states(x); }
   void set_params(const std::vector<double>& p) override { engine_.set_params(p); }
   void advance(std::int64_t first, std::int64_t steps, double dt) override {
-    engine_.advance(first, steps, dt);
+    if (!fall_back_) return engine_.advance(first, steps, dt);
+    const Space& space = engine_.space();
+    const auto x = engine_.x();
+    if (saved_.extent(0) != x.extent(0))
+      saved_ = decltype(saved_)(
+          Kokkos::view_alloc(space, "hayate::ode::saved_states", Kokkos::WithoutInitializing),
+          x.extent(0));
+    Kokkos::deep_copy(space, saved_, x);
+    try {
+      engine_.advance(first, steps, dt);
+    } catch (const CoResidencyError&) {
+      spdlog::warn(
+          "ode: teams mode could not keep its teams resident at once (another program on the "
+          "GPU?); tuning.mode auto goes on in phases mode from step {}",
+          first);
+      Kokkos::deep_copy(space, engine_.x(), saved_);
+      engine_.fall_back_to_phases();
+      fall_back_ = false;
+      saved_ = decltype(saved_)();
+      engine_.advance(first, steps, dt);
+    }
   }
   void advance_adaptive(double t0, double t1, double& h, double rtol, double atol,
                         AdaptiveStats& stats) override {
@@ -178,9 +210,10 @@ class DeviceRunner final : public Runner {
   std::vector<double> states() override { return engine_.states_host(); }
   std::vector<double> gather(const std::vector<std::int64_t>& offsets) override {
     using Mem = typename Space::memory_space;
+    const Space& space = engine_.space();
     if (offsets.size() != idx_.extent(0)) {
-      idx_ = upload<Kokkos::View<std::int64_t*, Mem>>("hayate::ode::trace_index", offsets);
-      out_ = Kokkos::View<double*, Mem>("hayate::ode::trace_row",
+      idx_ = upload<Kokkos::View<std::int64_t*, Mem>>(space, "hayate::ode::trace_index", offsets);
+      out_ = Kokkos::View<double*, Mem>(Kokkos::view_alloc(space, "hayate::ode::trace_row"),
                                         std::max<std::size_t>(offsets.size(), 1));
     }
     const auto x = engine_.x();
@@ -190,17 +223,22 @@ class DeviceRunner final : public Runner {
     const std::int64_t nx =
         static_cast<std::int64_t>(engine_.program().n_states * engine_.members());
     Kokkos::parallel_for(
-        "hayate::ode::trace_gather", Kokkos::RangePolicy<Space>(0, offsets.size()),
+        "hayate::ode::trace_gather", Kokkos::RangePolicy<Space>(space, 0, offsets.size()),
         KOKKOS_LAMBDA(const std::size_t i) {
           const std::int64_t k = idx(i);
           out(i) = k < nx ? x(k) : v(k - nx);
         });
-    auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out_);
+    // The row goes to the host on the engine's instance; the writer thread gets a copy.
+    auto host = Kokkos::create_mirror_view(out_);
+    Kokkos::deep_copy(space, host, out_);
+    space.fence();
     return std::vector<double>(host.data(), host.data() + offsets.size());
   }
 
  private:
   Engine<Space> engine_;
+  bool fall_back_;
+  Kokkos::View<double*, typename Space::memory_space> saved_;  // the states before a teams call
   Kokkos::View<std::int64_t*, typename Space::memory_space> idx_;
   Kokkos::View<double*, typename Space::memory_space> out_;
 };
@@ -240,13 +278,16 @@ class OdeProblem final : public core::Problem {
   OdeProblem(const Config& config, const std::string& backend) {
     const std::string path = resolve_model_path(config);
     const auto sweeps = config.records("ensemble.sweep");
-    CompilerOptions compiler = compiler_options(config);
-    model_ = std::make_unique<FlatModel>(load_model(config, compiler));
-    // compiler.sink auto: in teams mode, where the layout's critical path says it is shorter.
-    if (config.string("compiler.sink") == "auto" && config.string("run.mode") == "teams") {
+    const Tuning tuning = tuning_of(config, core::backend_traits(backend));
+    const bool quiet = config.boolean("output.quiet_model");
+    if (tuning.mode_auto && !quiet)
+      spdlog::info("tuning.mode auto: {} on {}", run_mode_name(tuning.mode), backend);
+    CompilerOptions compiler = compiler_options(tuning);
+    model_ = std::make_unique<FlatModel>(load_model(config, compiler, tuning));
+    // In teams mode derivative tasks are sunk where the layout's critical path gets shorter.
+    if (tuning.mode == RunMode::Teams) {
       compiler.sink_derivatives = sink_shortens(*model_, compiler);
-      if (!config.boolean("output.quiet_model"))
-        spdlog::info("compiler.sink auto: {}", compiler.sink_derivatives ? "on" : "off");
+      if (!quiet) spdlog::info("teams: derivative tasks sunk: {}", compiler.sink_derivatives);
     }
     program_ = compile(*model_, compiler);
     M_ = static_cast<std::size_t>(config.integer("ensemble.members"));
@@ -261,36 +302,29 @@ class OdeProblem final : public core::Problem {
     blocks_ = (n_steps_ + every_ - 1) / every_;
     dump_every_ = config.integer("output.dump_every");
     rows_per_batch_ = static_cast<std::size_t>(config.integer("output.batch_rows"));
-    const std::string method = config.string("run.method");
-    method_ = method == "rk4" ? Method::RK4 : method == "rk45" ? Method::RK45 : Method::Euler;
+    method_ = method_of(config);
     rtol_ = config.real("run.rtol");
     atol_ = config.real("run.atol");
     h_ = dt_;
-    const std::string mode = config.string("run.mode");
-    if (method_ == Method::RK45 && mode != "phases" && mode != "reference" && mode != "ast")
-      config.fail("run.mode", "rk45 chooses its steps on the host: use phases, reference or ast");
-    if (M_ > 1 && mode == "teams")
-      config.fail("run.mode",
-                  "teams mode runs one model instance: use fused (or phases) for ensembles");
-    if (M_ > 1 && mode == "ast")
-      config.fail("run.mode", "the AST evaluator runs one ensemble member only");
-    if (mode == "reference") {
+    if (tuning.mode == RunMode::Reference) {
       runner_ = std::make_unique<HostRunner>(
           std::make_unique<ReferenceInterpreter>(program_, M_, method_), program_.n_alg);
-    } else if (mode == "ast") {
+    } else if (tuning.mode == RunMode::Ast) {
       runner_ = std::make_unique<HostRunner>(std::make_unique<AstIntegrator>(*model_, method_),
                                              program_.n_alg);
     } else {
-      const ExecMode em = mode == "persistent" ? ExecMode::Persistent
-                          : mode == "fused"    ? ExecMode::Fused
-                          : mode == "teams"    ? ExecMode::Teams
-                                               : ExecMode::Phases;
+      const ExecMode em = tuning.mode == RunMode::Persistent ? ExecMode::Persistent
+                          : tuning.mode == RunMode::Fused    ? ExecMode::Fused
+                          : tuning.mode == RunMode::Teams    ? ExecMode::Teams
+                                                             : ExecMode::Phases;
       EngineOptions eo;
-      eo.fused_width = int(config.integer("run.members_per_thread"));
-      if (eo.fused_width == 3)
-        config.fail("run.members_per_thread", "expected 0 (the backend's default), 1, 2 or 4");
+      eo.fused_width = tuning.members_per_thread;
+      eo.teams_host_halo = tuning.host_halo;
+      // Teams chosen by auto falls back to phases where its teams cannot all be resident.
+      const bool fall_back = tuning.mode_auto && em == ExecMode::Teams;
       runner_ = core::dispatch_backend(backend, [&](auto space) -> std::unique_ptr<Runner> {
-        return std::make_unique<DeviceRunner<decltype(space)>>(program_, M_, method_, em, eo);
+        return std::make_unique<DeviceRunner<decltype(space)>>(space, program_, M_, method_, em, eo,
+                                                               fall_back);
       });
     }
     select_outputs(config);
@@ -524,8 +558,9 @@ class OdeProblem final : public core::Problem {
 };
 
 void declare(core::Schema& s) {
-  s.section("model",
-            "The model file (a separate YAML: modules, network, connections; see docs/ode.md)");
+  s.section(
+      "model",
+      "The model file (a separate YAML: modules, network, connections; see docs/user/ode.md)");
   s.string("model.file", "Model file; a relative path is looked up next to this input first");
   s.section("run", "Integration");
   s.choice(
@@ -539,92 +574,34 @@ void declare(core::Schema& s) {
   s.real("run.rtol", "rk45: relative tolerance").defaults(1e-6).above(0);
   s.real("run.atol", "rk45: absolute tolerance").defaults(1e-8).above(0);
   s.real("run.t_end", "End time; must be a whole number of steps").above(0);
-  s.choice(
-       "run.mode", {"phases", "persistent", "fused", "teams", "reference", "ast"},
-       "phases: one kernel per phase; persistent: all steps of an output interval in one kernel, "
-       "one team per member; fused: all steps in one kernel, one thread per ensemble member; "
-       "teams: all steps in one kernel, one team per bin of independent cells (one instance); "
-       "reference: serial host bytecode interpreter; ast: serial AST evaluator")
-      .defaults("phases");
-  s.integer("run.members_per_thread",
-            "fused: ensemble members each thread interprets together, sharing the decode of every "
-            "instruction (1, 2 or 4; 0 = 4 on CPU threads, on GPUs the largest that leaves 384 "
-            "threads per multiprocessor)")
-      .defaults(0)
-      .range(0, 4);
-  s.section("compiler", "Compiler passes, each switchable to measure its effect");
-  s.boolean("compiler.fold", "Constant folding and x^n -> repeated multiplication").defaults(true);
-  s.boolean("compiler.merge",
-            "Merge an expression into the one expression of the previous phase it reads")
-      .defaults(true);
-  s.choice("compiler.sink", {"auto", "on", "off"},
-           "With merge: a task of derivatives only that would be appended to a stream of an "
-           "earlier phase joins the next phase instead where that phase already holds tasks "
-           "(no phase is added); auto: on in teams mode where the layout's critical path is "
-           "shorter with it, else off")
-      .defaults("auto");
-  s.integer("compiler.merge_max_length",
-            "Longest merged stream (instructions) beyond the phase's longest")
-      .defaults(64)
-      .range(1, 1 << 20);
+  s.section("compiler", "Model compilation");
   s.string("compiler.split_sums",
            "Sums with more than this many computed terms (not bare reads) become partial-sum "
            "variables evaluated in parallel lanes and summed where the sum was: an integer >= 2, "
            "0 to keep every sum whole, or auto (teams mode: the limit whose layout has the "
-           "shortest critical path, whole sums unless a cut shortens it; other modes: 8)")
+           "shortest critical path, whole sums unless a cut shortens it; other modes: 8). The "
+           "parts change the order of the additions: an integer gives every mode the same sums")
       .defaults("auto");
-  s.boolean("compiler.reorder", "Sort each phase by length and opcode-sequence similarity")
-      .defaults(true);
-  s.boolean("compiler.pad", "Pad warps with idle lanes so a warp never mixes opcode sequences")
-      .defaults(true);
-  s.boolean("compiler.inline",
-            "a variable read by one expression is not stored: fused evaluates it where it is "
-            "read (no slot in the member's working set), teams keeps it on the stack of the "
-            "stream that reads it")
-      .defaults(true);
-  s.boolean("compiler.unify", "One opcode stream per warp with per-lane operand tables")
-      .defaults(true);
-  s.boolean("compiler.pairs",
-            "teams: a leaf and the binary operation with a leaf operand after it run as one "
-            "instruction of a unified stream")
-      .defaults(true);
-  s.boolean("compiler.place",
-            "teams: order each phase's groups so that its longest streams share a GPU warp "
-            "scheduler with little other work")
-      .defaults(true);
-  s.integer("compiler.fold_sums",
-            "teams, with pairs: a run of additions and subtractions of leaves (a sum of "
-            "currents) runs as one fold word where it replaces at least this many words (0 = "
-            "never)")
-      .defaults(2)
-      .range(0, 64);
-  s.boolean("compiler.affine",
-            "teams, with pairs: a leaf's shifted and scaled exp, exprel, exprelr or log, with a "
-            "factor and an offset after it, runs as one instruction of a unified stream")
-      .defaults(true);
-  s.boolean("compiler.affine_pairs",
-            "teams, with affine: two such instructions in a row run as one that computes both "
-            "functions side by side")
-      .defaults(true);
-  s.boolean("compiler.pair_takes",
-            "teams, with pairs, Euler: a pair instruction followed by a stack +, -, * or / does "
-            "that operation itself, one instruction instead of two")
-      .defaults(true);
-  s.boolean("compiler.compare_select",
-            "teams, with pairs: a select whose condition compares two leaves (if(V < -40, "
-            "...)) makes the comparison itself, one instruction instead of two")
-      .defaults(true);
-  s.integer("compiler.partitions",
-            "teams mode: bins of independent cells, one team each (0 = about 4 copies of the "
-            "most repeated equation per bin)")
-      .defaults(0)
-      .range(0, 1 << 16);
-  s.integer("compiler.halo",
-            "teams mode on GPUs: rings of neighbouring cells each team also evaluates, so teams "
-            "exchange states every halo + 1 sweeps instead of every sweep; the widest halo up to "
-            "this that fits in shared memory is taken (0 = no halo; host backends use none)")
-      .defaults(8)
-      .range(0, 64);
+  s.moved("run.mode", "tuning.mode");
+  s.moved("run.members_per_thread", "tuning.members_per_thread");
+  s.moved("compiler.halo", "tuning.halo");
+  const char* pass = "the compiler always runs this pass (each made the device kernels faster)";
+  for (const char* key : {"compiler.fold", "compiler.merge", "compiler.reorder", "compiler.pad",
+                          "compiler.unify", "compiler.inline"})
+    s.removed(key, pass);
+  s.removed("compiler.merge_max_length",
+            "a merged stream is at most 64 instructions longer than its phase's longest");
+  const char* layout = "teams layouts always make these words (slower without them on GPUs)";
+  for (const char* key :
+       {"compiler.pairs", "compiler.fold_sums", "compiler.affine", "compiler.affine_pairs",
+        "compiler.pair_takes", "compiler.compare_select"})
+    s.removed(key, layout);
+  s.removed("compiler.place",
+            "teams layouts always place each phase's longest streams on separate warp schedulers");
+  s.removed("compiler.sink",
+            "teams mode sinks derivative tasks where its layout's critical path gets shorter");
+  s.removed("compiler.partitions",
+            "teams mode always bins about 4 copies of the most repeated equation per team");
   s.section("ensemble", "Many copies of the model with different parameters or initial values");
   s.integer("ensemble.members", "Number of ensemble members M").defaults(1).range(1, 1 << 26);
   const auto declare_sweep = [](core::Section& r) {
@@ -664,6 +641,29 @@ void declare(core::Schema& s) {
       .defaults(256)
       .at_least(1);
   s.boolean("output.quiet_model", "Do not log the compiled model's statistics").defaults(false);
+  s.section("tuning",
+            "How the model runs on the backend; results are the same beyond rounding (see "
+            "docs/dev/ode.md)");
+  s.choice("tuning.mode", {"auto", "phases", "persistent", "fused", "teams", "reference", "ast"},
+           "phases: one kernel per phase of the level schedule; persistent: all steps of an "
+           "output interval in one kernel, one team per member; fused: all steps in one kernel, "
+           "one thread per ensemble member; teams: all steps in one kernel, one team per bin of "
+           "cells (one model, not rk45); reference: the serial bytecode interpreter; ast: the "
+           "serial AST evaluator (one member). auto: rk45 -> phases; ensembles of more than one "
+           "member -> fused; one model on a GPU -> teams (phases if its teams cannot all be "
+           "resident at once); one model on CPU threads -> phases")
+      .defaults("auto");
+  s.choice("tuning.members_per_thread", {"auto", "1", "2", "4"},
+           "fused: ensemble members each thread interprets together, sharing the decode of every "
+           "instruction. auto: 4 on CPU threads; on GPUs the largest of 4 and 2 that leaves 384 "
+           "threads per multiprocessor, else 1")
+      .defaults("auto");
+  s.choice("tuning.halo", {"auto", "0", "1", "2", "3", "4", "6", "8", "12", "16"},
+           "teams: rings of neighbouring cells each team also evaluates, so teams exchange states "
+           "every halo + 1 sweeps instead of every sweep; the widest halo up to this that fits "
+           "in shared memory is taken. auto: 8 on GPUs, 0 on CPU threads (where the extra cells "
+           "cost their full time)")
+      .defaults("auto");
 }
 
 }  // namespace
@@ -676,10 +676,12 @@ void register_problem(core::Registry& registry) {
       [](const Config& config, const std::string& backend) -> std::unique_ptr<core::Problem> {
         return std::make_unique<OdeProblem>(config, backend);
       },
-      // `hayate check` also parses and compiles the model file the input names.
+      // `hayate check` also parses and compiles the model file the input names, in the mode
+      // the input names or auto picks on CPU threads (check runs before any backend starts).
       [](const Config& config) {
-        const CompilerOptions compiler = compiler_options(config);
-        compile(load_model(config, compiler), compiler);
+        const Tuning tuning = tuning_of(config, core::BackendTraits{});
+        const CompilerOptions compiler = compiler_options(tuning);
+        compile(load_model(config, compiler, tuning), compiler);
       }});
 }
 

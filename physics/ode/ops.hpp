@@ -3,6 +3,8 @@
 // used by the AST evaluator, the constant folder, the serial reference interpreter and the device
 // kernels alike.
 #include "compat/kokkos_compat.hpp"
+#include "cuda/rounding.hpp"
+#include "exec/exec_traits.hpp"
 
 #include <cstdint>
 
@@ -217,14 +219,16 @@ inline constexpr int kTeamPairTakeShift = kTeamAffineCombineShift;
 inline constexpr std::uint32_t kTeamAffinePair = 1u << (kOpBits + kKindBits);
 static_assert(kMaxOperand <= std::uint32_t(kTeamAffineIndexMask),
               "an affine row's flags above its U index");
-// p + q * r with the product rounded before the sum, as separate words round them (device
-// compilers fuse a multiply and an add by default).
+// p + q * r with the product rounded before the sum, as separate words round them. Host
+// compilers round the expression as written; GPU compilers fuse a multiply and an add by
+// default, so on GPUs the backend's own operations keep the two roundings
+// (backends/cuda/rounding.hpp).
+template <class Space>
 KOKKOS_INLINE_FUNCTION double add_product_rounded(double p, double q, double r) {
-#if defined(__CUDA_ARCH__)
-  return __dadd_rn(p, __dmul_rn(q, r));
-#else
-  return p + q * r;
-#endif
+  if constexpr (core::ExecTraits<Space>::is_gpu)
+    return cuda::add_product_rn(p, q, r);
+  else
+    return p + q * r;
 }
 // A team ADDN word with a table kind is a fold: the layout fuses a run of additions and
 // subtractions of leaves (`add I_Kp; add I_b; add I_stim; sub I_gap` of dV/dt) into one word that

@@ -22,18 +22,15 @@ struct Ref {
 
 class TeamBuilder {
  public:
-  TeamBuilder(const Program& p, bool pairs, bool direct, bool place, bool single_reads,
-              int fold_least, bool affine, bool affine_pairs, bool compare_select, bool pair_takes)
+  // The groups of `p` (the program or one of its halo programs), laid out with `top`'s choices
+  // (CompilerOptions::pair_leaves, place, inline_single_use) and `o`.
+  TeamBuilder(const Program& p, const Program& top, const LayoutOptions& o)
       : p_(p),
-        pairs_(pairs),
-        direct_(direct),
-        place_(place),
-        single_reads_(single_reads),
-        affine_(affine),
-        affine_pairs_(affine_pairs),
-        compare_select_(compare_select),
-        pair_takes_(pair_takes),
-        fold_least_(fold_least) {}
+        pairs_(o.pairs && top.pair_leaves),
+        direct_(o.direct),
+        place_(top.place),
+        single_reads_(top.inline_single_use),
+        euler_words_(o.euler_words) {}
 
   void add_group(std::size_t g) {
     const std::int32_t* rec = &p_.groups[g * kGroupFields];
@@ -68,12 +65,14 @@ class TeamBuilder {
     for (Group& g : groups_) {
       if (g.kind == GROUP_UNIFIED) {
         if (single_reads_) g.code = keep_single_reads(std::move(g.code), g.count, reads);
-        if (pairs_) g.code = pair_leaves(std::move(g.code));
-        if (pairs_ && compare_select_) g.code = compare_selects(std::move(g.code));
-        if (pairs_) g.code = affine_words(std::move(g.code), g.count);
-        if (pairs_ && fold_least_ > 0) g.code = fold_sums(std::move(g.code));
-        if (pairs_ && affine_pairs_) g.code = pair_affine_words(std::move(g.code));
-        if (pairs_ && pair_takes_ && !direct_) g.code = pairs_take_in(std::move(g.code));
+        if (pairs_) {
+          g.code = pair_leaves(std::move(g.code));
+          g.code = compare_selects(std::move(g.code));
+          g.code = affine_words(std::move(g.code), g.count);
+          g.code = fold_sums(std::move(g.code));
+          if (euler_words_) g.code = pair_affine_words(std::move(g.code));
+          if (euler_words_ && !direct_) g.code = pairs_take_in(std::move(g.code));
+        }
         g.code = negate_stores(std::move(g.code));
       }
       for (auto& lane : g.lanes)
@@ -112,7 +111,7 @@ class TeamBuilder {
         rec[G_ITAB] = std::int32_t(itab.size() / kWarp);
         // A word whose rows the group already holds (a lane's own cell variable read again, a
         // pair of the same two values) reads those: fewer rows let wider layouts fit shared
-        // memory (benchmarks/NOTES.md, thirtieth round).
+        // memory.
         std::map<std::vector<std::int32_t>, std::uint32_t> rows_at;
         for (const Word& w : g.code) {
           if (w.slot.empty()) {
@@ -285,9 +284,8 @@ class TeamBuilder {
   // share one: each group, longest first, goes to the scheduler where the estimated time (its
   // longest stream plus a quarter of the words of the others, which take its issue slots) grows
   // least, among equals the one with fewer warps, unless the order they came in estimates less.
-  // A quarter measured best of 0, 1/4, 1/2, 1 and
-  // 2 on the H100 (benchmarks/NOTES.md, twenty-ninth round). Phases wider than a team of 24
-  // warps keep their order.
+  // A quarter measured best of 0, 1/4, 1/2, 1 and 2 on GPUs (docs/dev/decisions.md). Phases
+  // wider than a team of 24 warps keep their order.
   void place_on_schedulers(std::size_t begin, std::size_t end) {
     constexpr std::size_t kSchedulers = 4, kMostWarps = 24;
     const std::size_t n = end - begin;
@@ -580,11 +578,10 @@ class TeamBuilder {
   // `Padd; exp k; add 1` of a rate function's denominator, `push Cai; log; mul q; sub p`,
   // `Psub V, E_K1; add 5.476; exp 0.08032`. The constants may differ from lane to lane (a warp of
   // several gates' rates of one shape, LR-Line's alpha_d, beta_f and beta_X): each lane reads the
-  // block of its own tuple. A stack +, -, * or / right after goes into it too. Without affine_,
-  // only a leaf's exp(k x) (an exp with its factor as operand). What the words did not have takes
-  // its identity, a subtraction adds the negated constant, and a - x (or -x) becomes x + (-a)
-  // with -k: exact up to the sign of a zero argument, which none of the four functions tells
-  // apart.
+  // block of its own tuple. A stack +, -, * or / right after goes into it too. What the words did
+  // not have takes its identity, a subtraction adds the negated constant, and a - x (or -x) becomes
+  // x + (-a) with -k: exact up to the sign of a zero argument, which none of the four functions
+  // tells apart.
   std::vector<Word> affine_words(std::vector<Word> code, std::int32_t count) {
     using Lanes = std::array<double, kWarp>;
     const auto filled = [](double v) {
@@ -636,7 +633,7 @@ class TeamBuilder {
           std::uint32_t(w.op) >= kPairFirst && std::uint32_t(w.op) <= kPairLast
               ? std::uint32_t(w.op) - kPairFirst + std::uint32_t(ADD)
               : 0u;
-      if (affine_ && w.operand && pair_op != 0 && w.fold == 0) {
+      if (w.operand && pair_op != 0 && w.fold == 0) {
         const Entry* left = w.slot.data();
         const Entry* right = w.slot.data() + kWarp;
         const Op op = Op(pair_op);
@@ -664,11 +661,11 @@ class TeamBuilder {
       } else if (leaf) {
         x = lane_entries(w);
         ++j;
-        if (affine_ && j < code.size() && fixed_op(code[j]) == int(NEG)) sign = -1.0, ++j;
+        if (j < code.size() && fixed_op(code[j]) == int(NEG)) sign = -1.0, ++j;
       }
       if (!x.empty() && fn < 0 && !scaled && j < code.size() && operand_word(code[j])) {
         const Word& s = code[j];
-        if (affine_ && (s.op == MUL || (s.op == DIV && !s.left)) && operand_constants(s, &k)) {
+        if ((s.op == MUL || (s.op == DIV && !s.left)) && operand_constants(s, &k)) {
           scaled = true, divide = s.op == DIV, ++j;
         } else if (s.op == EXP && operand_constants(s, &k)) {
           scaled = true, fn = 0, ++j;
@@ -678,7 +675,7 @@ class TeamBuilder {
           scaled = true, fn = 0, ++j;
         }
       }
-      if (affine_ && !x.empty() && fn < 0 && j < code.size()) {
+      if (!x.empty() && fn < 0 && j < code.size()) {
         fn = function_of(fixed_op(code[j]));
         if (fn >= 0) ++j;
       }
@@ -686,20 +683,18 @@ class TeamBuilder {
         out.push_back(std::move(code[i]));
         continue;
       }
-      if (affine_) {
-        if (j < code.size() && operand_word(code[j]) && code[j].op == MUL &&
-            operand_constants(code[j], &c))
-          q = c, ++j;
-        if (j < code.size() && operand_word(code[j]) && (code[j].op == ADD || code[j].op == SUB) &&
-            operand_constants(code[j], &c)) {
-          if (code[j].op == ADD)
-            p = c;
-          else if (!code[j].left)
-            p = negated(c);  // r - p
-          else
-            p = c, q = negated(q);  // p - q r = p + (-q) r
-          ++j;
-        }
+      if (j < code.size() && operand_word(code[j]) && code[j].op == MUL &&
+          operand_constants(code[j], &c))
+        q = c, ++j;
+      if (j < code.size() && operand_word(code[j]) && (code[j].op == ADD || code[j].op == SUB) &&
+          operand_constants(code[j], &c)) {
+        if (code[j].op == ADD)
+          p = c;
+        else if (!code[j].left)
+          p = negated(c);  // r - p
+        else
+          p = c, q = negated(q);  // p - q r = p + (-q) r
+        ++j;
       }
       Word f;
       f.operand = true;
@@ -710,7 +705,7 @@ class TeamBuilder {
       // A stack +, -, * or / right after takes the word's value as its right argument: the
       // word does it (kTeamAffineCombineShift).
       const int next_op = j < code.size() ? fixed_op(code[j]) : -1;
-      const std::uint32_t combine = affine_ ? take_of(next_op) : AFFINE_PUSH;
+      const std::uint32_t combine = take_of(next_op);
       if (combine != AFFINE_PUSH) ++j;
       const std::int32_t flags = (fn << kTeamAffineFnShift) | (divide ? kTeamAffineDivide : 0) |
                                  std::int32_t(combine << kTeamAffineCombineShift);
@@ -781,8 +776,9 @@ class TeamBuilder {
   // A run of additions and subtractions of leaves becomes one fold word (kTeamFoldRows rows):
   // words with a leaf operand that add it on either side or subtract it on the right fold onto
   // the top; a pair that adds or subtracts starts a pushed fold with its two rows. Runs longer
-  // than the rows are cut, and a fold is made only where it replaces at least fold_least_ words:
+  // than the rows are cut, and a fold is made only where it replaces at least kFoldLeast words:
   // its dispatch is the stack operations' branch, the loop's longest.
+  static constexpr int kFoldLeast = 2;
   std::vector<Word> fold_sums(std::vector<Word> code) {
     const auto additive = [](Op op) { return op == ADD || op == SUB; };
     // A word that adds or subtracts one leaf to the top: top + x, x + top or top - x.
@@ -803,7 +799,7 @@ class TeamBuilder {
       std::size_t n = push ? 1 : 0;  // words of the run
       int rows = push ? 2 : 0;
       while (i + n < code.size() && rows < kTeamFoldRows && folds_onto(code[i + n])) ++n, ++rows;
-      if (int(n) < std::max(fold_least_, 2)) {
+      if (int(n) < kFoldLeast) {
         out.push_back(std::move(code[i]));
         ++i;
         continue;
@@ -994,9 +990,8 @@ class TeamBuilder {
   }
 
   const Program& p_;
-  bool pairs_, direct_, place_, single_reads_, affine_, affine_pairs_, compare_select_, pair_takes_;
+  bool pairs_, direct_, place_, single_reads_, euler_words_;
   std::map<std::array<std::uint64_t, kTeamAffineConstants>, Ref> blocks_;
-  int fold_least_;
   Index states_, vars_;
   std::unordered_map<std::uint64_t, Ref> const_of_;
   std::vector<double> consts_;
@@ -1056,7 +1051,7 @@ bool sink_shortens(const FlatModel& model, const CompilerOptions& options) {
   const auto critical = [&](bool sink) {
     o.sink_derivatives = sink;
     const Program prog = compile(model, o);
-    return layout_teams(prog, int(prog.n_bins), o.pair_leaves).critical_words();
+    return layout_teams(prog, int(prog.n_bins)).critical_words();
   };
   return critical(true) < critical(false);
 }
@@ -1067,7 +1062,7 @@ SplitChoice choose_split_sums(const std::function<FlatModel(int)>& load,
   o.halo = 0;  // the halo widens every stream of a phase alike
   const auto critical = [&](const FlatModel& model) {
     const Program prog = compile(model, o);
-    return layout_teams(prog, int(prog.n_bins), o.pair_leaves).critical_words();
+    return layout_teams(prog, int(prog.n_bins)).critical_words();
   };
   SplitChoice choice;
   const FlatModel whole = load(0);
@@ -1088,8 +1083,8 @@ SplitChoice choose_split_sums(const std::function<FlatModel(int)>& load,
   return choice;
 }
 
-TeamsLayout layout_teams(const Program& prog, int teams, bool pairs, int halo, bool direct,
-                         bool euler_words) {
+TeamsLayout layout_teams(const Program& prog, int teams, const LayoutOptions& options) {
+  const int halo = options.halo;
   if (teams < 1) throw std::logic_error("ode: teams: at least one team");
   if (halo < 0 || std::size_t(halo) > prog.halo_programs.size())
     throw std::logic_error("ode: teams: the program has no halo that wide");
@@ -1098,14 +1093,12 @@ TeamsLayout layout_teams(const Program& prog, int teams, bool pairs, int halo, b
   out.teams = teams;
   out.n_phases = int(src.n_phases());
   out.halo = halo;
-  out.direct = direct;
+  out.direct = options.direct;
   const std::size_t n_bins = src.n_bins;
   out.int_begin.push_back(0);
   out.real_begin.push_back(0);
   for (int t = 0; t < teams; ++t) {
-    TeamBuilder team(src, pairs && prog.pair_leaves, direct, prog.place, prog.inline_single_use,
-                     prog.fold_sums, prog.affine, prog.affine_pairs && euler_words,
-                     prog.compare_select, prog.pair_takes && euler_words);
+    TeamBuilder team(src, prog, options);
     for (std::size_t ph = 0; ph < src.n_phases(); ++ph) {
       for (std::size_t b = std::size_t(t); b < n_bins; b += std::size_t(teams))
         for (std::int32_t g = src.bin_begin[ph * n_bins + b];

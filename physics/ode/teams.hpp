@@ -76,29 +76,36 @@ struct TeamsLayout {
   std::size_t scratch_bytes(int state_buffers = 0) const;
 };
 
+// How layout_teams lays a program out.
+struct LayoutOptions {
+  // Pair words and the words built on them (comparing selects, affine words, folds), where the
+  // program allows them (Program::pair_leaves).
+  bool pairs = true;
+  // With halo > 0, the bins extended by that many rings (Program::halo_programs); a state is a
+  // team's own when Program::state_bin puts it in one of the team's bins.
+  int halo = 0;
+  bool direct = false;  // table-free words where a row allows (TeamsLayout::direct)
+  // The words only the Euler kernel's interpreter decodes: pairs of affine words and, in table
+  // layouts, pairs that take in the stack operation after them; the RK4 kernel's has neither.
+  bool euler_words = true;
+};
+
 // Team t runs bins t, t + teams, ... of every phase, in that order, each phase's groups placed
-// on the warp schedulers as Program::place asks (CompilerOptions::place). Pair words
-// (Program::pair_leaves) unless `pairs` is false; with halo > 0, the bins extended by that many
-// rings (Program::halo_programs), and a state is the team's own when Program::state_bin puts it
-// in one of the team's bins. `direct`: see TeamsLayout::direct. `euler_words`: the words only the
-// Euler kernel's interpreter decodes, pairs of affine words (Program::affine_pairs) and, in table
-// layouts, pairs that take in the stack operation after them (Program::pair_takes); the RK4
-// kernel's interpreter has neither.
-TeamsLayout layout_teams(const Program& prog, int teams, bool pairs = true, int halo = 0,
-                         bool direct = false, bool euler_words = true);
+// on the warp schedulers as Program::place asks (CompilerOptions::place).
+TeamsLayout layout_teams(const Program& prog, int teams, const LayoutOptions& options = {});
 
 // compiler.split_sums: auto. Loads the model with several limits on the terms of a sum
 // (`load(limit)`, 0 = whole sums) and returns the one whose teams layout (one team per bin,
 // pair words as `options` asks, no halo) has the fewest critical words, ties to the larger limit
 // (fewer parts). The best limit depends on a term's words and on the other streams of the
-// phase, which only the layout shows (benchmarks/NOTES.md, thirty-second round). A model
+// phase, which only the layout shows. A model
 // without sums of three or more computed terms gets 0 without a trial.
 struct SplitChoice {
   int limit = 0;
   int critical = 0;                         // critical team words with that limit
   std::vector<std::pair<int, int>> trials;  // (limit, critical words), in the order tried
 };
-// Teams mode, compiler.sink auto: whether sinking derivative tasks (CompilerOptions::
+// Teams mode: whether sinking derivative tasks (CompilerOptions::
 // sink_derivatives) shortens the layout's critical path (one team per bin, no halo).
 bool sink_shortens(const FlatModel& model, const CompilerOptions& options);
 SplitChoice choose_split_sums(const std::function<FlatModel(int)>& load,

@@ -241,7 +241,7 @@ TEST(OdePasses, AutoSplitTakesTheShortestTeamsLayout) {
     ModelOptions mo;
     mo.split_sums = limit;
     const Program prog = compile(load_model_string(text, "m.yaml", mo), o);
-    EXPECT_EQ(layout_teams(prog, int(prog.n_bins), o.pair_leaves).critical_words(), words);
+    EXPECT_EQ(layout_teams(prog, int(prog.n_bins)).critical_words(), words);
     int most = 0;
     for (std::size_t b = 0; b < prog.n_bins; ++b) {
       int sum = 0;
@@ -256,7 +256,9 @@ TEST(OdePasses, AutoSplitTakesTheShortestTeamsLayout) {
       }
       most = std::max(most, sum);
     }
-    EXPECT_EQ(layout_teams(prog, int(prog.n_bins), false).critical_words(), most) << limit;
+    LayoutOptions unpaired;
+    unpaired.pairs = false;
+    EXPECT_EQ(layout_teams(prog, int(prog.n_bins), unpaired).critical_words(), most) << limit;
     // The choice: no trial shorter, none as short with a larger limit, whole sums longer.
     EXPECT_GE(words, choice.critical) << limit;
     if (limit > choice.limit) EXPECT_GT(words, choice.critical) << limit;
@@ -397,7 +399,8 @@ TEST(OdePasses, SingleUseVariablesAreInlinedInTheFusedStream) {
   EXPECT_LT(p1.serial.size(), p0.serial.size());
   // Both streams on the host backend's fused kernel against the reference interpreter.
   for (const Program* p : {&p0, &p1}) {
-    Engine<Kokkos::DefaultHostExecutionSpace> fused(*p, 1, Method::RK4, ExecMode::Fused);
+    Engine<Kokkos::DefaultHostExecutionSpace> fused(Kokkos::DefaultHostExecutionSpace(), *p, 1,
+                                                    Method::RK4, ExecMode::Fused);
     ReferenceInterpreter ref(*p, 1, Method::RK4);
     fused.set_states(model.state_init);
     ref.x() = model.state_init;

@@ -53,7 +53,8 @@ TEST(OdeProblem, RunsAndWritesTraceAndDumps) {
 }
 
 // compiler.split_sums: auto chooses wb_net's limit from the teams layout in teams mode; the other
-// modes cut its 99-term synaptic sums at the fixed default, as an explicit 8 does.
+// modes cut its 99-term synaptic sums at the fixed default, as an explicit 8 does. tuning.mode:
+// auto runs one model in phases mode on CPU threads.
 TEST(OdeProblem, AutoSplitChoosesInTeamsMode) {
   const auto run = [](const std::string& sets) {
     return test::run_cli("run " + test::source_path("inputs/ode/wb_net.yaml") +
@@ -70,20 +71,25 @@ TEST(OdeProblem, AutoSplitChoosesInTeamsMode) {
     const auto at = output.find("compiler.split_sums auto: ");
     return at == std::string::npos ? std::string() : output.substr(at, output.find('(', at) - at);
   };
-  const auto fixed = run("--set run.mode=phases --set compiler.split_sums=8");
-  const auto whole = run("--set run.mode=phases --set compiler.split_sums=0");
-  const auto teams = run("--set run.mode=teams");
+  const auto fixed = run("--set tuning.mode=phases --set compiler.split_sums=8");
+  const auto whole = run("--set tuning.mode=phases --set compiler.split_sums=0");
+  const auto teams = run("--set tuning.mode=teams");
   for (const auto* r : {&fixed, &whole, &teams}) ASSERT_EQ(r->exit_code, 0) << r->output;
   EXPECT_EQ(chosen(fixed.output), "");
   EXPECT_NE(algebraics(fixed.output), algebraics(whole.output));
   ASSERT_NE(chosen(teams.output), "") << teams.output;
   EXPECT_NE(algebraics(teams.output), algebraics(whole.output)) << teams.output;
   for (const char* mode : {"phases", "persistent", "fused", "reference"}) {
-    const auto r = run(std::string("--set run.mode=") + mode);
+    const auto r = run(std::string("--set tuning.mode=") + mode);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(chosen(r.output), "") << mode;
     EXPECT_EQ(algebraics(r.output), algebraics(fixed.output)) << mode;
   }
+  const auto host_auto = run("--backend serial");
+  ASSERT_EQ(host_auto.exit_code, 0) << host_auto.output;
+  EXPECT_NE(host_auto.output.find("tuning.mode auto: phases on serial"), std::string::npos)
+      << host_auto.output;
+  EXPECT_EQ(chosen(host_auto.output), "");
 }
 
 TEST(OdeProblem, BadModelsAndOutputsFailWithLocations) {
@@ -117,12 +123,22 @@ TEST(OdeProblem, BadModelsAndOutputsFailWithLocations) {
   EXPECT_EQ(r.exit_code, 3) << r.output;  // blows up: a runtime failure, not bad input
   EXPECT_NE(r.output.find("not finite"), std::string::npos) << r.output;
   r = test::run_cli("run " + test::source_path("inputs/ode/lr91.yaml") +
-                    " --quiet --output ode_bad/out --set run.mode=fused"
-                    " --set run.members_per_thread=3");
+                    " --quiet --output ode_bad/out --set tuning.mode=fused"
+                    " --set tuning.members_per_thread=3");
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("run.members_per_thread"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("expected 0 (the backend's default), 1, 2 or 4"), std::string::npos)
-      << r.output;
+  EXPECT_NE(r.output.find("tuning.members_per_thread"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("auto, 1, 2, 4"), std::string::npos) << r.output;
+  // Modes that cannot run the input.
+  for (const auto& [sets, message] :
+       {std::pair<std::string, std::string>{"--set tuning.mode=teams --set run.method=rk45",
+                                            "rk45 chooses its steps on the host"},
+        {"--set tuning.mode=teams --set ensemble.members=4", "teams mode runs one model instance"},
+        {"--set tuning.mode=ast --set ensemble.members=4", "the AST evaluator runs one"}}) {
+    r = test::run_cli("run " + test::source_path("inputs/ode/lr91.yaml") +
+                      " --quiet --output ode_bad/out " + sets);
+    EXPECT_EQ(r.exit_code, 2) << sets << ": " << r.output;
+    EXPECT_NE(r.output.find("'tuning.mode': " + message), std::string::npos) << r.output;
+  }
   for (const auto& [value, message] :
        {std::pair<std::string, std::string>{"1", "a part holds at least 2 terms"},
         {"often", "expected auto, 0 (whole sums) or an integer >= 2, got 'often'"}}) {
@@ -130,6 +146,32 @@ TEST(OdeProblem, BadModelsAndOutputsFailWithLocations) {
                       " --quiet --output ode_bad/out --set compiler.split_sums=" + value);
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find("'compiler.split_sums': " + message), std::string::npos) << r.output;
+  }
+}
+
+// Keys that moved under tuning: or were removed say so, at their line.
+TEST(OdeProblem, FormerKeysSayWhereTheyWent) {
+  core::make_directories("ode_former");
+  const std::string model = test::source_path("inputs/ode/lr91.model.yaml");
+  struct Case {
+    const char* yaml;  // after the run: line
+    const char* message;
+  };
+  for (const auto& [yaml, message] :
+       {Case{"  mode: teams\n", "'run.mode' moved to 'tuning.mode'"},
+        Case{"  members_per_thread: 2\n",
+             "'run.members_per_thread' moved to 'tuning.members_per_thread'"},
+        Case{"compiler: {halo: 4}\n", "'compiler.halo' moved to 'tuning.halo'"},
+        Case{"compiler: {merge: false}\n", "'compiler.merge' was removed: the compiler always"},
+        Case{"compiler: {partitions: 8}\n", "'compiler.partitions' was removed: teams mode"},
+        Case{"compiler: {affine: false}\n", "'compiler.affine' was removed: teams layouts"},
+        Case{"compiler: {sink: on}\n", "'compiler.sink' was removed: teams mode sinks"}}) {
+    core::write_file_atomic("ode_former/in.yaml", "problem: ode\nmodel: {file: " + model +
+                                                      "}\nrun:\n  dt: 0.01\n  t_end: 1\n" + yaml);
+    const auto r = test::run_cli("check ode_former/in.yaml");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("ode_former/in.yaml:"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << r.output;
   }
 }
 
@@ -146,7 +188,7 @@ TYPED_TEST(OdeRestart, CheckpointRestartIsBitwise) {
   for (const char* mode : {"phases", "persistent", "fused", "teams", "rk45"}) {
     const std::string method = std::string(mode) == "rk45" ? "rk45" : "rk4";
     const std::string run_mode = std::string(mode) == "rk45" ? "phases" : mode;
-    const std::vector<std::string> common{"run.mode=" + run_mode, "run.method=" + method,
+    const std::vector<std::string> common{"tuning.mode=" + run_mode, "run.method=" + method,
                                           "output.every=20", "output.quiet_model=true"};
     auto with = [&](std::vector<std::string> extra) {
       extra.insert(extra.end(), common.begin(), common.end());
