@@ -197,6 +197,38 @@ TYPED_TEST(FhpKernels, GroupedKernelsUnderLaunchBoundsMatchReference) {
       std::logic_error);
 }
 
+// The byte-table lookup of a whole word, as kernels on Space run it (on CUDA devices the
+// byte-permute form of backends/cuda/byte_table.hpp), against the portable loop on the host.
+TYPED_TEST(FhpKernels, WordLookupMatchesPortableLoop) {
+  using Space = TypeParam;
+  using Memory = typename Space::memory_space;
+  const int n = 4096;
+  for (const Model model : {Model::fhp1, Model::fhp3}) {
+    Kokkos::View<std::uint8_t*, Memory> table("table", 512);
+    Kokkos::View<std::uint64_t*, Memory> words("words", n), out("out", n);
+    Kokkos::View<unsigned*, Memory> high("high", n);
+    auto table_h = Kokkos::create_mirror_view(table);
+    auto words_h = Kokkos::create_mirror_view(words);
+    auto high_h = Kokkos::create_mirror_view(high);
+    for (int i = 0; i < 512; ++i) table_h(i) = table_of(model).out[i];
+    for (int i = 0; i < n; ++i) {
+      words_h(i) = util::random_bits(31, std::uint64_t(i), 0);
+      high_h(i) = unsigned(util::random_bits(31, std::uint64_t(i), 1)) & 0xffu;
+    }
+    Kokkos::deep_copy(table, table_h);
+    Kokkos::deep_copy(words, words_h);
+    Kokkos::deep_copy(high, high_h);
+    Kokkos::parallel_for(
+        "lookup", Kokkos::RangePolicy<Space>(0, n), KOKKOS_LAMBDA(const int i) {
+          out(i) = core::lookup_bytes(table.data(), words(i), high(i));
+        });
+    auto out_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+    for (int i = 0; i < n; ++i)
+      ASSERT_EQ(out_h(i), core::lookup_bytes_portable(table_h.data(), words_h(i), high_h(i)))
+          << model_name(model) << " word " << i;
+  }
+}
+
 TEST(FhpKernelChoice, AutoFollowsTheMeasuredWinners) {
   // GPU: the bit kernel for every model; host: table lookups except for FHP-I.
   for (const Model model : {Model::fhp1, Model::fhp2, Model::fhp3})
