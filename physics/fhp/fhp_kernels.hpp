@@ -1,11 +1,9 @@
 #pragma once
 // The FHP kernels, all fused collide+stream with a pull and two buffers:
-//   bytes:        one byte per site (7 state bits + solid bit), 8 sites per 64-bit word and
-//                 thread; streaming gathers the neighbour words, collision is a table lookup
-//                 per byte.
-//   bytes_wide:   the same memory layout, 64 sites (8 words of one row) per thread, so one
-//                 random word and one index computation serve 64 sites; streaming gathers in
-//                 the byte words, collision is the table lookup per byte.
+//   bytes_wide:   one byte per site (7 state bits + solid bit), 64 sites (8 words of one row) of
+//                 each of two rows per thread, so one random word and one index computation
+//                 serve 64 sites; streaming gathers in the byte words, collision is a table
+//                 lookup per byte.
 //   bytes_sliced: as bytes_wide, but the 8 streamed words are bit-sliced in registers into
 //                 planes and collide with the bit kernel's boolean logic, then sliced back.
 //   bits:         multi-spin coding, 64 sites per word and direction (7 planes + a solid plane),
@@ -29,12 +27,10 @@
 
 namespace hayate::fhp {
 
-enum class Kernel { bytes, bytes_wide, bytes_sliced, bits };
+enum class Kernel { bytes_wide, bytes_sliced, bits };
 
 inline std::string kernel_name(Kernel k) {
   switch (k) {
-    case Kernel::bytes:
-      return "bytes";
     case Kernel::bytes_wide:
       return "bytes_wide";
     case Kernel::bytes_sliced:
@@ -46,11 +42,10 @@ inline std::string kernel_name(Kernel k) {
 }
 
 // `run.kernel: auto` for a row of nx sites on a host (OpenMP, Serial) or GPU backend. The bit
-// kernel needs nx to be a multiple of 64; otherwise the 64-site byte kernel with table lookups
-// (faster than `bytes` from 1024^2 up on the H100 and on CPUs). On CPU threads the table lookup
-// beats the boolean logic of the denser rule sets (FHP-III: 1.2-1.6x on 16 host cores, 1.6x on
-// 2; FHP-II: 1.2x on 2) and the logic wins for FHP-I (1.3x on 2); on the GPU the bit kernel
-// wins for every model.
+// kernel needs nx to be a multiple of 64; otherwise the 64-site byte kernel with table lookups.
+// Where bits can run, it is the faster kernel on GPUs for every model; on CPU threads the table
+// lookup beats the boolean logic of the denser rule sets (FHP-II, FHP-III) and the logic wins
+// for FHP-I (measured, see docs/dev/decisions.md).
 inline Kernel auto_kernel(Model model, long long nx, bool host) {
   if (nx % 64 != 0) return Kernel::bytes_wide;
   return host && model != Model::fhp1 ? Kernel::bytes_wide : Kernel::bits;
@@ -148,7 +143,7 @@ struct ByteArgs {
 // Collides the 8 sites of a word of bytes by table lookup; bit j of chir and force belongs to
 // byte j. Forced = false drops the forcing code where no site is forced, and takes the lookup
 // of all 8 bytes at once (core::lookup_bytes, one table load per byte).
-template <bool Forced = true, class Table>
+template <bool Forced, class Table>
 KOKKOS_INLINE_FUNCTION std::uint64_t collide_word(const Table& table, std::uint64_t g,
                                                   unsigned chir, unsigned force) {
   if constexpr (!Forced) {
@@ -164,45 +159,6 @@ KOKKOS_INLINE_FUNCTION std::uint64_t collide_word(const Table& table, std::uint6
     return out;
   }
 }
-
-// One thread per word (8 sites), one table lookup per site.
-template <class Space>
-struct ByteStep {
-  ByteArgs<Space> a;
-
-  static constexpr const char* label = "hayate::fhp::step_bytes";
-  static constexpr bool row_pairs = false;
-  using bounds = Kokkos::LaunchBounds<>;
-  static std::int64_t items(const LatticeShape& s) { return s.sites() / 8; }
-
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t t) const {
-    const int nw = a.nw, ny = a.ny;
-    const int y = int(t / nw), k = int(t % nw);
-    const int odd = y & 1;
-    const int kl = k == 0 ? nw - 1 : k - 1, kr = k == nw - 1 ? 0 : k + 1;
-    std::uint64_t w[3][3];  // [dy + 1][dx + 1]
-    for (int dy = -1; dy <= 1; ++dy) {
-      const int yy = (y + dy + ny) % ny;
-      const std::int64_t row = std::int64_t(yy) * nw;
-      w[dy + 1][0] = a.src(row + kl);
-      w[dy + 1][1] = a.src(row + k);
-      w[dy + 1][2] = a.src(row + kr);
-    }
-    constexpr std::uint64_t lane0 = 0x0101010101010101ull;
-    std::uint64_t g = w[1][1] & (lane0 * 0xc0u);  // rest particle and solid flag stay
-    for (int i = 0; i < 6; ++i) {
-      const int r = source_dy(i) + 1;
-      g |= shifted<8>(w[r][0], w[r][1], w[r][2], source_dx(i, odd)) & (lane0 << i);
-    }
-    const std::int64_t rword = std::int64_t(y) * a.rwords + (k >> 3);
-    const int shift = (k & 7) * 8;
-    const unsigned chir = unsigned(chirality_bits(a.seed, a.step, rword) >> shift) & 0xffu;
-    const unsigned force =
-        unsigned(forcing_bits(a.seed, a.step, rword, a.force_q) >> shift) & 0xffu;
-    a.dst(t) = force ? collide_word(a.table, g, chir, force)
-                     : collide_word<false>(a.table, g, chir, force);
-  }
-};
 
 // Bit slicing of 8 words of site bytes. Stage C exchanges bit C of the word index with bit C
 // of the bit index (the state bit within a byte): after the three stages word p holds state
@@ -270,7 +226,7 @@ struct SlicedCollision {
     slice_bytes(w);
   }
 };
-// Table lookup per site, as the bytes kernel.
+// Table lookup per site.
 struct TableCollision {
   static constexpr const char* label = "hayate::fhp::step_bytes_wide";
   template <bool Forced, class Table>
@@ -293,19 +249,14 @@ struct TableCollision {
 
 // One thread per 64 sites (8 words; the last group of a row may be shorter) of two rows,
 // an even row y and the odd row y + 1: the two rows share two of their four source rows, so
-// each row is read twice through L2 instead of three times (the single-row version was
-// L2-bound: L2 throughput 83-87% with DRAM at 56-65%). All 40 loads issue before any store;
-// one random word per row and group, exactly the bit kernel's.
-// Bounds: CUDA launch bounds (at most MaxThreads per block, at least MinBlocks resident per SM),
-// which cap the registers per thread; the default leaves the compiler free. The kernel
-// needs about 150 registers without a cap (18% occupancy on an H100).
-template <class Space, class Collision, class Bounds = Kokkos::LaunchBounds<>>
+// each row is read twice through L2 instead of three times (one row per thread was limited by
+// L2 throughput, see docs/dev/decisions.md). All 40 loads issue before any store; one random
+// word per row and group, exactly the bit kernel's.
+template <class Space, class Collision>
 struct GroupStep {
   ByteArgs<Space> a;
 
   static constexpr const char* label = Collision::label;
-  static constexpr bool row_pairs = true;
-  using bounds = Bounds;
   // Rows come in pairs (the lattice has an even number of rows).
   static std::int64_t items(const LatticeShape& s) {
     return std::int64_t(s.ny / 2) * s.random_words_per_row();
@@ -382,10 +333,13 @@ struct GroupStep {
   }
 };
 
-template <class Space, class Step>
+// The byte layout with a grouped kernel: Collision is SlicedCollision<M> (bytes_sliced) or
+// TableCollision (bytes_wide).
+template <class Space, class Collision>
 class ByteEngine final : public Engine<Space> {
  public:
   using Words = Kokkos::View<std::uint64_t*, typename Space::memory_space>;
+  using Step = GroupStep<Space, Collision>;
 
   ByteEngine(Model model, LatticeShape shape, StepParams params)
       : shape_(shape),
@@ -396,9 +350,8 @@ class ByteEngine final : public Engine<Space> {
         b_(Kokkos::view_alloc(std::string("hayate::fhp::bytes_b"), Kokkos::WithoutInitializing),
            shape.sites() / 8),
         table_("hayate::fhp::table", 512) {
-    if (shape.nx % 8 != 0) throw std::logic_error("fhp bytes kernel: nx must be a multiple of 8");
-    if (Step::row_pairs && shape.ny % 2 != 0)
-      throw std::logic_error("fhp grouped byte kernels: ny must be even");
+    if (shape.nx % 8 != 0) throw std::logic_error("fhp byte kernels: nx must be a multiple of 8");
+    if (shape.ny % 2 != 0) throw std::logic_error("fhp byte kernels: ny must be even");
     auto host = Kokkos::create_mirror_view(table_);
     const CollisionTable& t = table_of(model);
     for (int i = 0; i < 512; ++i) host(i) = t.out[i];
@@ -413,8 +366,7 @@ class ByteEngine final : public Engine<Space> {
     const decltype(Args::dst_pairs) dst_pairs(reinterpret_cast<WordPair*>(b_.data()), npairs);
     const Step f{Args{a_, b_, src_pairs, dst_pairs, table_, nw_, shape_.ny,
                       shape_.random_words_per_row(), params_.seed, step, params_.force_q}};
-    Kokkos::parallel_for(
-        Step::label, Kokkos::RangePolicy<Space, typename Step::bounds>(0, Step::items(shape_)), f);
+    Kokkos::parallel_for(Step::label, Kokkos::RangePolicy<Space>(0, Step::items(shape_)), f);
     std::swap(a_, b_);
   }
 
@@ -580,41 +532,22 @@ auto dispatch_model(Model model, F&& f) {
   throw std::logic_error("fhp: unknown model");
 }
 
-// A grouped byte kernel (bytes_wide or bytes_sliced) under launch bounds Bounds: the
-// default engines use Kokkos::LaunchBounds<>, the launch-shape benchmark and its test others.
-template <class Space, class Bounds = Kokkos::LaunchBounds<>>
-std::unique_ptr<Engine<Space>> make_grouped_engine(Kernel kernel, Model model, LatticeShape shape,
-                                                   StepParams params) {
-  return dispatch_model(model, [&](auto m) -> std::unique_ptr<Engine<Space>> {
-    constexpr Model M = decltype(m)::value;
-    switch (kernel) {
-      case Kernel::bytes_sliced:
-        return std::make_unique<ByteEngine<Space, GroupStep<Space, SlicedCollision<M>, Bounds>>>(
-            model, shape, params);
-      case Kernel::bytes_wide:
-        return std::make_unique<ByteEngine<Space, GroupStep<Space, TableCollision, Bounds>>>(
-            model, shape, params);
-      default:
-        throw std::logic_error("fhp: not a grouped byte kernel");
-    }
-  });
-}
-
+// The engine of `kernel` for `model`.
 template <class Space>
 std::unique_ptr<Engine<Space>> make_engine(Kernel kernel, Model model, LatticeShape shape,
                                            StepParams params) {
-  switch (kernel) {
-    case Kernel::bytes:
-      return std::make_unique<ByteEngine<Space, ByteStep<Space>>>(model, shape, params);
-    case Kernel::bytes_sliced:
-    case Kernel::bytes_wide:
-      return make_grouped_engine<Space>(kernel, model, shape, params);
-    case Kernel::bits:
-      return dispatch_model(model, [&](auto m) -> std::unique_ptr<Engine<Space>> {
-        return std::make_unique<BitEngine<Space, decltype(m)::value>>(shape, params);
-      });
-  }
-  throw std::logic_error("fhp: unknown kernel");
+  return dispatch_model(model, [&](auto m) -> std::unique_ptr<Engine<Space>> {
+    constexpr Model M = decltype(m)::value;
+    switch (kernel) {
+      case Kernel::bytes_wide:
+        return std::make_unique<ByteEngine<Space, TableCollision>>(model, shape, params);
+      case Kernel::bytes_sliced:
+        return std::make_unique<ByteEngine<Space, SlicedCollision<M>>>(model, shape, params);
+      case Kernel::bits:
+        return std::make_unique<BitEngine<Space, M>>(shape, params);
+    }
+    throw std::logic_error("fhp: unknown kernel");
+  });
 }
 
 }  // namespace hayate::fhp

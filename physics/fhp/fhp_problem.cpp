@@ -3,12 +3,12 @@
 // (totals), coarse-grained fields as VTK and PNG, and bitwise checkpoints.
 #include "fhp/fhp_problem.hpp"
 
+#include "exec/dispatch.hpp"
 #include "fhp/fhp_fields.hpp"
 #include "fhp/fhp_init.hpp"
 #include "fhp/fhp_kernels.hpp"
 #include "fhp/fhp_obstacles.hpp"
 #include "io/csv_writer.hpp"
-#include "exec/dispatch.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -29,7 +29,6 @@ using core::RunContext;
 // `host`: the run's backend executes on the host (OpenMP, Serial).
 Kernel choose_kernel(const Config& config, bool host) {
   const std::string k = config.string("run.kernel");
-  if (k == "bytes") return Kernel::bytes;
   if (k == "bytes_wide") return Kernel::bytes_wide;
   if (k == "bytes_sliced") return Kernel::bytes_sliced;
   if (k == "bits") return Kernel::bits;
@@ -245,7 +244,7 @@ void declare(core::Schema& s) {
            "Collision rules: fhp1 (6 channels, 5 changing states), fhp2 (rest particle, 22), "
            "fhp3 (collision-saturated, 76)")
       .defaults("fhp3");
-  s.integer("system.nx", "Columns; a multiple of 8 (bytes kernel) or 64 (bits kernel)")
+  s.integer("system.nx", "Columns; a multiple of 8 (byte kernels) or 64 (bits kernel)")
       .defaults(256)
       .range(8, 1LL << 20);
   s.integer("system.ny", "Rows (even); odd rows are shifted half a spacing to the right")
@@ -268,12 +267,11 @@ void declare(core::Schema& s) {
   s.integer("run.steps", "Time steps (each: stream and collide every site)")
       .defaults(1000)
       .at_least(0);
-  s.choice("run.kernel", {"auto", "bytes", "bytes_wide", "bytes_sliced", "bits"},
-           "bytes: one byte per site, 8 sites per thread, table lookup; bytes_wide: one byte per "
-           "site, 64 sites per thread, table lookup; bytes_sliced: one byte per site, 64 sites "
-           "per thread bit-sliced in registers, boolean logic; bits: 64 sites per word, boolean "
-           "logic; auto: bits when nx is a multiple of 64 (on host backends only for fhp1), else "
-           "bytes_wide. All give identical results")
+  s.choice("run.kernel", {"auto", "bytes_wide", "bytes_sliced", "bits"},
+           "bytes_wide: one byte per site, 64 sites per thread, table lookup; bytes_sliced: one "
+           "byte per site, 64 sites per thread bit-sliced in registers, boolean logic; bits: 64 "
+           "sites per word, boolean logic; auto: bits when nx is a multiple of 64 (on host "
+           "backends only for fhp1), else bytes_wide. All give identical results")
       .defaults("auto");
   s.section("init", "Initial state: random occupation around a local equilibrium");
   s.reals("init.velocity", "Mean velocity [ux, uy] in lattice units")

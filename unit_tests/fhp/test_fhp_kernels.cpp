@@ -143,8 +143,7 @@ TYPED_TEST(FhpKernels, AllKernelsMatchSerialReference) {
     for (const Model model : {Model::fhp1, Model::fhp2, Model::fhp3}) {
       const StepParams params{11, force_q};
       std::vector<std::unique_ptr<Engine<Space>>> engines;
-      for (const Kernel kernel :
-           {Kernel::bytes, Kernel::bytes_wide, Kernel::bytes_sliced, Kernel::bits})
+      for (const Kernel kernel : {Kernel::bytes_wide, Kernel::bytes_sliced, Kernel::bits})
         engines.push_back(make_engine<Space>(kernel, model, shape, params));
       compare_with_reference(engines, random_sites(shape, model, 0.08, 5), shape, model, params, 12,
                              "forcing " + std::to_string(force_q), true);
@@ -160,41 +159,15 @@ TYPED_TEST(FhpKernels, ByteKernelsMatchReferenceOnNarrowRows) {
   using Space = TypeParam;
   for (const int ny : {6, 2})
     for (const int nx : {72, 40, 8, 136, 80})
-      for (const Model model : {Model::fhp2, Model::fhp3}) {
+      for (const Model model : {Model::fhp1, Model::fhp2, Model::fhp3}) {
         const LatticeShape shape{nx, ny};
         const StepParams params{4, 20000};
         std::vector<std::unique_ptr<Engine<Space>>> engines;
-        for (const Kernel kernel : {Kernel::bytes, Kernel::bytes_wide, Kernel::bytes_sliced})
+        for (const Kernel kernel : {Kernel::bytes_wide, Kernel::bytes_sliced})
           engines.push_back(make_engine<Space>(kernel, model, shape, params));
         compare_with_reference(engines, random_sites(shape, model, 0.05, 9), shape, model, params,
                                6, std::to_string(nx) + " columns, " + std::to_string(ny) + " rows");
       }
-}
-
-// The grouped kernels under the register caps the launch-shape benchmark sweeps (CUDA launch
-// bounds; a host backend ignores them): same bits as the reference.
-template <class Space, class Bounds>
-void check_bounded(const Kernel kernel) {
-  const LatticeShape shape{136, 6};
-  const StepParams params{7, 20000};
-  for (const Model model : {Model::fhp1, Model::fhp3}) {
-    std::vector<std::unique_ptr<Engine<Space>>> engines;
-    engines.push_back(make_grouped_engine<Space, Bounds>(kernel, model, shape, params));
-    compare_with_reference(engines, random_sites(shape, model, 0.05, 3), shape, model, params, 4,
-                           kernel_name(kernel));
-  }
-}
-
-TYPED_TEST(FhpKernels, GroupedKernelsUnderLaunchBoundsMatchReference) {
-  using Space = TypeParam;
-  for (const Kernel kernel : {Kernel::bytes_wide, Kernel::bytes_sliced}) {
-    check_bounded<Space, Kokkos::LaunchBounds<256, 2>>(kernel);
-    check_bounded<Space, Kokkos::LaunchBounds<128, 5>>(kernel);
-    check_bounded<Space, Kokkos::LaunchBounds<256, 3>>(kernel);
-  }
-  EXPECT_THROW(
-      make_grouped_engine<Space>(Kernel::bits, Model::fhp3, LatticeShape{128, 4}, StepParams{1, 0}),
-      std::logic_error);
 }
 
 // The byte-table lookup of a whole word, as kernels on Space run it (on CUDA devices the
@@ -261,8 +234,7 @@ TEST(FhpSlicing, SliceBytesGathersStateBitsIntoPlanes) {
 TYPED_TEST(FhpKernels, PeriodicRunsConserveMassAndMomentumExactly) {
   using Space = TypeParam;
   const LatticeShape shape{192, 64};
-  for (const Kernel kernel :
-       {Kernel::bytes, Kernel::bytes_wide, Kernel::bytes_sliced, Kernel::bits})
+  for (const Kernel kernel : {Kernel::bytes_wide, Kernel::bytes_sliced, Kernel::bits})
     for (const Model model : {Model::fhp1, Model::fhp2, Model::fhp3}) {
       auto e = make_engine<Space>(kernel, model, shape, StepParams{3, 0});
       const auto host = random_sites(shape, model, 0.0, 17);
