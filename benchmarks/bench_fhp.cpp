@@ -37,19 +37,19 @@ void bit_sizes(benchmark::internal::Benchmark* b) {
   add_sizes(b, true);
 }
 
-// Times an engine from make(kernel, model, shape, params).
-template <class Space, class Make>
-void run_engine(const Space& space, benchmark::State& state, fhp::Kernel kernel, fhp::Model model,
-                Make&& make) {
+// Times the engine of `kernel` for `model` on `space`.
+template <class Space>
+void run_fhp(const Space& space, benchmark::State& state, fhp::Kernel kernel, fhp::Model model) {
   const fhp::LatticeShape shape{int(state.range(0)), int(state.range(1))};
-  auto engine = make(kernel, model, shape, fhp::StepParams{1, 0});
+  auto engine = fhp::make_engine(space, kernel, model, shape, fhp::StepParams{1, 0});
   {
     fhp::SiteBytes<Space> sites("hayate::fhp::bench_sites", shape.sites()), none("none", 0);
     fhp::InitialFlow flow;
     flow.density = model == fhp::Model::fhp1 ? 1.8 : 2.1;
     flow.ux = 0.1;
-    fhp::initialize_sites<Space>(sites, shape, model, flow, none);
+    fhp::initialize_sites(space, sites, shape, model, flow, none);
     engine->load(sites);
+    space.fence();
   }
   // Enough steps per timed region that launch latency does not dominate small lattices.
   const std::int64_t steps =
@@ -65,12 +65,6 @@ void run_engine(const Space& space, benchmark::State& state, fhp::Kernel kernel,
   state.counters["bytes_per_second"] = rate(updates * engine->bytes_per_update());
   state.counters["bytes_per_update"] = engine->bytes_per_update();
   state.counters["sites"] = double(shape.sites());
-}
-
-template <class Space>
-void run_fhp(const Space& space, benchmark::State& state, fhp::Kernel kernel, fhp::Model model) {
-  run_engine(space, state, kernel, model,
-             [](auto... args) { return fhp::make_engine<Space>(args...); });
 }
 
 }  // namespace

@@ -11,7 +11,8 @@
 //                 (fhp_bitlogic.hpp).
 // All draw the same random bits per site (fhp_lattice.hpp), so they are bitwise identical,
 // and all convert to and from the canonical site bytes (row-major, one byte per site) that
-// initial conditions, analysis and checkpoints use.
+// initial conditions, analysis and checkpoints use. Every engine launches on the
+// execution-space instance it was made with.
 #include "algorithms/byte_lookup.hpp"
 #include "fhp/fhp_bitlogic.hpp"
 #include "fhp/fhp_lattice.hpp"
@@ -41,14 +42,22 @@ inline std::string kernel_name(Kernel k) {
   return "?";
 }
 
-// `run.kernel: auto` for a row of nx sites on a host (OpenMP, Serial) or GPU backend. The bit
-// kernel needs nx to be a multiple of 64; otherwise the 64-site byte kernel with table lookups.
-// Where bits can run, it is the faster kernel on GPUs for every model; on CPU threads the table
-// lookup beats the boolean logic of the denser rule sets (FHP-II, FHP-III) and the logic wins
-// for FHP-I (measured, see docs/dev/decisions.md).
-inline Kernel auto_kernel(Model model, long long nx, bool host) {
+// Parses a kernel name of `tuning.kernel` other than auto.
+inline Kernel parse_kernel(const std::string& name) {
+  for (const Kernel k : {Kernel::bytes_wide, Kernel::bytes_sliced, Kernel::bits})
+    if (kernel_name(k) == name) return k;
+  throw std::logic_error("fhp: unknown kernel '" + name + "'");
+}
+
+// `tuning.kernel: auto` for a row of nx sites on a backend with traits Traits
+// (core::ExecTraits<Space>). The bit kernel needs nx to be a multiple of 64; otherwise the
+// 64-site byte kernel with table lookups. Where bits can run, it is the faster kernel on GPUs
+// for every model; on host backends the table lookup beats the boolean logic of the denser rule
+// sets (FHP-II, FHP-III) and the logic wins for FHP-I (measured, see docs/dev/decisions.md).
+template <class Traits>
+Kernel auto_kernel(Model model, long long nx) {
   if (nx % 64 != 0) return Kernel::bytes_wide;
-  return host && model != Model::fhp1 ? Kernel::bytes_wide : Kernel::bits;
+  return Traits::is_gpu || model == Model::fhp1 ? Kernel::bits : Kernel::bytes_wide;
 }
 
 struct StepParams {
@@ -95,10 +104,11 @@ struct TotalsFunctor {
 };
 
 template <class Space, class Counts>
-Totals reduce_totals(const std::string& label, std::int64_t n, const Counts& counts) {
+Totals reduce_totals(const Space& space, const std::string& label, std::int64_t n,
+                     const Counts& counts) {
   std::int64_t r[3] = {0, 0, 0};
-  Kokkos::parallel_reduce(label, Kokkos::RangePolicy<Space>(0, n), TotalsFunctor<Counts>{3, counts},
-                          r);
+  Kokkos::parallel_reduce(label, Kokkos::RangePolicy<Space>(space, 0, n),
+                          TotalsFunctor<Counts>{3, counts}, r);
   return Totals{r[0], r[1], r[2]};
 }
 
@@ -341,8 +351,9 @@ class ByteEngine final : public Engine<Space> {
   using Words = Kokkos::View<std::uint64_t*, typename Space::memory_space>;
   using Step = GroupStep<Space, Collision>;
 
-  ByteEngine(Model model, LatticeShape shape, StepParams params)
-      : shape_(shape),
+  ByteEngine(const Space& space, Model model, LatticeShape shape, StepParams params)
+      : space_(space),
+        shape_(shape),
         params_(params),
         nw_(shape.nx / 8),
         a_(Kokkos::view_alloc(std::string("hayate::fhp::bytes_a"), Kokkos::WithoutInitializing),
@@ -355,7 +366,8 @@ class ByteEngine final : public Engine<Space> {
     auto host = Kokkos::create_mirror_view(table_);
     const CollisionTable& t = table_of(model);
     for (int i = 0; i < 512; ++i) host(i) = t.out[i];
-    Kokkos::deep_copy(table_, host);
+    Kokkos::deep_copy(space_, table_, host);
+    space_.fence();  // the host copy is freed on return
   }
 
   void advance(std::int64_t step) override {
@@ -366,19 +378,22 @@ class ByteEngine final : public Engine<Space> {
     const decltype(Args::dst_pairs) dst_pairs(reinterpret_cast<WordPair*>(b_.data()), npairs);
     const Step f{Args{a_, b_, src_pairs, dst_pairs, table_, nw_, shape_.ny,
                       shape_.random_words_per_row(), params_.seed, step, params_.force_q}};
-    Kokkos::parallel_for(Step::label, Kokkos::RangePolicy<Space>(0, Step::items(shape_)), f);
+    Kokkos::parallel_for(Step::label, Kokkos::RangePolicy<Space>(space_, 0, Step::items(shape_)),
+                         f);
     std::swap(a_, b_);
   }
 
-  void load(const SiteBytes<Space>& sites) override { Kokkos::deep_copy(bytes_of(a_), sites); }
+  void load(const SiteBytes<Space>& sites) override {
+    Kokkos::deep_copy(space_, bytes_of(a_), sites);
+  }
   void store(const SiteBytes<Space>& sites) const override {
-    Kokkos::deep_copy(sites, bytes_of(a_));
+    Kokkos::deep_copy(space_, sites, bytes_of(a_));
   }
 
   Totals totals() const override {
     const Words a = a_;
-    return reduce_totals<Space>(
-        "hayate::fhp::totals_bytes", shape_.sites() / 8,
+    return reduce_totals(
+        space_, "hayate::fhp::totals_bytes", shape_.sites() / 8,
         KOKKOS_LAMBDA(const std::int64_t i, std::int64_t* v) {
           constexpr std::uint64_t lane0 = 0x0101010101010101ull;
           for (int d = 0; d < 7; ++d) add_counts(d, popcount64(a(i) & (lane0 << d)), v);
@@ -393,6 +408,7 @@ class ByteEngine final : public Engine<Space> {
         reinterpret_cast<std::uint8_t*>(w.data()), w.extent(0) * 8);
   }
 
+  Space space_;
   LatticeShape shape_;
   StepParams params_;
   int nw_;
@@ -445,8 +461,9 @@ class BitEngine final : public Engine<Space> {
  public:
   using Words = Kokkos::View<std::uint64_t*, typename Space::memory_space>;
 
-  BitEngine(LatticeShape shape, StepParams params)
-      : shape_(shape),
+  BitEngine(const Space& space, LatticeShape shape, StepParams params)
+      : space_(space),
+        shape_(shape),
         params_(params),
         nw_(shape.nx / 64),
         a_(Kokkos::view_alloc(std::string("hayate::fhp::planes_a"), Kokkos::WithoutInitializing), 7,
@@ -460,7 +477,7 @@ class BitEngine final : public Engine<Space> {
   void advance(std::int64_t step) override {
     BitStep<Space, M> f{a_, b_, solid_, nw_, shape_.ny, params_.seed, step, params_.force_q};
     Kokkos::parallel_for("hayate::fhp::step_bits",
-                         Kokkos::RangePolicy<Space>(0, shape_.sites() / 64), f);
+                         Kokkos::RangePolicy<Space>(space_, 0, shape_.sites() / 64), f);
     std::swap(a_, b_);
   }
 
@@ -468,7 +485,7 @@ class BitEngine final : public Engine<Space> {
     const Planes<Space> a = a_;
     const Words solid = solid_;
     Kokkos::parallel_for(
-        "hayate::fhp::bytes_to_bits", Kokkos::RangePolicy<Space>(0, shape_.sites() / 64),
+        "hayate::fhp::bytes_to_bits", Kokkos::RangePolicy<Space>(space_, 0, shape_.sites() / 64),
         KOKKOS_LAMBDA(const std::int64_t t) {
           std::uint64_t p[8] = {0, 0, 0, 0, 0, 0, 0, 0};
           for (int j = 0; j < 64; ++j) {
@@ -484,7 +501,7 @@ class BitEngine final : public Engine<Space> {
     const Planes<Space> a = a_;
     const Words solid = solid_;
     Kokkos::parallel_for(
-        "hayate::fhp::bits_to_bytes", Kokkos::RangePolicy<Space>(0, shape_.sites() / 64),
+        "hayate::fhp::bits_to_bytes", Kokkos::RangePolicy<Space>(space_, 0, shape_.sites() / 64),
         KOKKOS_LAMBDA(const std::int64_t t) {
           std::uint64_t p[8];
           for (int i = 0; i < 7; ++i) p[i] = a(i, t);
@@ -499,8 +516,8 @@ class BitEngine final : public Engine<Space> {
 
   Totals totals() const override {
     const Planes<Space> a = a_;
-    return reduce_totals<Space>(
-        "hayate::fhp::totals_bits", shape_.sites() / 64,
+    return reduce_totals(
+        space_, "hayate::fhp::totals_bits", shape_.sites() / 64,
         KOKKOS_LAMBDA(const std::int64_t w, std::int64_t* v) {
           for (int d = 0; d < 7; ++d) add_counts(d, popcount64(a(d, w)), v);
         });
@@ -510,6 +527,7 @@ class BitEngine final : public Engine<Space> {
   double bytes_per_update() const override { return 15.0 / 8.0; }
 
  private:
+  Space space_;
   LatticeShape shape_;
   StepParams params_;
   int nw_;
@@ -532,19 +550,19 @@ auto dispatch_model(Model model, F&& f) {
   throw std::logic_error("fhp: unknown model");
 }
 
-// The engine of `kernel` for `model`.
+// The engine of `kernel` for `model`, launching on `space`.
 template <class Space>
-std::unique_ptr<Engine<Space>> make_engine(Kernel kernel, Model model, LatticeShape shape,
-                                           StepParams params) {
+std::unique_ptr<Engine<Space>> make_engine(const Space& space, Kernel kernel, Model model,
+                                           LatticeShape shape, StepParams params) {
   return dispatch_model(model, [&](auto m) -> std::unique_ptr<Engine<Space>> {
     constexpr Model M = decltype(m)::value;
     switch (kernel) {
       case Kernel::bytes_wide:
-        return std::make_unique<ByteEngine<Space, TableCollision>>(model, shape, params);
+        return std::make_unique<ByteEngine<Space, TableCollision>>(space, model, shape, params);
       case Kernel::bytes_sliced:
-        return std::make_unique<ByteEngine<Space, SlicedCollision<M>>>(model, shape, params);
+        return std::make_unique<ByteEngine<Space, SlicedCollision<M>>>(space, model, shape, params);
       case Kernel::bits:
-        return std::make_unique<BitEngine<Space, M>>(shape, params);
+        return std::make_unique<BitEngine<Space, M>>(space, shape, params);
     }
     throw std::logic_error("fhp: unknown kernel");
   });
