@@ -437,10 +437,12 @@ struct BitStep {
     const int y = int(t / nw), k = int(t % nw);
     const int odd = y & 1;
     const int kl = k == 0 ? nw - 1 : k - 1, kr = k == nw - 1 ? 0 : k + 1;
+    // Starts of the rows above, at and below y, wrapped without a division per direction.
+    const std::int64_t rows[3] = {std::int64_t(y == 0 ? ny - 1 : y - 1) * nw, std::int64_t(y) * nw,
+                                  std::int64_t(y + 1 == ny ? 0 : y + 1) * nw};
     std::uint64_t n[7];
     for (int i = 0; i < 6; ++i) {
-      const int yy = (y + source_dy(i) + ny) % ny;
-      const std::int64_t row = std::int64_t(yy) * nw;
+      const std::int64_t row = rows[source_dy(i) + 1];
       const int dx = source_dx(i, odd);
       const std::uint64_t c = src(i, row + k);
       const std::uint64_t l = dx < 0 ? src(i, row + kl) : 0;
