@@ -203,6 +203,16 @@ TEST(FhpKernelChoice, AutoFollowsTheMeasuredWinners) {
   EXPECT_THROW(parse_kernel("bytes"), std::logic_error);
 }
 
+// out(i) = the table lookup of words(i) with high(i), in a kernel (a free function: nvcc rejects
+// device lambdas inside gtest's private TestBody).
+template <class Table, class Words, class High>
+void lookup_words(const Table& table, const Words& words, const High& high, const Words& out) {
+  using Space = typename Words::execution_space;
+  Kokkos::parallel_for(
+      "lookup", Kokkos::RangePolicy<Space>(0, words.extent(0)),
+      KOKKOS_LAMBDA(const int i) { out(i) = core::lookup_bytes(table.data(), words(i), high(i)); });
+}
+
 // The byte-table lookup of a whole word, as kernels on Space run it (on CUDA devices the
 // byte-permute form of backends/cuda/byte_table.hpp), against the portable loop on the host.
 TYPED_TEST(FhpKernels, WordLookupMatchesPortableLoop) {
@@ -224,10 +234,7 @@ TYPED_TEST(FhpKernels, WordLookupMatchesPortableLoop) {
     Kokkos::deep_copy(table, table_h);
     Kokkos::deep_copy(words, words_h);
     Kokkos::deep_copy(high, high_h);
-    Kokkos::parallel_for(
-        "lookup", Kokkos::RangePolicy<Space>(0, n), KOKKOS_LAMBDA(const int i) {
-          out(i) = core::lookup_bytes(table.data(), words(i), high(i));
-        });
+    lookup_words(table, words, high, out);
     auto out_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
     for (int i = 0; i < n; ++i)
       ASSERT_EQ(out_h(i), core::lookup_bytes_portable(table_h.data(), words_h(i), high_h(i)))
