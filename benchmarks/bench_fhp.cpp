@@ -2,7 +2,7 @@
 // source's 416 x 256 up to 32768 x 32768. The bits kernel needs a multiple of 64 columns, so
 // it runs the source's lattice transposed (256 x 416); the byte kernels run both shapes.
 // Sizes above HAYATE_FHP_BENCH_MAX_SITES (default 2^24 sites) are not registered, so a laptop
-// run stays short and the device script asks for the large ones.
+// run stays short; raise it on a GPU for the large ones.
 // bytes_per_update is the DRAM traffic of one site update if every word is read and written
 // once: multiply by site_updates_per_second and divide by stream/copy's bytes_per_second for
 // the fraction of the bandwidth bound.
@@ -37,19 +37,19 @@ void bit_sizes(benchmark::internal::Benchmark* b) {
   add_sizes(b, true);
 }
 
-// Times an engine from make(kernel, model, shape, params).
-template <class Space, class Make>
-void run_engine(const Space& space, benchmark::State& state, fhp::Kernel kernel, fhp::Model model,
-                Make&& make) {
+// Times the engine of `kernel` for `model` on `space`.
+template <class Space>
+void run_fhp(const Space& space, benchmark::State& state, fhp::Kernel kernel, fhp::Model model) {
   const fhp::LatticeShape shape{int(state.range(0)), int(state.range(1))};
-  auto engine = make(kernel, model, shape, fhp::StepParams{1, 0});
+  auto engine = fhp::make_engine(space, kernel, model, shape, fhp::StepParams{1, 0});
   {
     fhp::SiteBytes<Space> sites("hayate::fhp::bench_sites", shape.sites()), none("none", 0);
     fhp::InitialFlow flow;
     flow.density = model == fhp::Model::fhp1 ? 1.8 : 2.1;
     flow.ux = 0.1;
-    fhp::initialize_sites<Space>(sites, shape, model, flow, none);
+    fhp::initialize_sites(space, sites, shape, model, flow, none);
     engine->load(sites);
+    space.fence();
   }
   // Enough steps per timed region that launch latency does not dominate small lattices.
   const std::int64_t steps =
@@ -67,35 +67,11 @@ void run_engine(const Space& space, benchmark::State& state, fhp::Kernel kernel,
   state.counters["sites"] = double(shape.sites());
 }
 
-template <class Space>
-void run_fhp(const Space& space, benchmark::State& state, fhp::Kernel kernel, fhp::Model model) {
-  run_engine(space, state, kernel, model,
-             [](auto... args) { return fhp::make_engine<Space>(args...); });
-}
-
-#ifdef KOKKOS_ENABLE_CUDA
-// The grouped byte kernels under CUDA launch bounds (register caps), against the default.
-template <int MaxThreads, int MinBlocks>
-void register_bounded(fhp::Kernel kernel, fhp::Model model) {
-  const std::string name = "fhp_bounds/" + fhp::kernel_name(kernel) + "/" + fhp::model_name(model) +
-                           "/bounds:" + std::to_string(MaxThreads) + "x" +
-                           std::to_string(MinBlocks) + "/cuda";
-  auto* b = benchmark::RegisterBenchmark(name.c_str(), [kernel, model](benchmark::State& state) {
-    run_engine(Kokkos::Cuda(), state, kernel, model, [](auto... args) {
-      return fhp::make_grouped_engine<Kokkos::Cuda, Kokkos::LaunchBounds<MaxThreads, MinBlocks>>(
-          args...);
-    });
-  });
-  b->UseManualTime()->Unit(benchmark::kMicrosecond);
-  byte_sizes(b);
-}
-#endif
-
 }  // namespace
 
 void register_fhp_suite() {
-  const fhp::Kernel kernels[] = {fhp::Kernel::bytes, fhp::Kernel::bytes_wide,
-                                 fhp::Kernel::bytes_sliced, fhp::Kernel::bits};
+  const fhp::Kernel kernels[] = {fhp::Kernel::bytes_wide, fhp::Kernel::bytes_sliced,
+                                 fhp::Kernel::bits};
   for (const fhp::Kernel kernel : kernels)
     for (const fhp::Model model : {fhp::Model::fhp3, fhp::Model::fhp1})
       register_for_each_space(
@@ -104,17 +80,6 @@ void register_fhp_suite() {
             run_fhp(space, state, kernel, model);
           },
           kernel == fhp::Kernel::bits ? bit_sizes : byte_sizes);
-#ifdef KOKKOS_ENABLE_CUDA
-  // Register caps: 128 (256 x 2), 102 (128 x 5) and 85 (256 x 3) registers per thread.
-  for (const auto& backend : core::enabled_backends())
-    if (backend == "cuda")
-      for (const fhp::Kernel kernel : {fhp::Kernel::bytes_wide, fhp::Kernel::bytes_sliced})
-        for (const fhp::Model model : {fhp::Model::fhp3, fhp::Model::fhp1}) {
-          register_bounded<256, 2>(kernel, model);
-          register_bounded<128, 5>(kernel, model);
-          register_bounded<256, 3>(kernel, model);
-        }
-#endif
 }
 
 }  // namespace hayate::bench

@@ -28,7 +28,7 @@ void register_stream_suite() {
           using Space = decltype(space);
           const std::int64_t n = state.range(0);
           const int unroll = static_cast<int>(state.range(1));
-          stream::StreamArrays<Space, double> arrays(n);
+          stream::StreamArrays<Space, double> arrays(space, n);
           arrays.fill();
           arrays.run(kernel, 0.5, unroll);  // warm-up: page placement, clocks
           for (auto _ : state) time_region(state, space, [&] { arrays.run(kernel, 0.5, unroll); });

@@ -1,8 +1,9 @@
 #pragma once
 // Byte-table lookups on CUDA devices: one PRMT instruction forms each table index from a byte of
 // a packed word, and three more pack four results back into a word. The same lookup written
-// with shifts and masks is about eight integer instructions per byte in PTX (extract, bit
-// insert, 64-bit address add, shift and or).
+// with shifts and masks (core::lookup_bytes_portable, the form every other backend runs) is
+// about eight integer instructions per byte in PTX (extract, bit insert, 64-bit address add,
+// shift and or). Reached through core::lookup_bytes (core/algorithms/byte_lookup.hpp).
 #include <cstdint>
 
 namespace hayate::cuda {

@@ -2,7 +2,8 @@
 // Coarse-grained fields: sums over blocks of B columns x round(B / (sqrt(3)/2)) rows (about
 // square in physical space) of the particles and
 // their momentum, plus the number of solid sites, accumulated over any number of steps.
-// Output (VTK image data, PNG pictures) reads the block averages on the host.
+// Output (VTK image data, PNG pictures) reads the block averages on the host. Kernels and
+// copies run on the execution-space instance the accumulator was made with.
 #include "fhp/fhp_kernels.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -34,8 +35,11 @@ class FieldAccumulator {
   // Per block: particles, x momentum (half units), y momentum (units of sqrt(3)/2), fluid sites.
   using Sums = Kokkos::View<double* [4], typename Space::memory_space>;
 
-  FieldAccumulator(LatticeShape shape, int block)
-      : shape_(shape), grid_(shape, block), sums_("hayate::fhp::block_sums", grid_.blocks()) {}
+  FieldAccumulator(const Space& space, LatticeShape shape, int block)
+      : space_(space),
+        shape_(shape),
+        grid_(shape, block),
+        sums_("hayate::fhp::block_sums", grid_.blocks()) {}
 
   const BlockGrid& grid() const { return grid_; }
   int samples() const { return samples_; }
@@ -46,7 +50,7 @@ class FieldAccumulator {
     const Sums sums = sums_;
     const int nx = shape_.nx, b = grid_.block, rows = grid_.rows, nbx = grid_.nbx;
     Kokkos::parallel_for(
-        "hayate::fhp::block_sums", Kokkos::RangePolicy<Space>(0, grid_.blocks()),
+        "hayate::fhp::block_sums", Kokkos::RangePolicy<Space>(space_, 0, grid_.blocks()),
         KOKKOS_LAMBDA(const int k) {
           const int bx = k % nbx, by = k / nbx;
           double m = 0, px = 0, py = 0, fluid = 0;
@@ -73,12 +77,14 @@ class FieldAccumulator {
   }
 
   void reset() {
-    Kokkos::deep_copy(sums_, 0.0);
+    Kokkos::deep_copy(space_, sums_, 0.0);
     samples_ = 0;
   }
 
   BlockFields averages() const {
-    auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sums_);
+    auto h = Kokkos::create_mirror_view(sums_);
+    Kokkos::deep_copy(space_, h, sums_);
+    space_.fence();
     BlockFields f;
     f.grid = grid_;
     const int n = grid_.blocks();
@@ -100,6 +106,7 @@ class FieldAccumulator {
   }
 
  private:
+  Space space_;
   LatticeShape shape_;
   BlockGrid grid_;
   Sums sums_;
@@ -114,11 +121,14 @@ struct RowSums {
 };
 
 template <class Space>
-RowSums row_sums(const SiteBytes<Space>& sites, LatticeShape shape) {
-  Kokkos::View<double* [3], typename Space::memory_space> sums("hayate::fhp::row_sums", shape.ny);
+RowSums row_sums(const Space& space, const SiteBytes<Space>& sites, LatticeShape shape) {
+  Kokkos::View<double* [3], typename Space::memory_space> sums(
+      Kokkos::view_alloc(std::string("hayate::fhp::row_sums"), Kokkos::WithoutInitializing),
+      shape.ny);
   const int nx = shape.nx;
   Kokkos::parallel_for(
-      "hayate::fhp::row_sums", Kokkos::RangePolicy<Space>(0, shape.ny), KOKKOS_LAMBDA(const int y) {
+      "hayate::fhp::row_sums", Kokkos::RangePolicy<Space>(space, 0, shape.ny),
+      KOKKOS_LAMBDA(const int y) {
         double m = 0, px = 0, fluid = 0;
         for (int x = 0; x < nx; ++x) {
           const unsigned s = sites(std::int64_t(y) * nx + x);
@@ -134,7 +144,9 @@ RowSums row_sums(const SiteBytes<Space>& sites, LatticeShape shape) {
         sums(y, 1) = px;
         sums(y, 2) = fluid;
       });
-  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sums);
+  auto h = Kokkos::create_mirror_view(sums);
+  Kokkos::deep_copy(space, h, sums);
+  space.fence();
   RowSums r;
   for (int y = 0; y < shape.ny; ++y) {
     r.mass.push_back(h(y, 0));

@@ -17,15 +17,15 @@ struct InitialFlow {
 
 // solid: one flag per site (may be empty = no solid sites).
 template <class Space>
-void initialize_sites(const SiteBytes<Space>& sites, LatticeShape shape, Model model,
-                      const InitialFlow& flow, const SiteBytes<Space>& solid) {
+void initialize_sites(const Space& space, const SiteBytes<Space>& sites, LatticeShape shape,
+                      Model model, const InitialFlow& flow, const SiteBytes<Space>& solid) {
   const int b = channels(model);
   const double d = flow.density / b, ux = flow.ux, uy = flow.uy, shear = flow.shear;
   const std::uint64_t seed = flow.seed;
   const int nx = shape.nx, ny = shape.ny;
   const bool has_solid = solid.extent(0) > 0;
   Kokkos::parallel_for(
-      "hayate::fhp::initialize", Kokkos::RangePolicy<Space>(0, shape.sites()),
+      "hayate::fhp::initialize", Kokkos::RangePolicy<Space>(space, 0, shape.sites()),
       KOKKOS_LAMBDA(const std::int64_t s) {
         if (has_solid && solid(s)) {
           sites(s) = 0x80u;

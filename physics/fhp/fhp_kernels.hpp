@@ -1,11 +1,9 @@
 #pragma once
 // The FHP kernels, all fused collide+stream with a pull and two buffers:
-//   bytes:        one byte per site (7 state bits + solid bit), 8 sites per 64-bit word and
-//                 thread; streaming gathers the neighbour words, collision is a table lookup
-//                 per byte.
-//   bytes_wide:   the same memory layout, 64 sites (8 words of one row) per thread, so one
-//                 random word and one index computation serve 64 sites; streaming gathers in
-//                 the byte words, collision is the table lookup per byte.
+//   bytes_wide:   one byte per site (7 state bits + solid bit), 64 sites (8 words of one row) of
+//                 each of two rows per thread, so one random word and one index computation
+//                 serve 64 sites; streaming gathers in the byte words, collision is a table
+//                 lookup per byte.
 //   bytes_sliced: as bytes_wide, but the 8 streamed words are bit-sliced in registers into
 //                 planes and collide with the bit kernel's boolean logic, then sliced back.
 //   bits:         multi-spin coding, 64 sites per word and direction (7 planes + a solid plane),
@@ -13,8 +11,9 @@
 //                 (fhp_bitlogic.hpp).
 // All draw the same random bits per site (fhp_lattice.hpp), so they are bitwise identical,
 // and all convert to and from the canonical site bytes (row-major, one byte per site) that
-// initial conditions, analysis and checkpoints use.
-#include "cuda/byte_table.hpp"
+// initial conditions, analysis and checkpoints use. Every engine launches on the
+// execution-space instance it was made with.
+#include "algorithms/byte_lookup.hpp"
 #include "fhp/fhp_bitlogic.hpp"
 #include "fhp/fhp_lattice.hpp"
 #include "fhp/fhp_rules.hpp"
@@ -29,12 +28,10 @@
 
 namespace hayate::fhp {
 
-enum class Kernel { bytes, bytes_wide, bytes_sliced, bits };
+enum class Kernel { bytes_wide, bytes_sliced, bits };
 
 inline std::string kernel_name(Kernel k) {
   switch (k) {
-    case Kernel::bytes:
-      return "bytes";
     case Kernel::bytes_wide:
       return "bytes_wide";
     case Kernel::bytes_sliced:
@@ -45,15 +42,22 @@ inline std::string kernel_name(Kernel k) {
   return "?";
 }
 
-// `run.kernel: auto` for a row of nx sites on a host (OpenMP, Serial) or GPU backend. The bit
-// kernel needs nx to be a multiple of 64; otherwise the 64-site byte kernel with table lookups
-// (faster than `bytes` from 1024^2 up on the H100 and on CPUs). On CPU threads the table lookup
-// beats the boolean logic of the denser rule sets (FHP-III: 1.2-1.6x on 16 host cores, 1.6x on
-// 2; FHP-II: 1.2x on 2) and the logic wins for FHP-I (1.3x on 2); on the GPU the bit kernel
-// wins for every model.
-inline Kernel auto_kernel(Model model, long long nx, bool host) {
+// Parses a kernel name of `tuning.kernel` other than auto.
+inline Kernel parse_kernel(const std::string& name) {
+  for (const Kernel k : {Kernel::bytes_wide, Kernel::bytes_sliced, Kernel::bits})
+    if (kernel_name(k) == name) return k;
+  throw std::logic_error("fhp: unknown kernel '" + name + "'");
+}
+
+// `tuning.kernel: auto` for a row of nx sites on a backend with traits Traits
+// (core::ExecTraits<Space>). The bit kernel needs nx to be a multiple of 64; otherwise the
+// 64-site byte kernel with table lookups. Where bits can run, it is the faster kernel on GPUs
+// for every model; on host backends the table lookup beats the boolean logic of the denser rule
+// sets (FHP-II, FHP-III) and the logic wins for FHP-I (measured, see docs/dev/decisions.md).
+template <class Traits>
+Kernel auto_kernel(Model model, long long nx) {
   if (nx % 64 != 0) return Kernel::bytes_wide;
-  return host && model != Model::fhp1 ? Kernel::bytes_wide : Kernel::bits;
+  return Traits::is_gpu || model == Model::fhp1 ? Kernel::bits : Kernel::bytes_wide;
 }
 
 struct StepParams {
@@ -100,10 +104,11 @@ struct TotalsFunctor {
 };
 
 template <class Space, class Counts>
-Totals reduce_totals(const std::string& label, std::int64_t n, const Counts& counts) {
+Totals reduce_totals(const Space& space, const std::string& label, std::int64_t n,
+                     const Counts& counts) {
   std::int64_t r[3] = {0, 0, 0};
-  Kokkos::parallel_reduce(label, Kokkos::RangePolicy<Space>(0, n), TotalsFunctor<Counts>{3, counts},
-                          r);
+  Kokkos::parallel_reduce(label, Kokkos::RangePolicy<Space>(space, 0, n),
+                          TotalsFunctor<Counts>{3, counts}, r);
   return Totals{r[0], r[1], r[2]};
 }
 
@@ -146,63 +151,24 @@ struct ByteArgs {
 };
 
 // Collides the 8 sites of a word of bytes by table lookup; bit j of chir and force belongs to
-// byte j. Forced = false drops the forcing code where no site is forced.
-template <bool Forced = true, class Table>
+// byte j. Forced = false drops the forcing code where no site is forced, and takes the lookup
+// of all 8 bytes at once (core::lookup_bytes, one table load per byte).
+template <bool Forced, class Table>
 KOKKOS_INLINE_FUNCTION std::uint64_t collide_word(const Table& table, std::uint64_t g,
                                                   unsigned chir, unsigned force) {
-#if defined(__CUDA_ARCH__)
-  // Bitwise the same as the loop below, with fewer integer instructions per site (bytes_wide:
-  // 15% more site updates/s on an H100).
-  if constexpr (!Forced) return cuda::lookup_bytes(table.data(), g, chir);
-#endif
-  std::uint64_t out = 0;
-  for (int j = 0; j < 8; ++j) {
-    const unsigned b = unsigned(g >> (8 * j)) & 0xffu;
-    std::uint8_t o = table(b | (((chir >> j) & 1u) << 8));
-    if (Forced && ((force >> j) & 1u) && !(b & 0x80u)) o = apply_forcing(o);
-    out |= std::uint64_t(o) << (8 * j);
+  if constexpr (!Forced) {
+    return core::lookup_bytes(table.data(), g, chir);
+  } else {
+    std::uint64_t out = 0;
+    for (int j = 0; j < 8; ++j) {
+      const unsigned b = unsigned(g >> (8 * j)) & 0xffu;
+      std::uint8_t o = table(b | (((chir >> j) & 1u) << 8));
+      if (((force >> j) & 1u) && !(b & 0x80u)) o = apply_forcing(o);
+      out |= std::uint64_t(o) << (8 * j);
+    }
+    return out;
   }
-  return out;
 }
-
-// One thread per word (8 sites), one table lookup per site.
-template <class Space>
-struct ByteStep {
-  ByteArgs<Space> a;
-
-  static constexpr const char* label = "hayate::fhp::step_bytes";
-  static constexpr bool row_pairs = false;
-  using bounds = Kokkos::LaunchBounds<>;
-  static std::int64_t items(const LatticeShape& s) { return s.sites() / 8; }
-
-  KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t t) const {
-    const int nw = a.nw, ny = a.ny;
-    const int y = int(t / nw), k = int(t % nw);
-    const int odd = y & 1;
-    const int kl = k == 0 ? nw - 1 : k - 1, kr = k == nw - 1 ? 0 : k + 1;
-    std::uint64_t w[3][3];  // [dy + 1][dx + 1]
-    for (int dy = -1; dy <= 1; ++dy) {
-      const int yy = (y + dy + ny) % ny;
-      const std::int64_t row = std::int64_t(yy) * nw;
-      w[dy + 1][0] = a.src(row + kl);
-      w[dy + 1][1] = a.src(row + k);
-      w[dy + 1][2] = a.src(row + kr);
-    }
-    constexpr std::uint64_t lane0 = 0x0101010101010101ull;
-    std::uint64_t g = w[1][1] & (lane0 * 0xc0u);  // rest particle and solid flag stay
-    for (int i = 0; i < 6; ++i) {
-      const int r = source_dy(i) + 1;
-      g |= shifted<8>(w[r][0], w[r][1], w[r][2], source_dx(i, odd)) & (lane0 << i);
-    }
-    const std::int64_t rword = std::int64_t(y) * a.rwords + (k >> 3);
-    const int shift = (k & 7) * 8;
-    const unsigned chir = unsigned(chirality_bits(a.seed, a.step, rword) >> shift) & 0xffu;
-    const unsigned force =
-        unsigned(forcing_bits(a.seed, a.step, rword, a.force_q) >> shift) & 0xffu;
-    a.dst(t) = force ? collide_word(a.table, g, chir, force)
-                     : collide_word<false>(a.table, g, chir, force);
-  }
-};
 
 // Bit slicing of 8 words of site bytes. Stage C exchanges bit C of the word index with bit C
 // of the bit index (the state bit within a byte): after the three stages word p holds state
@@ -270,7 +236,7 @@ struct SlicedCollision {
     slice_bytes(w);
   }
 };
-// Table lookup per site, as the bytes kernel.
+// Table lookup per site.
 struct TableCollision {
   static constexpr const char* label = "hayate::fhp::step_bytes_wide";
   template <bool Forced, class Table>
@@ -293,19 +259,14 @@ struct TableCollision {
 
 // One thread per 64 sites (8 words; the last group of a row may be shorter) of two rows,
 // an even row y and the odd row y + 1: the two rows share two of their four source rows, so
-// each row is read twice through L2 instead of three times (the single-row version was
-// L2-bound: L2 throughput 83-87% with DRAM at 56-65%). All 40 loads issue before any store;
-// one random word per row and group, exactly the bit kernel's.
-// Bounds: CUDA launch bounds (at most MaxThreads per block, at least MinBlocks resident per SM),
-// which cap the registers per thread; the default leaves the compiler free. The kernel
-// needs about 150 registers without a cap (18% occupancy on an H100).
-template <class Space, class Collision, class Bounds = Kokkos::LaunchBounds<>>
+// each row is read twice through L2 instead of three times (one row per thread was limited by
+// L2 throughput, see docs/dev/decisions.md). All 40 loads issue before any store; one random
+// word per row and group, exactly the bit kernel's.
+template <class Space, class Collision>
 struct GroupStep {
   ByteArgs<Space> a;
 
   static constexpr const char* label = Collision::label;
-  static constexpr bool row_pairs = true;
-  using bounds = Bounds;
   // Rows come in pairs (the lattice has an even number of rows).
   static std::int64_t items(const LatticeShape& s) {
     return std::int64_t(s.ny / 2) * s.random_words_per_row();
@@ -382,13 +343,17 @@ struct GroupStep {
   }
 };
 
-template <class Space, class Step>
+// The byte layout with a grouped kernel: Collision is SlicedCollision<M> (bytes_sliced) or
+// TableCollision (bytes_wide).
+template <class Space, class Collision>
 class ByteEngine final : public Engine<Space> {
  public:
   using Words = Kokkos::View<std::uint64_t*, typename Space::memory_space>;
+  using Step = GroupStep<Space, Collision>;
 
-  ByteEngine(Model model, LatticeShape shape, StepParams params)
-      : shape_(shape),
+  ByteEngine(const Space& space, Model model, LatticeShape shape, StepParams params)
+      : space_(space),
+        shape_(shape),
         params_(params),
         nw_(shape.nx / 8),
         a_(Kokkos::view_alloc(std::string("hayate::fhp::bytes_a"), Kokkos::WithoutInitializing),
@@ -396,13 +361,13 @@ class ByteEngine final : public Engine<Space> {
         b_(Kokkos::view_alloc(std::string("hayate::fhp::bytes_b"), Kokkos::WithoutInitializing),
            shape.sites() / 8),
         table_("hayate::fhp::table", 512) {
-    if (shape.nx % 8 != 0) throw std::logic_error("fhp bytes kernel: nx must be a multiple of 8");
-    if (Step::row_pairs && shape.ny % 2 != 0)
-      throw std::logic_error("fhp grouped byte kernels: ny must be even");
+    if (shape.nx % 8 != 0) throw std::logic_error("fhp byte kernels: nx must be a multiple of 8");
+    if (shape.ny % 2 != 0) throw std::logic_error("fhp byte kernels: ny must be even");
     auto host = Kokkos::create_mirror_view(table_);
     const CollisionTable& t = table_of(model);
     for (int i = 0; i < 512; ++i) host(i) = t.out[i];
-    Kokkos::deep_copy(table_, host);
+    Kokkos::deep_copy(space_, table_, host);
+    space_.fence();  // the host copy is freed on return
   }
 
   void advance(std::int64_t step) override {
@@ -413,20 +378,22 @@ class ByteEngine final : public Engine<Space> {
     const decltype(Args::dst_pairs) dst_pairs(reinterpret_cast<WordPair*>(b_.data()), npairs);
     const Step f{Args{a_, b_, src_pairs, dst_pairs, table_, nw_, shape_.ny,
                       shape_.random_words_per_row(), params_.seed, step, params_.force_q}};
-    Kokkos::parallel_for(
-        Step::label, Kokkos::RangePolicy<Space, typename Step::bounds>(0, Step::items(shape_)), f);
+    Kokkos::parallel_for(Step::label, Kokkos::RangePolicy<Space>(space_, 0, Step::items(shape_)),
+                         f);
     std::swap(a_, b_);
   }
 
-  void load(const SiteBytes<Space>& sites) override { Kokkos::deep_copy(bytes_of(a_), sites); }
+  void load(const SiteBytes<Space>& sites) override {
+    Kokkos::deep_copy(space_, bytes_of(a_), sites);
+  }
   void store(const SiteBytes<Space>& sites) const override {
-    Kokkos::deep_copy(sites, bytes_of(a_));
+    Kokkos::deep_copy(space_, sites, bytes_of(a_));
   }
 
   Totals totals() const override {
     const Words a = a_;
-    return reduce_totals<Space>(
-        "hayate::fhp::totals_bytes", shape_.sites() / 8,
+    return reduce_totals(
+        space_, "hayate::fhp::totals_bytes", shape_.sites() / 8,
         KOKKOS_LAMBDA(const std::int64_t i, std::int64_t* v) {
           constexpr std::uint64_t lane0 = 0x0101010101010101ull;
           for (int d = 0; d < 7; ++d) add_counts(d, popcount64(a(i) & (lane0 << d)), v);
@@ -441,6 +408,7 @@ class ByteEngine final : public Engine<Space> {
         reinterpret_cast<std::uint8_t*>(w.data()), w.extent(0) * 8);
   }
 
+  Space space_;
   LatticeShape shape_;
   StepParams params_;
   int nw_;
@@ -469,10 +437,12 @@ struct BitStep {
     const int y = int(t / nw), k = int(t % nw);
     const int odd = y & 1;
     const int kl = k == 0 ? nw - 1 : k - 1, kr = k == nw - 1 ? 0 : k + 1;
+    // Starts of the rows above, at and below y, wrapped without a division per direction.
+    const std::int64_t rows[3] = {std::int64_t(y == 0 ? ny - 1 : y - 1) * nw, std::int64_t(y) * nw,
+                                  std::int64_t(y + 1 == ny ? 0 : y + 1) * nw};
     std::uint64_t n[7];
     for (int i = 0; i < 6; ++i) {
-      const int yy = (y + source_dy(i) + ny) % ny;
-      const std::int64_t row = std::int64_t(yy) * nw;
+      const std::int64_t row = rows[source_dy(i) + 1];
       const int dx = source_dx(i, odd);
       const std::uint64_t c = src(i, row + k);
       const std::uint64_t l = dx < 0 ? src(i, row + kl) : 0;
@@ -493,8 +463,9 @@ class BitEngine final : public Engine<Space> {
  public:
   using Words = Kokkos::View<std::uint64_t*, typename Space::memory_space>;
 
-  BitEngine(LatticeShape shape, StepParams params)
-      : shape_(shape),
+  BitEngine(const Space& space, LatticeShape shape, StepParams params)
+      : space_(space),
+        shape_(shape),
         params_(params),
         nw_(shape.nx / 64),
         a_(Kokkos::view_alloc(std::string("hayate::fhp::planes_a"), Kokkos::WithoutInitializing), 7,
@@ -508,7 +479,7 @@ class BitEngine final : public Engine<Space> {
   void advance(std::int64_t step) override {
     BitStep<Space, M> f{a_, b_, solid_, nw_, shape_.ny, params_.seed, step, params_.force_q};
     Kokkos::parallel_for("hayate::fhp::step_bits",
-                         Kokkos::RangePolicy<Space>(0, shape_.sites() / 64), f);
+                         Kokkos::RangePolicy<Space>(space_, 0, shape_.sites() / 64), f);
     std::swap(a_, b_);
   }
 
@@ -516,7 +487,7 @@ class BitEngine final : public Engine<Space> {
     const Planes<Space> a = a_;
     const Words solid = solid_;
     Kokkos::parallel_for(
-        "hayate::fhp::bytes_to_bits", Kokkos::RangePolicy<Space>(0, shape_.sites() / 64),
+        "hayate::fhp::bytes_to_bits", Kokkos::RangePolicy<Space>(space_, 0, shape_.sites() / 64),
         KOKKOS_LAMBDA(const std::int64_t t) {
           std::uint64_t p[8] = {0, 0, 0, 0, 0, 0, 0, 0};
           for (int j = 0; j < 64; ++j) {
@@ -532,7 +503,7 @@ class BitEngine final : public Engine<Space> {
     const Planes<Space> a = a_;
     const Words solid = solid_;
     Kokkos::parallel_for(
-        "hayate::fhp::bits_to_bytes", Kokkos::RangePolicy<Space>(0, shape_.sites() / 64),
+        "hayate::fhp::bits_to_bytes", Kokkos::RangePolicy<Space>(space_, 0, shape_.sites() / 64),
         KOKKOS_LAMBDA(const std::int64_t t) {
           std::uint64_t p[8];
           for (int i = 0; i < 7; ++i) p[i] = a(i, t);
@@ -547,8 +518,8 @@ class BitEngine final : public Engine<Space> {
 
   Totals totals() const override {
     const Planes<Space> a = a_;
-    return reduce_totals<Space>(
-        "hayate::fhp::totals_bits", shape_.sites() / 64,
+    return reduce_totals(
+        space_, "hayate::fhp::totals_bits", shape_.sites() / 64,
         KOKKOS_LAMBDA(const std::int64_t w, std::int64_t* v) {
           for (int d = 0; d < 7; ++d) add_counts(d, popcount64(a(d, w)), v);
         });
@@ -558,6 +529,7 @@ class BitEngine final : public Engine<Space> {
   double bytes_per_update() const override { return 15.0 / 8.0; }
 
  private:
+  Space space_;
   LatticeShape shape_;
   StepParams params_;
   int nw_;
@@ -580,41 +552,22 @@ auto dispatch_model(Model model, F&& f) {
   throw std::logic_error("fhp: unknown model");
 }
 
-// A grouped byte kernel (bytes_wide or bytes_sliced) under launch bounds Bounds: the
-// default engines use Kokkos::LaunchBounds<>, the launch-shape benchmark and its test others.
-template <class Space, class Bounds = Kokkos::LaunchBounds<>>
-std::unique_ptr<Engine<Space>> make_grouped_engine(Kernel kernel, Model model, LatticeShape shape,
-                                                   StepParams params) {
+// The engine of `kernel` for `model`, launching on `space`.
+template <class Space>
+std::unique_ptr<Engine<Space>> make_engine(const Space& space, Kernel kernel, Model model,
+                                           LatticeShape shape, StepParams params) {
   return dispatch_model(model, [&](auto m) -> std::unique_ptr<Engine<Space>> {
     constexpr Model M = decltype(m)::value;
     switch (kernel) {
-      case Kernel::bytes_sliced:
-        return std::make_unique<ByteEngine<Space, GroupStep<Space, SlicedCollision<M>, Bounds>>>(
-            model, shape, params);
       case Kernel::bytes_wide:
-        return std::make_unique<ByteEngine<Space, GroupStep<Space, TableCollision, Bounds>>>(
-            model, shape, params);
-      default:
-        throw std::logic_error("fhp: not a grouped byte kernel");
+        return std::make_unique<ByteEngine<Space, TableCollision>>(space, model, shape, params);
+      case Kernel::bytes_sliced:
+        return std::make_unique<ByteEngine<Space, SlicedCollision<M>>>(space, model, shape, params);
+      case Kernel::bits:
+        return std::make_unique<BitEngine<Space, M>>(space, shape, params);
     }
+    throw std::logic_error("fhp: unknown kernel");
   });
-}
-
-template <class Space>
-std::unique_ptr<Engine<Space>> make_engine(Kernel kernel, Model model, LatticeShape shape,
-                                           StepParams params) {
-  switch (kernel) {
-    case Kernel::bytes:
-      return std::make_unique<ByteEngine<Space, ByteStep<Space>>>(model, shape, params);
-    case Kernel::bytes_sliced:
-    case Kernel::bytes_wide:
-      return make_grouped_engine<Space>(kernel, model, shape, params);
-    case Kernel::bits:
-      return dispatch_model(model, [&](auto m) -> std::unique_ptr<Engine<Space>> {
-        return std::make_unique<BitEngine<Space, decltype(m)::value>>(shape, params);
-      });
-  }
-  throw std::logic_error("fhp: unknown kernel");
 }
 
 }  // namespace hayate::fhp

@@ -34,12 +34,13 @@ KOKKOS_INLINE_FUNCTION std::uint64_t shifted(std::uint64_t l, std::uint64_t c, s
   return dx < 0 ? (c << L) | (l >> (64 - L)) : dx > 0 ? (c >> L) | (r << (64 - L)) : c;
 }
 
+// Set bits of a word, in the same arithmetic on every backend (sums of bit pairs, nibbles, then
+// bytes); it counts particles for the totals, which are off the step path.
 KOKKOS_INLINE_FUNCTION int popcount64(std::uint64_t v) {
-#if defined(__CUDA_ARCH__)
-  return __popcll(v);
-#else
-  return __builtin_popcountll(v);
-#endif
+  v -= (v >> 1) & 0x5555555555555555ull;
+  v = (v & 0x3333333333333333ull) + ((v >> 2) & 0x3333333333333333ull);
+  v = (v + (v >> 4)) & 0x0f0f0f0f0f0f0f0full;
+  return int((v * 0x0101010101010101ull) >> 56);
 }
 
 // Random bits are keyed by 64-site words, (row y, columns 64w..64w+63), so the byte and bit

@@ -1,14 +1,16 @@
 // problem: fhp — FHP lattice gas on a hexagonal lattice: FHP-I/II/III collisions, walls and
 // obstacles with bounce-back, body forcing, byte or bit-parallel kernel. Writes fields.csv
-// (totals), coarse-grained fields as VTK and PNG, and bitwise checkpoints.
+// (totals), coarse-grained fields as VTK and PNG, and bitwise checkpoints. Every kernel runs on
+// the execution-space instance the problem was made with.
 #include "fhp/fhp_problem.hpp"
 
+#include "exec/dispatch.hpp"
+#include "exec/exec_traits.hpp"
 #include "fhp/fhp_fields.hpp"
 #include "fhp/fhp_init.hpp"
 #include "fhp/fhp_kernels.hpp"
 #include "fhp/fhp_obstacles.hpp"
 #include "io/csv_writer.hpp"
-#include "exec/dispatch.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -26,14 +28,13 @@ using core::CheckpointWriter;
 using core::Config;
 using core::RunContext;
 
-// `host`: the run's backend executes on the host (OpenMP, Serial).
-Kernel choose_kernel(const Config& config, bool host) {
-  const std::string k = config.string("run.kernel");
-  if (k == "bytes") return Kernel::bytes;
-  if (k == "bytes_wide") return Kernel::bytes_wide;
-  if (k == "bytes_sliced") return Kernel::bytes_sliced;
-  if (k == "bits") return Kernel::bits;
-  return auto_kernel(parse_model(config.string("system.model")), config.integer("system.nx"), host);
+// `tuning.kernel`, with auto resolved from the traits of the run's backend.
+template <class Space>
+Kernel choose_kernel(const Config& config) {
+  const std::string k = config.string("tuning.kernel");
+  if (k != "auto") return parse_kernel(k);
+  return auto_kernel<core::ExecTraits<Space>>(parse_model(config.string("system.model")),
+                                              config.integer("system.nx"));
 }
 
 // Cross-key checks that the schema's ranges cannot express.
@@ -42,7 +43,7 @@ void validate(const Config& config) {
   if (ny % 2 != 0)
     config.fail("system.ny", "the number of rows must be even (hexagonal rows alternate)");
   // Only a requested bits kernel can meet a row it cannot hold: auto falls back to bytes_wide.
-  if (config.string("run.kernel") == "bits" && nx % 64 != 0)
+  if (config.string("tuning.kernel") == "bits" && nx % 64 != 0)
     config.fail("system.nx",
                 fmt::format("the bits kernel needs a multiple of 64 columns, got {}", nx));
   if (nx % 8 != 0) config.fail("system.nx", fmt::format("nx must be a multiple of 8, got {}", nx));
@@ -67,12 +68,11 @@ void validate(const Config& config) {
 template <class Space>
 class FhpProblem final : public core::Problem {
  public:
-  explicit FhpProblem(const Config& config)
+  FhpProblem(const Config& config, const Space& space)
       : config_(config),
+        space_(space),
         model_(parse_model(config.string("system.model"))),
-        kernel_(choose_kernel(
-            config, Kokkos::SpaceAccessibility<Kokkos::HostSpace,
-                                               typename Space::memory_space>::accessible)),
+        kernel_(choose_kernel<Space>(config)),
         shape_{int(config.integer("system.nx")), int(config.integer("system.ny"))},
         steps_(config.integer("run.steps")),
         every_(config.integer("output.every")),
@@ -80,14 +80,14 @@ class FhpProblem final : public core::Problem {
         average_(std::max<long long>(1, config.integer("output.average"))),
         sample_every_(config.integer("output.sample_every")),
         sites_("hayate::fhp::sites", shape_.sites()),
-        fields_(shape_, int(config.integer("output.block"))) {
+        fields_(space, shape_, int(config.integer("output.block"))) {
     // The tables are compile-time constants; check them once more where it is cheap.
     const std::string problem = verify_table(model_, table_of(model_));
     if (!problem.empty()) throw std::logic_error("fhp collision table: " + problem);
     StepParams params;
     params.seed = std::uint64_t(config.integer("system.seed"));
     params.force_q = std::uint32_t(std::lround(config.real("forcing.probability") * forcing_one));
-    engine_ = make_engine<Space>(kernel_, model_, shape_, params);
+    engine_ = make_engine(space_, kernel_, model_, shape_, params);
   }
 
   void initialize(RunContext& ctx) override {
@@ -95,12 +95,12 @@ class FhpProblem final : public core::Problem {
     const auto solid_host =
         solid_sites(shape_, config_.string("system.boundary_x") == "walls",
                     config_.string("system.boundary_y") == "walls", read_obstacles(config_));
-    SiteBytes<Space> solid("hayate::fhp::solid_init", shape_.sites());
-    {
-      auto h = Kokkos::create_mirror_view(solid);
-      for (std::size_t i = 0; i < solid_host.size(); ++i) h(i) = solid_host[i];
-      Kokkos::deep_copy(solid, h);
-    }
+    SiteBytes<Space> solid(
+        Kokkos::view_alloc(std::string("hayate::fhp::solid_init"), Kokkos::WithoutInitializing),
+        shape_.sites());
+    auto solid_mirror = Kokkos::create_mirror_view(solid);
+    for (std::size_t i = 0; i < solid_host.size(); ++i) solid_mirror(i) = solid_host[i];
+    Kokkos::deep_copy(space_, solid, solid_mirror);
     InitialFlow flow;
     flow.density = config_.real("system.density");
     const auto v = config_.reals("init.velocity");
@@ -108,8 +108,9 @@ class FhpProblem final : public core::Problem {
     flow.uy = v[1];
     flow.shear = config_.real("init.shear_amplitude");
     flow.seed = std::uint64_t(config_.integer("system.seed"));
-    initialize_sites<Space>(sites_, shape_, model_, flow, solid);
+    initialize_sites(space_, sites_, shape_, model_, flow, solid);
     engine_->load(sites_);
+    space_.fence();  // before the host copy of the solid sites is freed
     step_ = 0;
     fields_.reset();
     profile_.assign(3 * std::size_t(shape_.ny), 0.0);
@@ -149,6 +150,7 @@ class FhpProblem final : public core::Problem {
     cp.put<std::int32_t>("model", int(model_));
     cp.put<std::int64_t>("step", step_);
     engine_->store(sites_);
+    space_.fence();
     cp.put_view("sites", sites_);
     cp.put_view("field_sums", fields_.sums());
     cp.put<std::int32_t>("field_samples", fields_.samples());
@@ -183,7 +185,7 @@ class FhpProblem final : public core::Problem {
       auto scope = ctx.timers.scope("fields");
       engine_->store(sites_);
       fields_.add(sites_);
-      const RowSums rows = row_sums<Space>(sites_, shape_);
+      const RowSums rows = row_sums(space_, sites_, shape_);
       for (int y = 0; y < shape_.ny; ++y) {
         profile_[3 * y] += rows.mass[y];
         profile_[3 * y + 1] += rows.px2[y];
@@ -227,6 +229,7 @@ class FhpProblem final : public core::Problem {
   }
 
   const Config& config_;
+  Space space_;
   Model model_;
   Kernel kernel_;
   LatticeShape shape_;
@@ -245,7 +248,7 @@ void declare(core::Schema& s) {
            "Collision rules: fhp1 (6 channels, 5 changing states), fhp2 (rest particle, 22), "
            "fhp3 (collision-saturated, 76)")
       .defaults("fhp3");
-  s.integer("system.nx", "Columns; a multiple of 8 (bytes kernel) or 64 (bits kernel)")
+  s.integer("system.nx", "Columns; a multiple of 8 (byte kernels) or 64 (bits kernel)")
       .defaults(256)
       .range(8, 1LL << 20);
   s.integer("system.ny", "Rows (even); odd rows are shifted half a spacing to the right")
@@ -268,13 +271,6 @@ void declare(core::Schema& s) {
   s.integer("run.steps", "Time steps (each: stream and collide every site)")
       .defaults(1000)
       .at_least(0);
-  s.choice("run.kernel", {"auto", "bytes", "bytes_wide", "bytes_sliced", "bits"},
-           "bytes: one byte per site, 8 sites per thread, table lookup; bytes_wide: one byte per "
-           "site, 64 sites per thread, table lookup; bytes_sliced: one byte per site, 64 sites "
-           "per thread bit-sliced in registers, boolean logic; bits: 64 sites per word, boolean "
-           "logic; auto: bits when nx is a multiple of 64 (on host backends only for fhp1), else "
-           "bytes_wide. All give identical results")
-      .defaults("auto");
   s.section("init", "Initial state: random occupation around a local equilibrium");
   s.reals("init.velocity", "Mean velocity [ux, uy] in lattice units")
       .defaults("[0.0, 0.0]")
@@ -342,6 +338,15 @@ void declare(core::Schema& s) {
          "PNG: speed at the top of the colour map; 0 = the largest in the picture")
       .defaults(0.0)
       .at_least(0);
+  s.section("tuning", "Performance switches; results do not depend on them");
+  s.choice("tuning.kernel", {"auto", "bytes_wide", "bytes_sliced", "bits"},
+           "bytes_wide: one byte per site, 64 sites per thread, table lookup; bytes_sliced: one "
+           "byte per site, 64 sites per thread bit-sliced in registers, boolean logic; bits: 64 "
+           "sites per word, boolean logic (nx a multiple of 64). auto: bits when nx is a "
+           "multiple of 64 and the backend is a GPU or the model is fhp1, else bytes_wide. All "
+           "give identical results")
+      .defaults("auto");
+  s.moved("run.kernel", "tuning.kernel");
 }
 
 }  // namespace
@@ -355,7 +360,7 @@ void register_problem(core::Registry& registry) {
         validate(config);
         return core::dispatch_backend(backend, [&](auto space) -> std::unique_ptr<core::Problem> {
           using Space = decltype(space);
-          return std::make_unique<FhpProblem<Space>>(config);
+          return std::make_unique<FhpProblem<Space>>(config, space);
         });
       },
       validate});

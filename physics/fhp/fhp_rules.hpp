@@ -89,7 +89,7 @@ constexpr double quadrupole_angle(unsigned s) {
 }
 
 // Mass and momentum of every state as one key, and the size of each state's class, computed
-// once per table (the CUDA front end limits the work a constant expression may do).
+// once per table (device compilers limit the work a constant expression may do).
 struct Classes {
   int key[128];
   int size[128];

@@ -1,8 +1,10 @@
 #pragma once
 // STREAM (McCalpin) memory-bandwidth kernels. They calibrate the "% of bandwidth bound" that
-// the bandwidth-limited solvers (FHP, MD neighbor builds) report, on every backend.
+// the bandwidth-limited solvers (FHP, MD neighbor builds) report, on every backend. Every kernel
+// runs on the execution-space instance the arrays were made with.
 #include <Kokkos_Core.hpp>
 
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -31,13 +33,23 @@ inline int arrays_touched(Kernel k) {
   return k == Kernel::Copy || k == Kernel::Scale ? 2 : 3;
 }
 
+// `tuning.unroll` (elements per thread): auto is 4 on every backend. Four independent loads in
+// flight per thread reached the device-to-device copy ceiling on GPUs where one did not;
+// host backends were not measured and take the same (see docs/dev/decisions.md).
+inline constexpr int default_unroll = 4;
+inline int parse_unroll(const std::string& value) {
+  return value == "auto" ? default_unroll : std::stoi(value);
+}
+
 template <class Space, class Real>
 struct StreamArrays {
   using View = Kokkos::View<Real*, typename Space::memory_space>;
+  Space space;
   View a, b, c;
 
-  explicit StreamArrays(std::int64_t n)
-      : a(Kokkos::view_alloc(std::string("hayate::stream::a"), Kokkos::WithoutInitializing), n),
+  StreamArrays(const Space& instance, std::int64_t n)
+      : space(instance),
+        a(Kokkos::view_alloc(std::string("hayate::stream::a"), Kokkos::WithoutInitializing), n),
         b(Kokkos::view_alloc(std::string("hayate::stream::b"), Kokkos::WithoutInitializing), n),
         c(Kokkos::view_alloc(std::string("hayate::stream::c"), Kokkos::WithoutInitializing), n) {}
 
@@ -50,7 +62,7 @@ struct StreamArrays {
   void fill() const {
     const View a_ = a, b_ = b, c_ = c;
     Kokkos::parallel_for(
-        "hayate::stream::fill", Kokkos::RangePolicy<Space>(0, size()),
+        "hayate::stream::fill", Kokkos::RangePolicy<Space>(space, 0, size()),
         KOKKOS_LAMBDA(const std::int64_t i) {
           a_(i) = Real(1);
           b_(i) = Real(2);
@@ -60,7 +72,7 @@ struct StreamArrays {
 
   // Launches one kernel (asynchronously on devices). `unroll` elements per thread, with all
   // loads issued before the first store, so several independent loads are in flight per thread.
-  void run(Kernel k, Real s, int unroll = 1) const {
+  void run(Kernel k, Real s, int unroll = default_unroll) const {
     switch (unroll) {
       case 1:
         return run_unrolled<1>(k, s);
@@ -105,7 +117,7 @@ struct StreamArrays {
     const std::int64_t n = size();
     const std::int64_t m = (n + U - 1) / U;
     Kokkos::parallel_for(
-        label, Kokkos::RangePolicy<Space>(0, m), KOKKOS_LAMBDA(const std::int64_t t) {
+        label, Kokkos::RangePolicy<Space>(space, 0, m), KOKKOS_LAMBDA(const std::int64_t t) {
           Real v[U];
           for (int u = 0; u < U; ++u) {
             const std::int64_t i = t + u * m;
@@ -130,6 +142,24 @@ struct StreamArrays {
       case Kernel::Triad:
         return launch<U>("hayate::stream::triad", Triad{a, b, c, s});
     }
+  }
+
+  // Largest relative deviation of any element from the values (ea, eb, ec) it should hold.
+  double max_relative_error(Real ea, Real eb, Real ec) const {
+    const View a_ = a, b_ = b, c_ = c;
+    double worst = 0;
+    Kokkos::parallel_reduce(
+        "hayate::stream::verify", Kokkos::RangePolicy<Space>(space, 0, size()),
+        KOKKOS_LAMBDA(const std::int64_t i, double& w) {
+          const double da = (double(a_(i)) - double(ea)) / double(ea);
+          const double db = (double(b_(i)) - double(eb)) / double(eb);
+          const double dc = (double(c_(i)) - double(ec)) / double(ec);
+          const double m = da * da > db * db ? da * da : db * db;
+          const double e = m > dc * dc ? m : dc * dc;
+          if (e > w) w = e;
+        },
+        Kokkos::Max<double>(worst));
+    return std::sqrt(worst);
   }
 };
 

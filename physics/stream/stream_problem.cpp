@@ -1,9 +1,10 @@
 // problem: stream — the memory-bandwidth probe. Each step runs STREAM's four kernels, each timed
-// between fences; stream.csv records GB/s per kernel and the final state is checked exactly.
+// between fences of the problem's execution-space instance; stream.csv records GB/s per kernel
+// and the final state is checked exactly.
 #include "stream/stream_problem.hpp"
 
-#include "io/csv_writer.hpp"
 #include "exec/dispatch.hpp"
+#include "io/csv_writer.hpp"
 #include "stream/stream_kernels.hpp"
 
 #include <fmt/format.h>
@@ -11,7 +12,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <limits>
 
 namespace hayate::stream {
@@ -25,13 +25,13 @@ using core::RunContext;
 template <class Space, class Real>
 class StreamProblem final : public core::Problem {
  public:
-  explicit StreamProblem(const Config& config)
+  StreamProblem(const Config& config, const Space& space)
       : n_(config.integer("system.n")),
         steps_(config.integer("run.steps")),
         every_(config.integer("output.every")),
         scalar_(static_cast<Real>(config.real("run.scalar"))),
-        unroll_(static_cast<int>(config.integer("run.unroll"))),
-        arrays_(n_) {}
+        unroll_(parse_unroll(config.string("tuning.unroll"))),
+        arrays_(space, n_) {}
 
   void initialize(RunContext& ctx) override {
     arrays_.fill();
@@ -62,12 +62,12 @@ class StreamProblem final : public core::Problem {
   std::int64_t total_steps() const override { return steps_; }
 
   void advance(RunContext& ctx) override {
-    Kokkos::fence();
+    arrays_.space.fence();
     for (std::size_t k = 0; k < 4; ++k) {
       const Kernel kernel = all_kernels[k];
       const auto start = std::chrono::steady_clock::now();
       arrays_.run(kernel, scalar_, unroll_);
-      Kokkos::fence();
+      arrays_.space.fence();
       const double s =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       ctx.timers.add(kernel_name(kernel), s);
@@ -88,26 +88,11 @@ class StreamProblem final : public core::Problem {
     if (final) verify(ctx);
   }
 
-  // Public: nvcc allows extended device lambdas only in publicly accessible functions.
+ private:
   void verify(RunContext& ctx) {
     Real ea, eb, ec;
     expected_values<Real>(step_, scalar_, ea, eb, ec);
-    using View = typename StreamArrays<Space, Real>::View;
-    const View a = arrays_.a, b = arrays_.b, c = arrays_.c;
-    // Largest relative deviation of any element from the expected value.
-    double worst = 0;
-    Kokkos::parallel_reduce(
-        "hayate::stream::verify", Kokkos::RangePolicy<Space>(0, n_),
-        KOKKOS_LAMBDA(const std::int64_t i, double& w) {
-          const double da = (double(a(i)) - double(ea)) / double(ea);
-          const double db = (double(b(i)) - double(eb)) / double(eb);
-          const double dc = (double(c(i)) - double(ec)) / double(ec);
-          const double m = da * da > db * db ? da * da : db * db;
-          const double e = m > dc * dc ? m : dc * dc;
-          if (e > w) w = e;
-        },
-        Kokkos::Max<double>(worst));
-    worst = std::sqrt(worst);
+    const double worst = arrays_.max_relative_error(ea, eb, ec);
     // Devices may contract b + s*c into an FMA, so allow a few rounding steps per round.
     const double tolerance = 16.0 * std::numeric_limits<Real>::epsilon() * double(step_ + 1);
     if (!(worst <= tolerance))
@@ -122,7 +107,6 @@ class StreamProblem final : public core::Problem {
     }
   }
 
- private:
   void open_output(RunContext& ctx) {
     csv_ = core::CsvWriter(ctx.path("stream.csv"),
                            {"step", "copy_GBps", "scale_GBps", "add_GBps", "triad_GBps"});
@@ -149,12 +133,15 @@ void declare(core::Schema& s) {
   s.real("run.scalar", "Scalar s in b = s*c and a = b + s*c; the default keeps values bounded")
       .defaults(0.41421356237309515)
       .range(-1, 1);
-  s.choice("run.unroll", {"1", "2", "4", "8"},
-           "Elements per thread, loads issued before stores (memory-level parallelism)")
-      .defaults("4");
   s.integer("output.every", "Write a stream.csv row every this many rounds")
       .defaults(1)
       .at_least(1);
+  s.section("tuning", "Performance switches; results do not depend on them");
+  s.choice("tuning.unroll", {"auto", "1", "2", "4", "8"},
+           "Elements per thread, all loads issued before the stores (memory-level parallelism); "
+           "auto: 4 on every backend")
+      .defaults("auto");
+  s.moved("run.unroll", "tuning.unroll");
 }
 
 }  // namespace
@@ -166,8 +153,8 @@ void register_problem(core::Registry& registry) {
         return core::dispatch_backend(backend, [&](auto space) -> std::unique_ptr<core::Problem> {
           using Space = decltype(space);
           if (config.string("system.precision") == "float")
-            return std::make_unique<StreamProblem<Space, float>>(config);
-          return std::make_unique<StreamProblem<Space, double>>(config);
+            return std::make_unique<StreamProblem<Space, float>>(config, space);
+          return std::make_unique<StreamProblem<Space, double>>(config, space);
         });
       }});
 }

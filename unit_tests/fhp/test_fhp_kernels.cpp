@@ -1,6 +1,12 @@
 // All kernels against a plain serial reference (site loops with explicit neighbour indices),
-// on every backend; exact conservation with periodic boundaries.
+// on every backend; exact conservation with periodic boundaries; every kernel on the
+// execution-space instance it was given.
+#include "compat/kokkos_compat.hpp"
+#include "exec/exec_traits.hpp"
+#include "fhp/fhp_fields.hpp"
+#include "fhp/fhp_init.hpp"
 #include "fhp/fhp_kernels.hpp"
+#include "launch_log.hpp"
 #include "test_spaces.hpp"
 
 #include <gtest/gtest.h>
@@ -143,9 +149,8 @@ TYPED_TEST(FhpKernels, AllKernelsMatchSerialReference) {
     for (const Model model : {Model::fhp1, Model::fhp2, Model::fhp3}) {
       const StepParams params{11, force_q};
       std::vector<std::unique_ptr<Engine<Space>>> engines;
-      for (const Kernel kernel :
-           {Kernel::bytes, Kernel::bytes_wide, Kernel::bytes_sliced, Kernel::bits})
-        engines.push_back(make_engine<Space>(kernel, model, shape, params));
+      for (const Kernel kernel : {Kernel::bytes_wide, Kernel::bytes_sliced, Kernel::bits})
+        engines.push_back(make_engine(Space(), kernel, model, shape, params));
       compare_with_reference(engines, random_sites(shape, model, 0.08, 5), shape, model, params, 12,
                              "forcing " + std::to_string(force_q), true);
     }
@@ -160,53 +165,81 @@ TYPED_TEST(FhpKernels, ByteKernelsMatchReferenceOnNarrowRows) {
   using Space = TypeParam;
   for (const int ny : {6, 2})
     for (const int nx : {72, 40, 8, 136, 80})
-      for (const Model model : {Model::fhp2, Model::fhp3}) {
+      for (const Model model : {Model::fhp1, Model::fhp2, Model::fhp3}) {
         const LatticeShape shape{nx, ny};
         const StepParams params{4, 20000};
         std::vector<std::unique_ptr<Engine<Space>>> engines;
-        for (const Kernel kernel : {Kernel::bytes, Kernel::bytes_wide, Kernel::bytes_sliced})
-          engines.push_back(make_engine<Space>(kernel, model, shape, params));
+        for (const Kernel kernel : {Kernel::bytes_wide, Kernel::bytes_sliced})
+          engines.push_back(make_engine(Space(), kernel, model, shape, params));
         compare_with_reference(engines, random_sites(shape, model, 0.05, 9), shape, model, params,
                                6, std::to_string(nx) + " columns, " + std::to_string(ny) + " rows");
       }
 }
 
-// The grouped kernels under the register caps the launch-shape benchmark sweeps (CUDA launch
-// bounds; a host backend ignores them): same bits as the reference.
-template <class Space, class Bounds>
-void check_bounded(const Kernel kernel) {
-  const LatticeShape shape{136, 6};
-  const StepParams params{7, 20000};
-  for (const Model model : {Model::fhp1, Model::fhp3}) {
-    std::vector<std::unique_ptr<Engine<Space>>> engines;
-    engines.push_back(make_grouped_engine<Space, Bounds>(kernel, model, shape, params));
-    compare_with_reference(engines, random_sites(shape, model, 0.05, 3), shape, model, params, 4,
-                           kernel_name(kernel));
-  }
-}
-
-TYPED_TEST(FhpKernels, GroupedKernelsUnderLaunchBoundsMatchReference) {
-  using Space = TypeParam;
-  for (const Kernel kernel : {Kernel::bytes_wide, Kernel::bytes_sliced}) {
-    check_bounded<Space, Kokkos::LaunchBounds<256, 2>>(kernel);
-    check_bounded<Space, Kokkos::LaunchBounds<128, 5>>(kernel);
-    check_bounded<Space, Kokkos::LaunchBounds<256, 3>>(kernel);
-  }
-  EXPECT_THROW(
-      make_grouped_engine<Space>(Kernel::bits, Model::fhp3, LatticeShape{128, 4}, StepParams{1, 0}),
-      std::logic_error);
-}
+// Stand-ins for core::ExecTraits of a GPU and a host backend: the rule must hold for both
+// whichever backends this build has.
+struct GpuTraits {
+  static constexpr bool is_gpu = true;
+};
+struct HostTraits {
+  static constexpr bool is_gpu = false;
+};
 
 TEST(FhpKernelChoice, AutoFollowsTheMeasuredWinners) {
   // GPU: the bit kernel for every model; host: table lookups except for FHP-I.
   for (const Model model : {Model::fhp1, Model::fhp2, Model::fhp3})
-    EXPECT_EQ(auto_kernel(model, 128, false), Kernel::bits) << model_name(model);
-  EXPECT_EQ(auto_kernel(Model::fhp1, 128, true), Kernel::bits);
-  EXPECT_EQ(auto_kernel(Model::fhp2, 128, true), Kernel::bytes_wide);
-  EXPECT_EQ(auto_kernel(Model::fhp3, 4096, true), Kernel::bytes_wide);
+    EXPECT_EQ(auto_kernel<GpuTraits>(model, 128), Kernel::bits) << model_name(model);
+  EXPECT_EQ(auto_kernel<HostTraits>(Model::fhp1, 128), Kernel::bits);
+  EXPECT_EQ(auto_kernel<HostTraits>(Model::fhp2, 128), Kernel::bytes_wide);
+  EXPECT_EQ(auto_kernel<HostTraits>(Model::fhp3, 4096), Kernel::bytes_wide);
   // Rows that are not whole 64-bit words of sites cannot use the bit kernel anywhere.
-  EXPECT_EQ(auto_kernel(Model::fhp1, 72, false), Kernel::bytes_wide);
-  EXPECT_EQ(auto_kernel(Model::fhp1, 72, true), Kernel::bytes_wide);
+  EXPECT_EQ(auto_kernel<GpuTraits>(Model::fhp1, 72), Kernel::bytes_wide);
+  EXPECT_EQ(auto_kernel<HostTraits>(Model::fhp1, 72), Kernel::bytes_wide);
+  // The real traits of a host backend give the host rule.
+  using Host = core::ExecTraits<Kokkos::DefaultHostExecutionSpace>;
+  EXPECT_EQ(auto_kernel<Host>(Model::fhp3, 128), Kernel::bytes_wide);
+  for (const Kernel k : {Kernel::bytes_wide, Kernel::bytes_sliced, Kernel::bits})
+    EXPECT_EQ(parse_kernel(kernel_name(k)), k);
+  EXPECT_THROW(parse_kernel("bytes"), std::logic_error);
+}
+
+// out(i) = the table lookup of words(i) with high(i), in a kernel (a free function: nvcc rejects
+// device lambdas inside gtest's private TestBody).
+template <class Table, class Words, class High>
+void lookup_words(const Table& table, const Words& words, const High& high, const Words& out) {
+  using Space = typename Words::execution_space;
+  Kokkos::parallel_for(
+      "lookup", Kokkos::RangePolicy<Space>(0, words.extent(0)),
+      KOKKOS_LAMBDA(const int i) { out(i) = core::lookup_bytes(table.data(), words(i), high(i)); });
+}
+
+// The byte-table lookup of a whole word, as kernels on Space run it (on CUDA devices the
+// byte-permute form of backends/cuda/byte_table.hpp), against the portable loop on the host.
+TYPED_TEST(FhpKernels, WordLookupMatchesPortableLoop) {
+  using Space = TypeParam;
+  using Memory = typename Space::memory_space;
+  const int n = 4096;
+  for (const Model model : {Model::fhp1, Model::fhp3}) {
+    Kokkos::View<std::uint8_t*, Memory> table("table", 512);
+    Kokkos::View<std::uint64_t*, Memory> words("words", n), out("out", n);
+    Kokkos::View<unsigned*, Memory> high("high", n);
+    auto table_h = Kokkos::create_mirror_view(table);
+    auto words_h = Kokkos::create_mirror_view(words);
+    auto high_h = Kokkos::create_mirror_view(high);
+    for (int i = 0; i < 512; ++i) table_h(i) = table_of(model).out[i];
+    for (int i = 0; i < n; ++i) {
+      words_h(i) = util::random_bits(31, std::uint64_t(i), 0);
+      high_h(i) = unsigned(util::random_bits(31, std::uint64_t(i), 1)) & 0xffu;
+    }
+    Kokkos::deep_copy(table, table_h);
+    Kokkos::deep_copy(words, words_h);
+    Kokkos::deep_copy(high, high_h);
+    lookup_words(table, words, high, out);
+    auto out_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out);
+    for (int i = 0; i < n; ++i)
+      ASSERT_EQ(out_h(i), core::lookup_bytes_portable(table_h.data(), words_h(i), high_h(i)))
+          << model_name(model) << " word " << i;
+  }
 }
 
 TEST(FhpSlicing, SliceBytesGathersStateBitsIntoPlanes) {
@@ -229,10 +262,9 @@ TEST(FhpSlicing, SliceBytesGathersStateBitsIntoPlanes) {
 TYPED_TEST(FhpKernels, PeriodicRunsConserveMassAndMomentumExactly) {
   using Space = TypeParam;
   const LatticeShape shape{192, 64};
-  for (const Kernel kernel :
-       {Kernel::bytes, Kernel::bytes_wide, Kernel::bytes_sliced, Kernel::bits})
+  for (const Kernel kernel : {Kernel::bytes_wide, Kernel::bytes_sliced, Kernel::bits})
     for (const Model model : {Model::fhp1, Model::fhp2, Model::fhp3}) {
-      auto e = make_engine<Space>(kernel, model, shape, StepParams{3, 0});
+      auto e = make_engine(Space(), kernel, model, shape, StepParams{3, 0});
       const auto host = random_sites(shape, model, 0.0, 17);
       e->load(to_device<Space>(host));
       const Totals start = e->totals();
@@ -248,7 +280,7 @@ TYPED_TEST(FhpKernels, PeriodicRunsConserveMassAndMomentumExactly) {
 TYPED_TEST(FhpKernels, ForcingAddsMomentumAndKeepsMass) {
   using Space = TypeParam;
   const LatticeShape shape{64, 32};
-  auto e = make_engine<Space>(Kernel::bits, Model::fhp3, shape, StepParams{3, 3000});
+  auto e = make_engine(Space(), Kernel::bits, Model::fhp3, shape, StepParams{3, 3000});
   e->load(to_device<Space>(random_sites(shape, Model::fhp3, 0.0, 2)));
   const Totals start = e->totals();
   for (std::int64_t step = 0; step < 20; ++step) e->advance(step);
@@ -256,6 +288,42 @@ TYPED_TEST(FhpKernels, ForcingAddsMomentumAndKeepsMass) {
   EXPECT_EQ(end.mass, start.mass);
   EXPECT_GT(end.px2, start.px2 + 200);
   EXPECT_EQ(end.py, start.py);  // forcing moves are mirror pairs in y: no y momentum
+}
+
+// The pieces of a run (initial state with solid sites, steps with forcing, totals, field and
+// row sums, downloads) on an instance apart from the default one: every hayate::fhp kernel
+// must run there.
+TYPED_TEST(FhpKernels, RunsOnTheGivenInstance) {
+  using Space = TypeParam;
+  compat::IndependentInstance<Space> inst;
+  const Space& space = inst.space();
+  const LatticeShape shape{128, 18};
+  std::vector<std::uint8_t> solid_flags(std::size_t(shape.sites()), 0);
+  for (std::size_t i = 0; i < solid_flags.size(); i += 37) solid_flags[i] = 1;
+  const SiteBytes<Space> solid = to_device<Space>(solid_flags);
+  test::KernelLaunchLog log;
+  for (const Kernel kernel : {Kernel::bits, Kernel::bytes_wide}) {
+    SiteBytes<Space> sites("sites", shape.sites());
+    InitialFlow flow;
+    flow.ux = 0.1;
+    initialize_sites(space, sites, shape, Model::fhp3, flow, solid);
+    auto engine = make_engine(space, kernel, Model::fhp3, shape, StepParams{5, 3000});
+    engine->load(sites);
+    for (std::int64_t step = 0; step < 4; ++step) engine->advance(step);
+    const Totals totals = engine->totals();
+    engine->store(sites);
+    FieldAccumulator<Space> fields(space, shape, 8);
+    fields.add(sites);
+    const BlockFields f = fields.averages();
+    fields.reset();
+    const RowSums rows = row_sums(space, sites, shape);
+    EXPECT_GT(totals.mass, 0) << kernel_name(kernel);
+    EXPECT_EQ(int(rows.mass.size()), shape.ny);
+    EXPECT_EQ(int(f.density.size()), f.grid.blocks());
+  }
+  EXPECT_FALSE(log.hayate_kernels().empty());
+  for (const std::string& label : log.elsewhere(compat::tools_device_id(space)))
+    ADD_FAILURE() << label << " ran on another instance";
 }
 
 }  // namespace

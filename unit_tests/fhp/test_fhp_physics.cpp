@@ -48,17 +48,17 @@ double measured_viscosity(Model model, double rho, int nx, int ny, int steps, in
   std::vector<double> amplitude(samples, 0.0);
   SiteBytes<Space> sites("sites", shape.sites()), none("none", 0);
   for (int e = 0; e < ensemble; ++e) {
-    auto engine = make_engine<Space>(Kernel::bits, model, shape, StepParams{100u + e, 0});
+    auto engine = make_engine(Space(), Kernel::bits, model, shape, StepParams{100u + e, 0});
     InitialFlow flow;
     flow.density = rho;
     flow.shear = amplitude0;
     flow.seed = 100u + e;
-    initialize_sites<Space>(sites, shape, model, flow, none);
+    initialize_sites(Space(), sites, shape, model, flow, none);
     engine->load(sites);
     for (int s = 0, k = 0; s <= steps; ++s) {
       if (s % every == 0) {
         engine->store(sites);
-        amplitude[k++] += shear_amplitude(row_sums<Space>(sites, shape), ny) / ensemble;
+        amplitude[k++] += shear_amplitude(row_sums(Space(), sites, shape), ny) / ensemble;
       }
       if (s < steps) engine->advance(s);
     }
@@ -77,7 +77,7 @@ double measured_viscosity(Model model, double rho, int nx, int ny, int steps, in
 }
 
 // Shear-wave decay at short wavelength, where the Boltzmann theory holds; at longer wavelengths
-// the measured viscosity grows (two-dimensional long-time tails), see docs/fhp.md.
+// the measured viscosity grows (two-dimensional long-time tails), see docs/user/fhp.md.
 TEST(FhpPhysics, ShearViscosityFhp3) {
   const double rho = 2.8, d = rho / 7;
   const double nu = measured_viscosity(Model::fhp3, rho, 1024, 64, 400, 10, 6, 0.08);
@@ -99,7 +99,7 @@ TEST(FhpPhysics, PoiseuilleProfileIsParabolic) {
   const double rho = 2.1, d = rho / 7;
   const double p = 4e-4;
   const std::uint32_t q = std::uint32_t(std::lround(p * forcing_one));
-  auto engine = make_engine<Space>(Kernel::bits, Model::fhp3, shape, StepParams{7, q});
+  auto engine = make_engine(Space(), Kernel::bits, Model::fhp3, shape, StepParams{7, q});
   SiteBytes<Space> sites("sites", shape.sites()), solid("solid", shape.sites());
   {
     const auto s = solid_sites(shape, false, true, {});
@@ -109,7 +109,7 @@ TEST(FhpPhysics, PoiseuilleProfileIsParabolic) {
   }
   InitialFlow flow;
   flow.density = rho;
-  initialize_sites<Space>(sites, shape, Model::fhp3, flow, solid);
+  initialize_sites(Space(), sites, shape, Model::fhp3, flow, solid);
   engine->load(sites);
   const int steps = 9000, average_from = 5000;
   std::vector<double> u(shape.ny, 0.0);
@@ -118,7 +118,7 @@ TEST(FhpPhysics, PoiseuilleProfileIsParabolic) {
     engine->advance(s);
     if (s >= average_from && s % 10 == 0) {
       engine->store(sites);
-      const RowSums r = row_sums<Space>(sites, shape);
+      const RowSums r = row_sums(Space(), sites, shape);
       for (int y = 1; y < shape.ny - 1; ++y) u[y] += r.ux(y);
       ++samples;
     }

@@ -2,9 +2,9 @@
 // input is reported with its position (problem-level checks run when the problem is created,
 // so these go through `hayate run`), obstacles rasterize as intended.
 #include "cli_runner.hpp"
+#include "exec/dispatch.hpp"
 #include "fhp/fhp_obstacles.hpp"
 #include "io/png.hpp"
-#include "exec/dispatch.hpp"
 #include "run/checkpoint.hpp"
 #include "run/driver.hpp"
 #include "run/registry.hpp"
@@ -87,11 +87,9 @@ TEST(FhpProblem, RestartIsBitwise) {
 }
 
 TEST(FhpProblem, KernelsAndBackendsAgreeBitwise) {
-  run("bits", {"checkpoint.at_end=true", "run.kernel=bits"});
-  run("bytes", {"checkpoint.at_end=true", "run.kernel=bytes"});
-  EXPECT_EQ(checkpoint_sites("bits"), checkpoint_sites("bytes"));
+  run("bits", {"checkpoint.at_end=true", "tuning.kernel=bits"});
   for (const std::string kernel : {"bytes_wide", "bytes_sliced"}) {
-    run(kernel, {"checkpoint.at_end=true", "run.kernel=" + kernel});
+    run(kernel, {"checkpoint.at_end=true", "tuning.kernel=" + kernel});
     EXPECT_EQ(checkpoint_sites("bits"), checkpoint_sites(kernel)) << kernel;
   }
   for (const auto& backend : core::enabled_backends()) {
@@ -128,8 +126,11 @@ TEST(FhpProblem, BadInputNamesTheLine) {
   const std::vector<Case> cases = {
       {"problem: fhp\nsystem:\n  ny: 31\n",
        "bad.yaml:3:7: 'system.ny': the number of rows must be even"},
-      {"problem: fhp\nsystem:\n  nx: 96\nrun:\n  kernel: bits\n",
+      {"problem: fhp\nsystem:\n  nx: 96\ntuning:\n  kernel: bits\n",
        "bad.yaml:3:7: 'system.nx': the bits kernel"},
+      {"problem: fhp\nrun:\n  kernel: bits\n",
+       "bad.yaml:3:3: 'run.kernel' moved to 'tuning.kernel'"},
+      {"problem: fhp\ntuning:\n  kernel: bytes\n", "one of: auto, bytes_wide, bytes_sliced, bits"},
       {"problem: fhp\nsystem:\n  model: fhp1\n  density: 6.5\n", "bad.yaml:4:12: 'system.density'"},
       {"problem: fhp\nobstacles:\n  - {type: circle, x: 3, y: 4}\n", "needs the key 'radius'"},
       {"problem: fhp\noutput:\n  fields_every: 10\n  average: 20\n",

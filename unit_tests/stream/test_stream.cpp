@@ -1,7 +1,9 @@
-// The stream probe: kernels against the host recurrence, and the driver end to end (restart
-// bitwise, output files, failure handling) on every backend.
+// The stream probe: kernels against the host recurrence, on the instance they were given, and
+// the driver end to end (restart bitwise, output files, failure handling) on every backend.
 #include "cli_runner.hpp"
+#include "compat/kokkos_compat.hpp"
 #include "io/csv_writer.hpp"
+#include "launch_log.hpp"
 #include "run/checkpoint.hpp"
 #include "run/driver.hpp"
 #include "run/registry.hpp"
@@ -24,7 +26,7 @@ TYPED_TEST(Stream, KernelsMatchHostRecurrenceForEveryUnroll) {
   using Space = TypeParam;
   const std::int64_t n = 1001;  // not a multiple of any unroll factor: tails are exercised
   for (int unroll : {1, 2, 4, 8}) {
-    stream::StreamArrays<Space, double> arrays(n);
+    stream::StreamArrays<Space, double> arrays(Space(), n);
     arrays.fill();
     const double s = 0.375;
     for (int r = 0; r < 3; ++r)
@@ -41,9 +43,42 @@ TYPED_TEST(Stream, KernelsMatchHostRecurrenceForEveryUnroll) {
     }
     EXPECT_EQ(arrays.bytes(stream::Kernel::Triad), 3 * n * 8);
     EXPECT_EQ(arrays.bytes(stream::Kernel::Copy), 2 * n * 8);
+    EXPECT_LT(arrays.max_relative_error(ea, eb, ec), 1e-14) << "unroll " << unroll;
+    EXPECT_GT(arrays.max_relative_error(ea, eb, 2 * ec), 0.4) << "unroll " << unroll;
   }
-  stream::StreamArrays<Space, double> arrays(8);
+  stream::StreamArrays<Space, double> arrays(Space(), 8);
   EXPECT_THROW(arrays.run(stream::Kernel::Copy, 1.0, 3), std::invalid_argument);
+  EXPECT_EQ(stream::parse_unroll("auto"), stream::default_unroll);
+  EXPECT_EQ(stream::parse_unroll("8"), 8);
+}
+
+// A round of the four kernels, the fill and the check on an instance apart from the default
+// one: every hayate::stream kernel must run there.
+TYPED_TEST(Stream, RunsOnTheGivenInstance) {
+  using Space = TypeParam;
+  compat::IndependentInstance<Space> inst;
+  test::KernelLaunchLog log;
+  stream::StreamArrays<Space, float> arrays(inst.space(), 1001);
+  arrays.fill();
+  for (auto k : stream::all_kernels) arrays.run(k, 0.5f);
+  float ea, eb, ec;
+  stream::expected_values<float>(1, 0.5f, ea, eb, ec);
+  EXPECT_EQ(arrays.max_relative_error(ea, eb, ec), 0.0);
+  EXPECT_FALSE(log.hayate_kernels().empty());
+  for (const std::string& label : log.elsewhere(compat::tools_device_id(inst.space())))
+    ADD_FAILURE() << label << " ran on another instance";
+}
+
+TEST(StreamInput, UnrollMovedToTuning) {
+  const fs::path dir = hayate::test::scratch_path("stream_input");
+  fs::create_directories(dir);
+  { std::ofstream(dir / "bad.yaml") << "problem: stream\nrun:\n  unroll: 2\n"; }
+  const auto r = hayate::test::run_cli("check \"" + (dir / "bad.yaml").string() + "\"");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("bad.yaml:3:3: 'run.unroll' moved to 'tuning.unroll'"), std::string::npos)
+      << r.output;
+  { std::ofstream(dir / "good.yaml") << "problem: stream\ntuning:\n  unroll: 2\n"; }
+  EXPECT_EQ(hayate::test::run_cli("check \"" + (dir / "good.yaml").string() + "\"").exit_code, 0);
 }
 
 namespace {
