@@ -677,9 +677,14 @@ void register_problem(core::Registry& registry) {
         return std::make_unique<OdeProblem>(config, backend);
       },
       // `hayate check` also parses and compiles the model file the input names, in the mode
-      // the input names or auto picks on CPU threads (check runs before any backend starts).
+      // the input names or auto picks for the backend the run would take (the input's, else
+      // the build's default); backend traits need no running backend.
       [](const Config& config) {
-        const Tuning tuning = tuning_of(config, core::BackendTraits{});
+        const auto enabled = core::enabled_backends();
+        const std::string named = config.string("backend");
+        const bool known = std::find(enabled.begin(), enabled.end(), named) != enabled.end();
+        const Tuning tuning =
+            tuning_of(config, core::backend_traits(known ? named : core::default_backend()));
         const CompilerOptions compiler = compiler_options(tuning);
         compile(load_model(config, compiler, tuning), compiler);
       }});
