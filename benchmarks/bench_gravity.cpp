@@ -2,6 +2,7 @@
 // precision, with the j-split on and off at small N, a sweep of the launch shape (targets per
 // thread, team size, tile) for picking the defaults, and an FP32 FMA-throughput probe giving the
 // measured peak that "% of FP32 peak" is taken against.
+#include "algorithms/radix_sort.hpp"
 #include "bench_util.hpp"
 #include "gravity/direct.hpp"
 #include "gravity/initial_conditions.hpp"
@@ -182,10 +183,10 @@ void run_tree(const Space& space, benchmark::State& state, const int n, const bo
   state.counters["nodes"] = tree.tree().n_nodes();
 }
 
-// Stable sort of n (63-bit key, index) pairs, as the tree build sorts its keys.
+// Stable sort of n (63-bit key, index) pairs, as the tree build sorts its keys: the sort the
+// space runs, or the portable one.
 template <class Space>
-void run_sort(const Space& space, benchmark::State& state, const int n,
-              const gravity::SortMethod method) {
+void run_sort(const Space& space, benchmark::State& state, const int n, const bool portable) {
   using Mem = typename Space::memory_space;
   Kokkos::View<std::uint64_t*, Mem> source("hayate::bench::keys", n),
       keys("hayate::bench::keys", n);
@@ -198,15 +199,20 @@ void run_sort(const Space& space, benchmark::State& state, const int n,
     s ^= s << 17;
     h(i) = s >> 1;
   }
-  Kokkos::deep_copy(source, h);
-  gravity::RadixSortBuffers<Space> buffers;
+  Kokkos::deep_copy(space, source, h);
+  core::RadixSortBuffers<Space> buffers;
   auto reset = [&] {
-    Kokkos::deep_copy(keys, source);
+    Kokkos::deep_copy(space, keys, source);
     Kokkos::parallel_for(
         "hayate::gravity::bench_iota", Kokkos::RangePolicy<Space>(space, 0, n),
         KOKKOS_LAMBDA(const int i) { values(i) = i; });
   };
-  auto sort = [&] { gravity::sort_pairs<Space>(keys, values, n, 63, buffers, method); };
+  auto sort = [&] {
+    if (portable)
+      core::sort_pairs_portable(space, keys, values, n, 63, buffers);
+    else
+      core::sort_pairs(space, keys, values, n, 63, buffers);
+  };
   reset();
   sort();
   for (auto _ : state) {
@@ -263,14 +269,11 @@ void register_gravity_suite() {
         for (int e = gpu ? 16 : 12; e <= (gpu ? 20 : top); e += 2) t->Arg(1 << e);
       }
     }
-    // The tree's key sort: the portable radix sort, and CUB's on CUDA.
-    for (const char* method : gpu ? std::vector<const char*>{"portable", "cuda"}
-                                  : std::vector<const char*>{"portable"}) {
-      const gravity::SortMethod m =
-          std::string(method) == "cuda" ? gravity::SortMethod::Cuda : gravity::SortMethod::Portable;
-      auto* t = register_on(std::string("gravity/sort/") + method, backend,
-                            [m](auto space, benchmark::State& state) {
-                              run_sort(space, state, int(state.range(0)), m);
+    // The tree's key sort: the portable radix sort, and on GPUs the backend's (CUB on CUDA).
+    for (const bool portable : gpu ? std::vector<bool>{true, false} : std::vector<bool>{true}) {
+      auto* t = register_on(std::string("gravity/sort/") + (portable ? "portable" : "backend"),
+                            backend, [portable](auto space, benchmark::State& state) {
+                              run_sort(space, state, int(state.range(0)), portable);
                             });
       for (int e = 16; e <= (gpu ? 23 : 20); e += gpu ? 1 : 2) t->Arg(1 << e);
     }

@@ -97,22 +97,8 @@ class GravityProblem final : public core::Problem {
       t.quadrupole = config.boolean("tree.quadrupole");
       t.reorder = config.boolean("tree.reorder");
       t.walk = config.string("tree.walk") == "particle" ? Walk::Particle : Walk::Group;
-      const std::string sort = config.string("tree.sort");
-      t.sort = sort == "portable" ? SortMethod::Portable
-                                  : (sort == "cuda" ? SortMethod::Cuda : SortMethod::Auto);
-      if (t.sort == SortMethod::Cuda && !uses_cuda_sort<Space>(t.sort))
-        config.fail("tree.sort",
-                    "the cuda sort runs on the cuda backend only; use auto or "
-                    "portable");
       t.curve = config.string("tree.curve") == "morton" ? Curve::Morton : Curve::Hilbert;
       t.dear_first = config.string("tree.group_order") == "cost";
-      const std::string kernel = config.string("tree.kernel");
-      t.kernel = kernel == "portable" ? WalkKernel::Portable
-                                      : (kernel == "cuda" ? WalkKernel::Cuda : WalkKernel::Auto);
-      if (t.kernel == WalkKernel::Cuda && !uses_cuda_walk<Space>(t.kernel))
-        config.fail("tree.kernel",
-                    "the cuda walk kernel runs on the cuda backend only; use auto or "
-                    "portable");
       solver_ = std::make_unique<TreeForce<Space>>(precision, t, G_, eps_, direct);
     } else {
       direct_ = std::make_unique<DirectForce<Space>>(direct);
@@ -508,10 +494,6 @@ void declare(core::Schema& s) {
            "Walk: group (a team walks once per group, lanes test nodes in parallel and sum "
            "interaction lists from scratch) or particle (each thread walks node after node)")
       .defaults("group");
-  s.choice("tree.sort", {"auto", "portable", "cuda"},
-           "Key sort: portable radix sort, or CUB's radix sort (cuda backend only); auto = cuda "
-           "on the cuda backend")
-      .defaults("auto");
   s.choice("tree.curve", {"hilbert", "morton"},
            "Space-filling curve of the keys that order the particles: Peano-Hilbert (compact "
            "target groups) or Morton")
@@ -520,12 +502,6 @@ void declare(core::Schema& s) {
            "Order in which the group walk launches its groups: cost (dearest first, by the "
            "entries of each group's last walk, tree order within a power-of-two class) or tree")
       .defaults("cost");
-  s.choice("tree.kernel", {"auto", "portable", "cuda"},
-           "Group walk's team primitives: Kokkos' team scan, barriers and level-1 scratch "
-           "(portable), or a warp's ballots, shuffles, __syncwarp and per-multiprocessor "
-           "stack slots, each round's node records requested as soon as its counts are known "
-           "(cuda backend only); auto = cuda on the cuda backend")
-      .defaults("auto");
   s.section("time", "Time integration");
   s.choice("time.integrator", {"leapfrog", "block", "hermite"},
            "leapfrog: KDK with the shared step dt; block: KDK with power-of-two individual steps "
@@ -596,6 +572,10 @@ void declare(core::Schema& s) {
   s.integer("output.force_error_sample", "Particles in the force-error sample")
       .defaults(1024)
       .range(1, 1 << 20);
+
+  // Keys of earlier versions.
+  s.removed("tree.sort", "the backend's fastest stable sort is used");
+  s.removed("tree.kernel", "the backend's fastest walk primitives are used");
 }
 
 }  // namespace

@@ -1,9 +1,9 @@
 #pragma once
 // Barnes-Hut octree on the device.
-//   build:   bounding cube -> 63-bit Peano-Hilbert (or Morton) keys -> stable radix sort of (code,
-//   particle) pairs
-//            (equal codes keep the particle order, so the sort is deterministic) -> octree level
-//            by level (each node is a contiguous range of sorted particles; children found by
+//   build:   bounding cube -> 63-bit Peano-Hilbert (or Morton) keys -> stable radix sort of
+//            (code, particle) pairs (core/algorithms/radix_sort.hpp; equal codes keep the
+//            particle order, so the sort is deterministic) -> octree level by level (each node
+//            is a contiguous range of sorted particles; children found by
 //            binary search on the key digits) -> nodes reordered depth-first with "skip" links
 //            (the next node after a node's subtree), which lets a walk run without a stack. The
 //            level-by-level (breadth-first) numbering is kept as well: there a node's children
@@ -16,8 +16,8 @@
 // MACs: acceleration (G m_J / d^2 (b_J / d)^2 <= dacc |a_old|, GADGET/GOTHIC; stricter for nodes
 // grown past their cell, see group_accepts) or the classic theta (cell side / d < theta); both
 // also require d > b_J.
+#include "algorithms/radix_sort.hpp"
 #include "gravity/direct.hpp"
-#include "gravity/radix_sort.hpp"
 #include "gravity/state.hpp"
 #include "gravity/tree_walk.hpp"
 #include "run/checkpoint.hpp"
@@ -224,7 +224,6 @@ class Tree {
   }
 
   int leaf_size = 32;
-  SortMethod sort_method = SortMethod::Auto;
   Curve curve = Curve::Hilbert;
 
   bool built() const { return n_nodes_ > 0; }
@@ -284,7 +283,7 @@ class Tree {
     }
     {
       auto scope = timers.scope("tree_sort");
-      sort_pairs<Space>(codes, order, n, 3 * bits_, sort_buffers_, sort_method);
+      core::sort_pairs(Space(), codes, order, n, 3 * bits_, sort_buffers_);
     }
     auto scope = timers.scope("tree_build");
     build_levels(codes);
@@ -693,7 +692,7 @@ class Tree {
         });
     int index_bits = 1;
     while ((std::int64_t(1) << index_bits) <= n_) ++index_bits;
-    sort_pairs<Space>(key, src_of, n_nodes_, index_bits + 5, sort_buffers_, sort_method);
+    core::sort_pairs(Space(), key, src_of, n_nodes_, index_bits + 5, sort_buffers_);
     allocate_nodes(n_nodes_);
     const auto dfs_of = dfs_of_, bfs_of = bfs_of_;
     const auto begin = begin_, end = end_, skip = skip_, level = level_;
@@ -742,7 +741,7 @@ class Tree {
   IntView child_first_store_, child_count_store_, dfs_of_store_, bfs_of_store_;
   Kokkos::View<double*, Mem> mono_store_, size_store_, quad_store_, box_store_;
   Kokkos::View<std::uint64_t*, Mem> codes_;
-  RadixSortBuffers<Space> sort_buffers_;
+  core::RadixSortBuffers<Space> sort_buffers_;
   std::vector<int> level_base_;  // breadth-first numbers where each level starts
   Vec sorted_x_, gathered_x_;    // positions in sorted order; gathered ones unless reordered
   Scalar sorted_m_, gathered_m_;

@@ -22,10 +22,9 @@ struct TreeParams {
   bool quadrupole = true;
   bool reorder = true;  // keep the particles in the tree's order (permuted at each rebuild)
   Walk walk = Walk::Group;
-  SortMethod sort = SortMethod::Auto;
   Curve curve = Curve::Hilbert;
   bool dear_first = true;  // group walk: launch the groups dearest first (order_groups_by_cost)
-  WalkKernel kernel = WalkKernel::Auto;
+  WalkKernel kernel = WalkKernel::Auto;  // the group walk's team primitives
 };
 
 // The automatic rebuild rule (rebuild_every = 0). It keeps the cost of a rebuild cycle (one
@@ -135,7 +134,6 @@ class TreeForce final : public ForceSolver<Space> {
             DirectSolver<Space> direct)
       : precision_(precision), params_(params), G_(G), eps_(eps), direct_(std::move(direct)) {
     tree_.leaf_size = params.leaf_size;
-    tree_.sort_method = params.sort;
     tree_.curve = params.curve;
   }
 
@@ -347,7 +345,7 @@ class TreeForce final : public ForceSolver<Space> {
           key(g) = std::uint64_t(31 - cls);
           order(g) = g;
         });
-    sort_pairs<Space>(key, order, ng, 5, sort_buffers_, params_.sort);
+    core::sort_pairs(Space(), key, order, ng, 5, sort_buffers_);
     launch_order_valid_ = true;
   }
 
@@ -656,15 +654,25 @@ class TreeForce final : public ForceSolver<Space> {
     }
     d.launch_order = launch_order_valid_ ? launch_order_.data() : nullptr;
     if (!diagnostic && params_.dear_first) d.group_cost = group_cost_.data();
-    if (params_.quadrupole)
-      launch_group<T, GroupWalkKernel<Space, T, Acc, tpt, WithPotential, M, true>>(d, label);
+    if (params_.kernel == WalkKernel::Portable)
+      launch_group<T, Acc, WithPotential, M, PortableWalkTeam>(d, label);
     else
-      launch_group<T, GroupWalkKernel<Space, T, Acc, tpt, WithPotential, M, false>>(d, label);
+      launch_group<T, Acc, WithPotential, M, WalkTeam<Space>>(d, label);
     if (!diagnostic && params_.dear_first) order_groups_by_cost();
   }
 
-  template <class T, class Kernel, class Data>
-  void launch_group(const Data& d, const char* label) {
+  template <class T, class Acc, bool WithPotential, Mac M, class Team>
+  void launch_group(const WalkData<Space, T>& d, const char* label) {
+    if (params_.quadrupole)
+      launch_group_kernel<T, GroupWalkKernel<Space, T, Acc, tpt, WithPotential, M, true, Team>>(
+          d, label);
+    else
+      launch_group_kernel<T, GroupWalkKernel<Space, T, Acc, tpt, WithPotential, M, false, Team>>(
+          d, label);
+  }
+
+  template <class T, class Kernel>
+  void launch_group_kernel(const WalkData<Space, T>& d, const char* label) {
     const int n_groups = n_groups_;
     static_assert(team_size <= 128, "the walk's scan packs per-team counts in 8-bit fields");
     Kernel k;
@@ -678,24 +686,10 @@ class TreeForce final : public ForceSolver<Space> {
     k.shape.levels = tree_.levels();
     Kokkos::TeamPolicy<Space> policy(n_groups, team_size);
     policy.set_scratch_size(0, Kokkos::PerTeam(Kernel::scratch0(k.shape)));
-#ifdef KOKKOS_ENABLE_CUDA
-    if constexpr (std::is_same<Space, Kokkos::Cuda>::value) {
-      k.warp = uses_cuda_walk<Space>(params_.kernel) && team_size == 32;
-      if (k.warp) {
-        const int slots = cuda::sm_id_count() * cuda::slots_per_sm;
-        const std::size_t need = std::size_t(slots) * std::size_t(k.shape.stack());
-        if (slot_busy_.extent(0) == 0)
-          slot_busy_ = Kokkos::View<unsigned*, Mem>("hayate::gravity::tree_slot_busy",
-                                                    slots / cuda::slots_per_sm);
-        if (stack_pool_.extent(0) < need)
-          stack_pool_ = Tree<Space>::template uninitialized<Kokkos::View<WalkLink*, Mem>>(
-              "hayate::gravity::tree_stack_pool", need);
-        k.stack_pool = stack_pool_.data();
-        k.slot_busy = slot_busy_.data();
-      }
-    }
-#endif
-    if (!k.warp) policy.set_scratch_size(1, Kokkos::PerTeam(Kernel::scratch1(k.shape)));
+    if constexpr (Kernel::Team::scratch_stack)
+      policy.set_scratch_size(1, Kokkos::PerTeam(Kernel::scratch1(k.shape)));
+    else
+      k.stacks = walk_stacks_.get(Space(), k.shape.stack());
     Kokkos::parallel_for(label, policy, k);
     int overflowed = 0;
     Kokkos::deep_copy(overflowed, overflow_);
@@ -768,10 +762,10 @@ class TreeForce final : public ForceSolver<Space> {
   Kokkos::View<int*, Mem> group_cost_, launch_order_;
   Kokkos::View<std::uint64_t*, Mem> cost_key_;
   bool launch_order_valid_ = false;
-  RadixSortBuffers<Space> sort_buffers_;
+  core::RadixSortBuffers<Space> sort_buffers_;
   Kokkos::View<int, Mem> overflow_;
-  Kokkos::View<WalkLink*, Mem> stack_pool_;  // tree.kernel = cuda: the walk's traversal stacks
-  Kokkos::View<unsigned*, Mem> slot_busy_;   // and their per-multiprocessor busy words
+  // The group walk's traversal stacks where its team primitives do not take level-1 scratch.
+  typename WalkTeam<Space>::template Store<Space> walk_stacks_;
   Kokkos::View<Body<float>*, Mem> bodies_f_, nodes_f_;
   Kokkos::View<Body<double>*, Mem> bodies_d_, nodes_d_;
   Kokkos::View<NodeGeom<float>*, Mem> geom_f_;
