@@ -44,7 +44,8 @@ benchmark::internal::Benchmark* register_on(const std::string& name, const std::
 
 // A Plummer sphere packed as kernel sources, padded to the tile with zero masses.
 template <class Space, class T>
-Kokkos::View<Body<T>*, typename Space::memory_space> plummer_bodies(int n, int tile) {
+Kokkos::View<Body<T>*, typename Space::memory_space> plummer_bodies(const Space& space, int n,
+                                                                    int tile) {
   const gravity::HostParticles p = gravity::plummer(n, 1.0, 1.0, 1.0, 2026);
   const int padded = (n + tile - 1) / tile * tile;
   Kokkos::View<Body<T>*, typename Space::memory_space> bodies("hayate::bench::bodies", padded);
@@ -52,7 +53,8 @@ Kokkos::View<Body<T>*, typename Space::memory_space> plummer_bodies(int n, int t
   for (int i = 0; i < padded; ++i)
     h(i) = i < n ? Body<T>{T(p.x[3 * i]), T(p.x[3 * i + 1]), T(p.x[3 * i + 2]), T(p.m[i])}
                  : Body<T>{T(0), T(0), T(0), T(0)};
-  Kokkos::deep_copy(bodies, h);
+  Kokkos::deep_copy(space, bodies, h);
+  space.fence();
   return bodies;
 }
 
@@ -64,7 +66,7 @@ void run_direct(const Space& space, benchmark::State& state, const int n, Direct
                 const int calls = 1) {
   using Policy = gravity::MonopolePolicy<T, Acc>;
   using Mem = typename Space::memory_space;
-  const auto bodies = plummer_bodies<Space, T>(n, shape.tile);
+  const auto bodies = plummer_bodies<Space, T>(space, n, shape.tile);
   const int padded = int(bodies.extent(0));
   shape.splits =
       gravity::choose_splits(n, padded, shape.tile, IPT, space.concurrency(), shape.splits);
@@ -156,22 +158,23 @@ void run_tree(const Space& space, benchmark::State& state, const int n, const bo
   const gravity::HostParticles hp =
       galaxy ? gravity::galaxy(n, {0.05, 0.2, 0.1, 1.0, 0.1, 1.5, 1.0, 3.0, 10.0, false}, 1.0, 7)
              : gravity::plummer(n, 1.0, 1.0, 1.0, 2026);
-  gravity::Particles<Space> p(n);
+  gravity::Particles<Space> p(space, n);
   auto x = Kokkos::create_mirror_view(p.x);
   auto m = Kokkos::create_mirror_view(p.m);
   for (int i = 0; i < n; ++i) {
     for (int c = 0; c < 3; ++c) x(i, c) = hp.x[3 * i + c];
     m(i) = hp.m[i];
   }
-  Kokkos::deep_copy(p.x, x);
-  Kokkos::deep_copy(p.m, m);
+  Kokkos::deep_copy(space, p.x, x);
+  Kokkos::deep_copy(space, p.m, m);
+  space.fence();
   gravity::TreeParams params;
   params.rebuild_every = 1;  // every evaluation pays for its tree
   params.walk = walk;
   const double eps = galaxy ? 0.02 : 0.005;
   gravity::TreeForce<Space> tree(
-      gravity::Precision::Float, params, 1.0, eps,
-      gravity::DirectSolver<Space>(gravity::Precision::Float, {}, 1.0, eps));
+      space, gravity::Precision::Float, params, 1.0, eps,
+      gravity::DirectSolver<Space>(space, gravity::Precision::Float, {}, 1.0, eps));
   core::Timers timers;
   Kokkos::View<double* [3], typename Space::memory_space> acc("hayate::bench::acc", n);
   tree.accelerations(p, {{}, n}, false, {p.acc, {}, {}}, timers, false);  // theta first step

@@ -206,11 +206,12 @@ class Tree {
   }
   // The same, keeping the contents (arrays the build fills level by level).
   template <class V>
-  static void grow_keep(V& v, const char* name, std::size_t n) {
+  void grow_keep(V& v, const char* name, std::size_t n) const {
     if (v.extent(0) >= n) return;
     V bigger = uninitialized<V>(name, n + n / 8);
     if (v.extent(0) > 0)
-      Kokkos::deep_copy(Kokkos::subview(bigger, std::make_pair(std::size_t(0), v.extent(0))), v);
+      Kokkos::deep_copy(space_,
+                        Kokkos::subview(bigger, std::make_pair(std::size_t(0), v.extent(0))), v);
     v = bigger;
   }
   // A view of `rows` rows (exactly) over `store`, which is kept between rebuilds and grown
@@ -222,6 +223,9 @@ class Tree {
     grow(store, name, V::required_allocation_size(rows) / sizeof(typename V::value_type));
     return V(store.data(), rows);
   }
+
+  // Every kernel and copy of the tree runs on `space`.
+  explicit Tree(const Space& space) : space_(space) {}
 
   int leaf_size = 32;
   Curve curve = Curve::Hilbert;
@@ -269,7 +273,7 @@ class Tree {
       const std::uint64_t top = (std::uint64_t(1) << bits_) - 1;
       const bool hilbert = curve == Curve::Hilbert;
       Kokkos::parallel_for(
-          "hayate::gravity::tree_keys", Kokkos::RangePolicy<Space>(0, n),
+          "hayate::gravity::tree_keys", Kokkos::RangePolicy<Space>(space_, 0, n),
           KOKKOS_LAMBDA(const int i) {
             auto cell = [&](double v) {
               const double q = compat::floor(v * scale);
@@ -283,7 +287,7 @@ class Tree {
     }
     {
       auto scope = timers.scope("tree_sort");
-      core::sort_pairs(Space(), codes, order, n, 3 * bits_, sort_buffers_);
+      core::sort_pairs(space_, codes, order, n, 3 * bits_, sort_buffers_);
     }
     auto scope = timers.scope("tree_build");
     build_levels(codes);
@@ -327,7 +331,7 @@ class Tree {
       const int first = level_base_[l], count = level_base_[l + 1] - first;
       Kokkos::parallel_for(
           "hayate::gravity::tree_moments",
-          Policy((count + per_team - 1) / per_team, per_team, lanes),
+          Policy(space_, (count + per_team - 1) / per_team, per_team, lanes),
           KOKKOS_LAMBDA(const Member& team) {
             const int node = first + team.league_rank() * team.team_size() + team.team_rank();
             if (node >= first + count) return;
@@ -423,7 +427,7 @@ class Tree {
     const auto gm = gathered_m_;
     const bool with_mass = !gathered_mass_;
     Kokkos::parallel_for(
-        "hayate::gravity::tree_gather_sorted", Kokkos::RangePolicy<Space>(0, n_),
+        "hayate::gravity::tree_gather_sorted", Kokkos::RangePolicy<Space>(space_, 0, n_),
         KOKKOS_LAMBDA(const int k) {
           const int i = order(k);
           for (int d = 0; d < 3; ++d) gx(k, d) = x(i, d);
@@ -436,7 +440,7 @@ class Tree {
 
   // The particles were permuted into this tree's order: sorted position k is now particle k.
   void reset_order() {
-    fill_identity<Space>(order_);
+    fill_identity(space_, order_);
     order_identity_ = true;
   }
 
@@ -457,7 +461,7 @@ class Tree {
     const auto begin = begin_, end = end_, dfs_of = dfs_of_;
     const auto child_first = child_first_, child_count = child_count_;
     Kokkos::parallel_for(
-        "hayate::gravity::tree_members", Kokkos::RangePolicy<Space>(0, n_nodes_),
+        "hayate::gravity::tree_members", Kokkos::RangePolicy<Space>(space_, 0, n_nodes_),
         KOKKOS_LAMBDA(const int b) {
           const int children = child_count(b);
           const int d = dfs_of(b);
@@ -470,7 +474,7 @@ class Tree {
   // Breadth-first numbers of each level's first node (levels_ + 1 entries), from the nodes'
   // levels (after a restore; a build sets them from its level counts).
   void set_level_bases() {
-    const auto level = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), level_);
+    const auto level = on_host(space_, level_);
     std::vector<int> count(levels_, 0);
     for (int k = 0; k < n_nodes_; ++k) ++count[level(k)];
     level_base_.assign(1, 0);
@@ -520,7 +524,7 @@ class Tree {
     const auto size = size_;
     const double root_side = 2.0 * half_;
     Kokkos::parallel_for(
-        "hayate::gravity::tree_restore_maps", Kokkos::RangePolicy<Space>(0, n_nodes_),
+        "hayate::gravity::tree_restore_maps", Kokkos::RangePolicy<Space>(space_, 0, n_nodes_),
         KOKKOS_LAMBDA(const int b) {
           const int k = dfs_of(b);
           bfs_of(k) = b;
@@ -533,7 +537,7 @@ class Tree {
     // One pass for the six extremes (six reductions took 0.38 ms at 2^23 on the H100).
     Spread<0> box;
     Kokkos::parallel_reduce(
-        "hayate::gravity::tree_box", Kokkos::RangePolicy<Space>(0, n),
+        "hayate::gravity::tree_box", Kokkos::RangePolicy<Space>(space_, 0, n),
         KOKKOS_LAMBDA(const int i, Spread<0>& t) {
           for (int d = 0; d < 3; ++d) {
             t.lo[d] = x(i, d) < t.lo[d] ? x(i, d) : t.lo[d];
@@ -579,7 +583,8 @@ class Tree {
     {
       const auto ab = all_begin_, ae = all_end_;
       Kokkos::parallel_for(
-          "hayate::gravity::tree_root", Kokkos::RangePolicy<Space>(0, 1), KOKKOS_LAMBDA(const int) {
+          "hayate::gravity::tree_root", Kokkos::RangePolicy<Space>(space_, 0, 1),
+          KOKKOS_LAMBDA(const int) {
             ab(0) = 0;
             ae(0) = n;
           });
@@ -613,7 +618,7 @@ class Tree {
       const auto cf = child_first_store_, cc = child_count_store_;
       if (can_split)
         Kokkos::parallel_for(
-            "hayate::gravity::tree_split_octants", Kokkos::RangePolicy<Space>(0, 7 * count),
+            "hayate::gravity::tree_split_octants", Kokkos::RangePolicy<Space>(space_, 0, 7 * count),
             KOKKOS_LAMBDA(const int t) {
               const int node = t % count, d = t / count + 1;
               const int b = ab(base + node), e = ae(base + node);
@@ -621,7 +626,7 @@ class Tree {
             });
       int total = 0;
       Kokkos::parallel_scan(
-          "hayate::gravity::tree_count_children", Kokkos::RangePolicy<Space>(0, count),
+          "hayate::gravity::tree_count_children", Kokkos::RangePolicy<Space>(space_, 0, count),
           KOKKOS_LAMBDA(const int node, int& acc, const bool last) {
             const int b = ab(base + node), e = ae(base + node);
             int nc = 0;
@@ -645,7 +650,7 @@ class Tree {
       grow_keep(all_end_, "hayate::gravity::tree_ae", std::size_t(next_base) + total);
       const auto nb = all_begin_, ne = all_end_;
       Kokkos::parallel_for(
-          "hayate::gravity::tree_children", Kokkos::RangePolicy<Space>(0, count),
+          "hayate::gravity::tree_children", Kokkos::RangePolicy<Space>(space_, 0, count),
           KOKKOS_LAMBDA(const int node) {
             if (cc(base + node) == 0) return;
             const int e = ne(base + node);
@@ -683,7 +688,7 @@ class Tree {
     for (int l = 0; l <= levels_; ++l) bases.at[l] = level_base_[l];
     const int levels = levels_;
     Kokkos::parallel_for(
-        "hayate::gravity::tree_node_keys", Kokkos::RangePolicy<Space>(0, nn),
+        "hayate::gravity::tree_node_keys", Kokkos::RangePolicy<Space>(space_, 0, nn),
         KOKKOS_LAMBDA(const int o) {
           int l = 0;
           while (l + 1 < levels && bases.at[l + 1] <= o) ++l;
@@ -692,14 +697,14 @@ class Tree {
         });
     int index_bits = 1;
     while ((std::int64_t(1) << index_bits) <= n_) ++index_bits;
-    core::sort_pairs(Space(), key, src_of, n_nodes_, index_bits + 5, sort_buffers_);
+    core::sort_pairs(space_, key, src_of, n_nodes_, index_bits + 5, sort_buffers_);
     allocate_nodes(n_nodes_);
     const auto dfs_of = dfs_of_, bfs_of = bfs_of_;
     const auto begin = begin_, end = end_, skip = skip_, level = level_;
     const auto size = size_;
     const double root_side = 2.0 * half_;
     Kokkos::parallel_for(
-        "hayate::gravity::tree_preorder", Kokkos::RangePolicy<Space>(0, nn),
+        "hayate::gravity::tree_preorder", Kokkos::RangePolicy<Space>(space_, 0, nn),
         KOKKOS_LAMBDA(const int k) {
           const int src = src_of(k);
           const int l = int(key(k) & 31);
@@ -711,7 +716,7 @@ class Tree {
           size(src, 1) = cell_side(root_side, l);
         });
     Kokkos::parallel_for(
-        "hayate::gravity::tree_skip", Kokkos::RangePolicy<Space>(0, nn),
+        "hayate::gravity::tree_skip", Kokkos::RangePolicy<Space>(space_, 0, nn),
         KOKKOS_LAMBDA(const int k) {
           // First node after k whose range starts at or after k's end.
           int lo = k + 1, hi = nn;
@@ -728,6 +733,7 @@ class Tree {
   }
 
  private:
+  Space space_;
   int n_ = 0, bits_ = 21, levels_ = 0, n_nodes_ = 0;
   std::array<double, 3> centre_{0, 0, 0};
   double half_ = 1;

@@ -130,9 +130,16 @@ class TreeForce final : public ForceSolver<Space> {
   // Automatic rebuilds happen at least this often, whatever the timings say.
   static constexpr int max_interval = 64;
 
-  TreeForce(Precision precision, TreeParams params, double G, double eps,
+  // Every kernel of the solver runs on `space` (the direct solver of the first step on its own).
+  TreeForce(const Space& space, Precision precision, TreeParams params, double G, double eps,
             DirectSolver<Space> direct)
-      : precision_(precision), params_(params), G_(G), eps_(eps), direct_(std::move(direct)) {
+      : space_(space),
+        precision_(precision),
+        params_(params),
+        G_(G),
+        eps_(eps),
+        direct_(std::move(direct)),
+        tree_(space) {
     tree_.leaf_size = params.leaf_size;
     tree_.curve = params.curve;
   }
@@ -269,18 +276,18 @@ class TreeForce final : public ForceSolver<Space> {
     const auto group_begin = group_begin_;
     const auto begin = tree_.begin(), end = tree_.end(), skip = tree_.skip();
     Kokkos::parallel_for(
-        "hayate::gravity::tree_group_runs", Kokkos::RangePolicy<Space>(0, n),
+        "hayate::gravity::tree_group_runs", Kokkos::RangePolicy<Space>(space_, 0, n),
         KOKKOS_LAMBDA(const int k) { flag(k) = k % G == 0 ? 1 : 0; });
     if (limit > 0)
       Kokkos::parallel_for(
-          "hayate::gravity::tree_group_cuts", Kokkos::RangePolicy<Space>(0, nn),
+          "hayate::gravity::tree_group_cuts", Kokkos::RangePolicy<Space>(space_, 0, nn),
           KOKKOS_LAMBDA(const int s) {
             if (end(s) - begin(s) <= limit || skip(s) == s + 1) return;
             for (int ch = skip(s + 1); ch < skip(s); ch = skip(ch)) flag(begin(ch)) = 1;
           });
     int count = 0;
     Kokkos::parallel_scan(
-        "hayate::gravity::tree_group_begin", Kokkos::RangePolicy<Space>(0, n),
+        "hayate::gravity::tree_group_begin", Kokkos::RangePolicy<Space>(space_, 0, n),
         KOKKOS_LAMBDA(const int k, int& offset, const bool final) {
           if (flag(k)) {
             if (final) group_begin(offset) = k;
@@ -288,7 +295,7 @@ class TreeForce final : public ForceSolver<Space> {
           }
         },
         count);
-    Kokkos::deep_copy(Kokkos::subview(group_begin_, count), n);
+    Kokkos::deep_copy(space_, Kokkos::subview(group_begin_, count), n);
     n_groups_ = count;
     groups_valid_ = true;
     // New groups take the costs the last walks left at their first members' positions (every
@@ -299,7 +306,7 @@ class TreeForce final : public ForceSolver<Space> {
     if (params_.dear_first) {
       if (std::int64_t(group_cost_.extent(0)) < n) {
         ensure_size(group_cost_, n, "hayate::gravity::tree_group_cost");
-        Kokkos::deep_copy(group_cost_, 0);
+        Kokkos::deep_copy(space_, group_cost_, 0);
       }
       order_groups_by_cost();
     }
@@ -308,10 +315,10 @@ class TreeForce final : public ForceSolver<Space> {
   // The policy of the kernels that take one group per thread, its members over vector lanes,
   // and the group a thread takes.
   using GroupMember = typename Kokkos::TeamPolicy<Space>::member_type;
-  static Kokkos::TeamPolicy<Space> per_group_policy(const int n_groups) {
+  Kokkos::TeamPolicy<Space> per_group_policy(const int n_groups) const {
     constexpr int lanes = TreeDefaults<Space>::reduce_lanes;
     constexpr int per_team = TreeDefaults<Space>::reduce_per_team;
-    return Kokkos::TeamPolicy<Space>((n_groups + per_team - 1) / per_team, per_team, lanes);
+    return Kokkos::TeamPolicy<Space>(space_, (n_groups + per_team - 1) / per_team, per_team, lanes);
   }
   KOKKOS_INLINE_FUNCTION static int group_of(const GroupMember& team) {
     return team.league_rank() * team.team_size() + team.team_rank();
@@ -332,7 +339,7 @@ class TreeForce final : public ForceSolver<Space> {
     const auto cost = group_cost_;
     const auto group_begin = group_begin_;
     Kokkos::parallel_for(
-        "hayate::gravity::tree_launch_keys", Kokkos::RangePolicy<Space>(0, ng),
+        "hayate::gravity::tree_launch_keys", Kokkos::RangePolicy<Space>(space_, 0, ng),
         KOKKOS_LAMBDA(const int g) {
           // cls = floor(log2 c) (0 for c <= 1) in five halvings, not a loop over the bits.
           unsigned c = unsigned(cost(group_begin(g)));
@@ -345,7 +352,7 @@ class TreeForce final : public ForceSolver<Space> {
           key(g) = std::uint64_t(31 - cls);
           order(g) = g;
         });
-    core::sort_pairs(Space(), key, order, ng, 5, sort_buffers_);
+    core::sort_pairs(space_, key, order, ng, 5, sort_buffers_);
     launch_order_valid_ = true;
   }
 
@@ -396,12 +403,12 @@ class TreeForce final : public ForceSolver<Space> {
       // are reset (clear_slots), instead of filling all N rows per walk.
       if (std::int64_t(slot_.extent(0)) < n) {
         ensure_size(slot_, n, "hayate::gravity::tree_slot");
-        Kokkos::deep_copy(slot_, -1);
+        Kokkos::deep_copy(space_, slot_, -1);
       }
       const auto slot = slot_;
       const auto index = targets.index;
       Kokkos::parallel_for(
-          "hayate::gravity::tree_slots", Kokkos::RangePolicy<Space>(0, targets.count),
+          "hayate::gravity::tree_slots", Kokkos::RangePolicy<Space>(space_, 0, targets.count),
           KOKKOS_LAMBDA(const int k) { slot(index(k)) = k; });
     }
     const auto order = tree_.order();
@@ -410,7 +417,7 @@ class TreeForce final : public ForceSolver<Space> {
     if (!a2_valid_) {
       const auto a = p.acc;
       Kokkos::parallel_for(
-          "hayate::gravity::tree_gather_a2", Kokkos::RangePolicy<Space>(0, n),
+          "hayate::gravity::tree_gather_a2", Kokkos::RangePolicy<Space>(space_, 0, n),
           KOKKOS_LAMBDA(const int k) {
             const int i = order(k);
             a2(k) = norm2_exact(a(i, 0), a(i, 1), a(i, 2));
@@ -513,7 +520,7 @@ class TreeForce final : public ForceSolver<Space> {
     const auto begin = tree_.begin();
     const auto end = tree_.end();
     Kokkos::parallel_for(
-        "hayate::gravity::tree_pack_nodes", Kokkos::RangePolicy<Space>(0, nn),
+        "hayate::gravity::tree_pack_nodes", Kokkos::RangePolicy<Space>(space_, 0, nn),
         KOKKOS_LAMBDA(const int k) {
           const int s = bfs ? k : bfs_of(k);  // the moments are stored breadth-first
           const Body<T> c{T(mono(s, 0)), T(mono(s, 1)), T(mono(s, 2)), T(mono(s, 3))};
@@ -554,7 +561,7 @@ class TreeForce final : public ForceSolver<Space> {
     const auto slot = slot_;
     const auto index = targets.index;
     Kokkos::parallel_for(
-        "hayate::gravity::tree_clear_slots", Kokkos::RangePolicy<Space>(0, targets.count),
+        "hayate::gravity::tree_clear_slots", Kokkos::RangePolicy<Space>(space_, 0, targets.count),
         KOKKOS_LAMBDA(const int k) { slot(index(k)) = -1; });
   }
 
@@ -571,7 +578,7 @@ class TreeForce final : public ForceSolver<Space> {
     const auto start = std::chrono::steady_clock::now();
     build_and_reorder(p, timers, reorder);
     a2_valid_ = false;  // a new order
-    Kokkos::fence();
+    space_.fence();
     clock_.rebuilt(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     since_build_ = 0;
     groups_valid_ = false;
@@ -583,7 +590,7 @@ class TreeForce final : public ForceSolver<Space> {
     tree_.build(p.x, p.n, timers);
     if (reorder != nullptr) {
       auto scope = timers.scope("tree_reorder");
-      permute_particles(*reorder, spare_, tree_.order());
+      permute_particles(space_, *reorder, spare_, tree_.order());
       tree_.reset_order();
     }
   }
@@ -649,7 +656,7 @@ class TreeForce final : public ForceSolver<Space> {
       k.skip = tree_.skip();
       k.begin = tree_.begin();
       k.end = tree_.end();
-      Kokkos::parallel_for(label, Kokkos::TeamPolicy<Space>(n_groups, team_size), k);
+      Kokkos::parallel_for(label, Kokkos::TeamPolicy<Space>(space_, n_groups, team_size), k);
       return;
     }
     d.launch_order = launch_order_valid_ ? launch_order_.data() : nullptr;
@@ -684,15 +691,16 @@ class TreeForce final : public ForceSolver<Space> {
     static_assert(Kernel::kTeam == team_size, "the walk kernel's slots assume this team size");
     k.shape.ts = team_size;
     k.shape.levels = tree_.levels();
-    Kokkos::TeamPolicy<Space> policy(n_groups, team_size);
+    Kokkos::TeamPolicy<Space> policy(space_, n_groups, team_size);
     policy.set_scratch_size(0, Kokkos::PerTeam(Kernel::scratch0(k.shape)));
     if constexpr (Kernel::Team::scratch_stack)
       policy.set_scratch_size(1, Kokkos::PerTeam(Kernel::scratch1(k.shape)));
     else
-      k.stacks = walk_stacks_.get(Space(), k.shape.stack());
+      k.stacks = walk_stacks_.get(space_, k.shape.stack());
     Kokkos::parallel_for(label, policy, k);
     int overflowed = 0;
-    Kokkos::deep_copy(overflowed, overflow_);
+    Kokkos::deep_copy(space_, overflowed, overflow_);
+    space_.fence();
     if (overflowed)
       throw std::runtime_error("tree walk: traversal stack overflow (a tree deeper than " +
                                std::to_string(tree_.levels()) + " levels?)");
@@ -741,6 +749,7 @@ class TreeForce final : public ForceSolver<Space> {
       return groups_d_;
   }
 
+  Space space_;
   Precision precision_;
   TreeParams params_;
   double G_, eps_;

@@ -1,7 +1,10 @@
 // End-to-end gravity runs per backend: Kepler energy and period, Plummer virial equilibrium,
-// bitwise restarts for every integrator, and bad-input errors through the real binary.
+// bitwise restarts for every integrator, every kernel on the problem's instance, and bad-input
+// errors through the real binary.
 #include "cli_runner.hpp"
+#include "compat/kokkos_compat.hpp"
 #include "gravity_test_util.hpp"
+#include "launch_log.hpp"
 #include "run/checkpoint.hpp"
 #include "test_spaces.hpp"
 
@@ -282,6 +285,55 @@ checkpoint: {at_end: true}
   EXPECT_NE(id_on, identity);
   std::sort(id_on.begin(), id_on.end());
   EXPECT_EQ(id_on, identity);
+}
+
+// A problem made on an instance apart from the default one launches every kernel there: the
+// initial conditions' upload, the direct solver (leapfrog and Hermite), the tree (rebuilds,
+// reordering, group walks, block steps), diagnostics, snapshots and force-error samples.
+TYPED_TEST(GravityRun, RunsOnTheGivenInstance) {
+  using Space = TypeParam;
+  const char* yaml = R"(
+problem: gravity
+precision: mixed
+system: {n: 600, softening: 0.05, seed: 12}
+initial: {type: plummer}
+time: {dt: 0.01, max_level: 3}
+run: {steps: 2}
+output: {every: 1, snapshot_every: 1, force_error_every: 1, force_error_sample: 50}
+)";
+  hayate::compat::IndependentInstance<Space> inst;
+  std::vector<std::pair<std::string, std::uint32_t>> kernels;
+  std::vector<std::string> elsewhere;
+  {
+    hayate::test::KernelLaunchLog log;
+    const std::vector<std::vector<std::string>> runs{
+        {"time.integrator=leapfrog"},
+        {"time.integrator=hermite"},
+        {"solver=tree", "time.integrator=leapfrog"},
+        {"solver=tree", "time.integrator=block", "tree.rebuild_every=1"},
+        {"solver=tree", "tree.first_step=direct", "tree.quadrupole=false"}};
+    for (std::size_t k = 0; k < runs.size(); ++k)
+      hayate::test::run_gravity(yaml, this->dir("instance_" + std::to_string(k)), inst.space(),
+                                runs[k]);
+    kernels = log.hayate_kernels();
+    elsewhere = log.elsewhere(hayate::compat::tools_device_id(inst.space()));
+  }
+  ASSERT_FALSE(kernels.empty());
+  auto ran = [&](const std::string& name) {
+    return std::any_of(kernels.begin(), kernels.end(),
+                       [&](const auto& k) { return k.first == name; });
+  };
+  for (const char* name :
+       {"hayate::gravity::identity", "hayate::gravity::pack", "hayate::gravity::direct_tiles",
+        "hayate::gravity::kick", "hayate::gravity::hermite_correct", "hayate::gravity::thermo",
+        "hayate::gravity::sample_rows", "hayate::gravity::tree_keys",
+        "hayate::gravity::permute_particles", "hayate::gravity::tree_moments",
+        "hayate::gravity::tree_group_boxes", "hayate::gravity::tree_walk",
+        "hayate::gravity::block_active", "hayate::gravity::block_kick"})
+    EXPECT_TRUE(ran(name)) << name;
+  std::string names;
+  for (const auto& name : elsewhere) names += name + " ";
+  EXPECT_TRUE(elsewhere.empty()) << names;
 }
 
 TYPED_TEST(GravityRun, ReadsBackItsOwnSnapshotExactly) {
