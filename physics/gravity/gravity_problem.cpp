@@ -29,23 +29,6 @@ void declare(core::Schema& s) {
   s.choice("precision", {"float", "double", "mixed"},
            "Force arithmetic: float, double, or mixed (float pair terms summed in double)")
       .defaults("mixed");
-  s.section("direct", "Launch shape of the direct-summation kernel (0 = the backend's default)");
-  s.integer("direct.team_size", "Threads per team; 0 = 256 on GPUs, 1 on CPUs")
-      .defaults(0)
-      .range(0, 1024);
-  s.integer("direct.tile", "Source particles staged per scratch tile; 0 = 256")
-      .defaults(0)
-      .range(0, 4096);
-  s.integer("direct.j_split",
-            "Teams sharing one block of targets (source range split); 0 = automatic, enough "
-            "to fill the device")
-      .defaults(0)
-      .at_least(0);
-  s.integer("direct.i_per_thread",
-            "Targets per thread (1, 2, 4 or 8) of the leapfrog/block force kernel; 0 = automatic "
-            "(GPUs: 1 below 65536 targets, else 4; CPUs: 8)")
-      .defaults(0)
-      .range(0, 8);
   s.section("tree", "Barnes-Hut tree (solver: tree)");
   s.choice("tree.mac", {"acceleration", "theta"},
            "Opening criterion: acceleration (G m/d^2 (b/d)^2 <= dacc |a_old|) or theta "
@@ -63,11 +46,6 @@ void declare(core::Schema& s) {
            "Forces of the first step, before accelerations exist for the acceleration MAC")
       .defaults("theta");
   s.integer("tree.leaf_size", "Most particles in a leaf").defaults(32).range(1, 1024);
-  s.integer("tree.group_cell",
-            "Target groups are cut where they cross a boundary inside a cell of more than this "
-            "many groups' worth of particles; 0 = never (fixed runs of sorted particles)")
-      .defaults(64)
-      .range(0, 1 << 20);
   s.integer("tree.rebuild_every",
             "Rebuild the tree every this many force evaluations; 0 = automatic (when the "
             "next walk would cost more than the average step since the last rebuild; not "
@@ -75,23 +53,6 @@ void declare(core::Schema& s) {
       .defaults(0)
       .at_least(0);
   s.boolean("tree.quadrupole", "Use node quadrupole moments (else monopoles only)").defaults(true);
-  s.boolean("tree.reorder",
-            "Keep the particles in the tree's order (permuted at each rebuild), so the "
-            "evaluations read and write them in order; snapshots and force-error samples go by "
-            "the initial conditions' order either way")
-      .defaults(true);
-  s.choice("tree.walk", {"group", "particle"},
-           "Walk: group (a team walks once per group, lanes test nodes in parallel and sum "
-           "interaction lists from scratch) or particle (each thread walks node after node)")
-      .defaults("group");
-  s.choice("tree.curve", {"hilbert", "morton"},
-           "Space-filling curve of the keys that order the particles: Peano-Hilbert (compact "
-           "target groups) or Morton")
-      .defaults("hilbert");
-  s.choice("tree.group_order", {"cost", "tree"},
-           "Order in which the group walk launches its groups: cost (dearest first, by the "
-           "entries of each group's last walk, tree order within a power-of-two class) or tree")
-      .defaults("cost");
   s.section("time", "Time integration");
   s.choice("time.integrator", {"leapfrog", "block", "hermite"},
            "leapfrog: KDK with the shared step dt; block: KDK with power-of-two individual steps "
@@ -162,10 +123,26 @@ void declare(core::Schema& s) {
   s.integer("output.force_error_sample", "Particles in the force-error sample")
       .defaults(1024)
       .range(1, 1 << 20);
+  s.section("tuning", "Performance switches; auto = the backend's choice");
+  s.choice("tuning.i_per_thread", {"auto", "1", "2", "4", "8"},
+           "Targets each thread of the direct-summation kernel (leapfrog, block steps) keeps in "
+           "registers; each staged source is reused that many times, at the cost of fewer "
+           "threads. auto: GPUs 1 below 65,536 targets and 4 above, CPUs 8. The Hermite kernel "
+           "keeps the backend's compiled count (GPUs 1, CPUs 8)")
+      .defaults("auto");
 
   // Keys of earlier versions.
+  s.moved("direct.i_per_thread", "tuning.i_per_thread");
+  s.removed("direct.team_size", "the backend's team size is used (no size measured better)");
+  s.removed("direct.tile", "tiles are 256 sources (no other size measured better)");
+  s.removed("direct.j_split", "the j-split is chosen to fill the device");
+  s.removed("tree.group_cell", "target groups are cut in cells of more than 64 groups' worth");
+  s.removed("tree.reorder", "the particles are always kept in the tree's order");
+  s.removed("tree.walk", "the group walk is always used");
+  s.removed("tree.group_order", "the group walk always launches its dearest groups first");
   s.removed("tree.sort", "the backend's fastest stable sort is used");
   s.removed("tree.kernel", "the backend's fastest walk primitives are used");
+  s.removed("tree.curve", "keys follow the Peano-Hilbert curve");
 }
 
 }  // namespace

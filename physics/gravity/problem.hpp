@@ -51,6 +51,17 @@ class SetupPhases {
   core::Timers own_;
 };
 
+// What a test can set beyond the input: reference code paths kept as C++ options only
+// (TreeParams).
+struct ProblemOptions {
+  bool tree_reorder = true;  // keep the particles in the tree's order
+};
+
+// The targets per thread that tuning.i_per_thread names (0 = auto, DirectDefaults).
+inline int parse_i_per_thread(const std::string& value) {
+  return value == "auto" ? 0 : std::stoi(value);
+}
+
 // The gravity problem on one execution-space instance: every kernel, copy and reduction of the
 // run (initial-condition upload, force solvers, integrators, diagnostics, force-error samples)
 // goes to `space`.
@@ -60,7 +71,7 @@ class GravityProblem final : public core::Problem {
   using Vec = typename Particles<Space>::Vec;
   using Scalar = typename Particles<Space>::Scalar;
 
-  GravityProblem(const core::Config& config, const Space& space)
+  GravityProblem(const core::Config& config, const Space& space, const ProblemOptions& options = {})
       : space_(space),
         config_(config),
         integrator_(parse_integrator(config.string("time.integrator"))),
@@ -75,14 +86,8 @@ class GravityProblem final : public core::Problem {
         force_error_every_(config.integer("output.force_error_every")),
         force_error_sample_(config.integer("output.force_error_sample")) {
     DirectShape shape;
-    shape.team_size = int(config.integer("direct.team_size"));
-    shape.tile = int(config.integer("direct.tile"));
-    shape.splits = int(config.integer("direct.j_split"));
-    shape.i_per_thread = int(config.integer("direct.i_per_thread"));
-    if (shape.i_per_thread & (shape.i_per_thread - 1))
-      config.fail("direct.i_per_thread", "targets per thread must be 0 (automatic), 1, 2, 4 or 8");
+    shape.i_per_thread = parse_i_per_thread(config.string("tuning.i_per_thread"));
     const Precision precision = parse_precision(config.string("precision"));
-    check_scratch(config, shape);
     DirectSolver<Space> direct(space_, precision, shape, G_, eps_);
     if (config.string("solver") == "tree") {
       TreeParams t;
@@ -91,13 +96,9 @@ class GravityProblem final : public core::Problem {
       t.theta = config.real("tree.theta");
       t.first_direct = config.string("tree.first_step") == "direct";
       t.leaf_size = int(config.integer("tree.leaf_size"));
-      t.group_cell = int(config.integer("tree.group_cell"));
       t.rebuild_every = int(config.integer("tree.rebuild_every"));
       t.quadrupole = config.boolean("tree.quadrupole");
-      t.reorder = config.boolean("tree.reorder");
-      t.walk = config.string("tree.walk") == "particle" ? Walk::Particle : Walk::Group;
-      t.curve = config.string("tree.curve") == "morton" ? Curve::Morton : Curve::Hilbert;
-      t.dear_first = config.string("tree.group_order") == "cost";
+      t.reorder = options.tree_reorder;
       solver_ = std::make_unique<TreeForce<Space>>(space_, precision, t, G_, eps_, direct);
     } else {
       direct_ = std::make_unique<DirectForce<Space>>(direct);
@@ -212,17 +213,6 @@ class GravityProblem final : public core::Problem {
   }
 
  private:
-  void check_scratch(const core::Config& config, const DirectShape& shape) {
-    const int tile = shape.tile > 0 ? shape.tile : DirectDefaults<Space>::tile;
-    // Hermite sources in double are the largest tile entries (64 bytes).
-    const std::size_t bytes = std::size_t(tile) * 64 + 64;
-    const std::size_t limit = Kokkos::TeamPolicy<Space>::scratch_size_max(0);
-    if (bytes > limit)
-      config.fail("direct.tile", fmt::format("a tile of {} particles needs up to {} bytes of team "
-                                             "scratch; this backend offers {}",
-                                             tile, bytes, limit));
-  }
-
   void allocate(int n) {
     p_ = Particles<Space>(space_, n);
     tmp_acc_ = Vec("hayate::gravity::tmp_acc", n);

@@ -1,13 +1,13 @@
 #pragma once
 // Barnes-Hut octree on the device.
-//   build:   bounding cube -> 63-bit Peano-Hilbert (or Morton) keys -> stable radix sort of
-//            (code, particle) pairs (core/algorithms/radix_sort.hpp; equal codes keep the
-//            particle order, so the sort is deterministic) -> octree level by level (each node
-//            is a contiguous range of sorted particles; children found by
-//            binary search on the key digits) -> nodes reordered depth-first with "skip" links
-//            (the next node after a node's subtree), which lets a walk run without a stack. The
-//            level-by-level (breadth-first) numbering is kept as well: there a node's children
-//            are consecutive, which is what the group walk's lanes fan out over.
+//   build:   bounding cube -> 63-bit Peano-Hilbert keys -> stable radix sort of (code, particle)
+//            pairs (core/algorithms/radix_sort.hpp; equal codes keep the particle order, so
+//            the sort is deterministic) -> octree level by level (each node is a contiguous range
+//            of sorted particles; children found by binary search on the key digits) -> nodes
+//            reordered depth-first with "skip" links (the next node after a node's subtree), which
+//            lets a walk run without a stack. The level-by-level (breadth-first) numbering is kept
+//            as well: there a node's children are consecutive, which is what the group walk's lanes
+//            fan out over.
 //   moments: every evaluation, bottom-up from the current positions: mass, centre of mass and
 //            b_J = an upper bound of the distance of the node's particles from it.
 //   walk:    a group of consecutive (so nearby) sorted particles shares one walk: the opening
@@ -38,7 +38,7 @@ KOKKOS_INLINE_FUNCTION double cell_side(const double root_side, const int level)
   return root_side / double(std::uint64_t(1) << level);
 }
 
-// Interleaves the low 21 bits of x, y, z (x in the lowest position of each triple).
+// Spreads the low 21 bits of v to every third bit (bit k to bit 3k), for interleaving.
 KOKKOS_INLINE_FUNCTION std::uint64_t spread_bits(std::uint64_t v) {
   v &= 0x1fffffull;
   v = (v | v << 32) & 0x1f00000000ffffull;
@@ -47,11 +47,6 @@ KOKKOS_INLINE_FUNCTION std::uint64_t spread_bits(std::uint64_t v) {
   v = (v | v << 4) & 0x10c30c30c30c30c3ull;
   v = (v | v << 2) & 0x1249249249249249ull;
   return v;
-}
-
-KOKKOS_INLINE_FUNCTION std::uint64_t morton_key(std::uint64_t ix, std::uint64_t iy,
-                                                std::uint64_t iz) {
-  return spread_bits(ix) | spread_bits(iy) << 1 | spread_bits(iz) << 2;
 }
 
 // Peano-Hilbert index of a cell of the 2^21-cube (Skilling, "Programming the Hilbert curve",
@@ -86,9 +81,6 @@ KOKKOS_INLINE_FUNCTION std::uint64_t hilbert_key(std::uint64_t ix, std::uint64_t
   X[2] ^= t;
   return spread_bits(X[2]) | spread_bits(X[1]) << 1 | spread_bits(X[0]) << 2;
 }
-
-// The space-filling curve whose keys order the particles (tree.curve).
-enum class Curve { Hilbert, Morton };
 
 // A node's mass and mass-weighted position sums (the vector reduction's sum type).
 struct MassSums {
@@ -228,7 +220,6 @@ class Tree {
   explicit Tree(const Space& space) : space_(space) {}
 
   int leaf_size = 32;
-  Curve curve = Curve::Hilbert;
 
   bool built() const { return n_nodes_ > 0; }
   int n_nodes() const { return n_nodes_; }
@@ -271,7 +262,6 @@ class Tree {
       const double scale = double(std::uint64_t(1) << bits_) / (2.0 * half_);
       const double lo = -half_;
       const std::uint64_t top = (std::uint64_t(1) << bits_) - 1;
-      const bool hilbert = curve == Curve::Hilbert;
       Kokkos::parallel_for(
           "hayate::gravity::tree_keys", Kokkos::RangePolicy<Space>(space_, 0, n),
           KOKKOS_LAMBDA(const int i) {
@@ -281,7 +271,7 @@ class Tree {
             };
             const std::uint64_t ix = cell(x(i, 0) - cx - lo), iy = cell(x(i, 1) - cy - lo),
                                 iz = cell(x(i, 2) - cz - lo);
-            codes(i) = hilbert ? hilbert_key(ix, iy, iz) : morton_key(ix, iy, iz);
+            codes(i) = hilbert_key(ix, iy, iz);
             order(i) = i;
           });
     }

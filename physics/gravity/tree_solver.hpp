@@ -11,18 +11,21 @@
 
 namespace hayate::gravity {
 
+// The tree's parameters. The first group are input keys (tree.*); the second are the defaults
+// of code paths that tests keep as references (no input key: each alternative lost on the
+// devices measured, docs/dev/decisions.md).
 struct TreeParams {
   Mac mac = Mac::Acceleration;
   double dacc = 1.0 / 512;    // acceleration MAC tolerance
   double theta = 0.5;         // opening angle (theta MAC, and the first step)
   bool first_direct = false;  // first step by direct summation instead of the theta MAC
   int leaf_size = 32;
-  int group_cell = 64;    // target groups stay inside cells of at most this many groups' worth
   int rebuild_every = 0;  // 0 = automatic
   bool quadrupole = true;
+
+  int group_cell = 64;  // target groups stay inside cells of at most this many groups' worth
   bool reorder = true;  // keep the particles in the tree's order (permuted at each rebuild)
   Walk walk = Walk::Group;
-  Curve curve = Curve::Hilbert;
   bool dear_first = true;  // group walk: launch the groups dearest first (order_groups_by_cost)
   WalkKernel kernel = WalkKernel::Auto;  // the group walk's team primitives
 };
@@ -141,7 +144,6 @@ class TreeForce final : public ForceSolver<Space> {
         direct_(std::move(direct)),
         tree_(space) {
     tree_.leaf_size = params.leaf_size;
-    tree_.curve = params.curve;
   }
 
   const Tree<Space>& tree() const { return tree_; }
@@ -755,7 +757,7 @@ class TreeForce final : public ForceSolver<Space> {
   double G_, eps_;
   DirectSolver<Space> direct_;
   Tree<Space> tree_;
-  Particles<Space> spare_;  // the other copy of the particles for tree.reorder
+  Particles<Space> spare_;  // the other copy of the particles, for reordering
   bool have_old_acc_ = false;
   int since_build_ = 0, rebuilds_ = 0;
   RebuildClock clock_;

@@ -235,10 +235,11 @@ checkpoint: {at_end: true}
   }
 }
 
-// tree.reorder keeps the particles in the tree's order. The forces are those of the same tree
-// (its sort is stable and the keys are distinct here), so the trajectory is the same bit for
-// bit, and snapshots and force-error samples, which go by the initial conditions' order, must
-// not see the permutation.
+// The tree keeps the particles in its order (TreeParams::reorder; without it, the reference
+// here, they stay in the initial conditions' order). The forces are those of the same tree (its
+// sort is stable and the keys are distinct here), so the trajectory is the same bit for bit, and
+// snapshots and force-error samples, which go by the initial conditions' order, must not see
+// the permutation.
 TYPED_TEST(GravityRun, TreeReorderKeepsTrajectorySnapshotsAndSamples) {
   const char* yaml = R"(
 problem: gravity
@@ -250,15 +251,16 @@ tree: {rebuild_every: 3, leaf_size: 8}
 time: {integrator: block, dt: 0.01, max_level: 4}
 run: {steps: 5}
 output: {every: 5, snapshot_every: 2, force_error_every: 5, force_error_sample: 64}
-checkpoint: {at_end: true}
 )";
   auto read_all = [](const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   };
   const std::string on = this->dir("reorder_on"), off = this->dir("reorder_off");
-  run_input(yaml, on, this->backend());
-  run_input(yaml, off, this->backend(), {"tree.reorder=false"});
+  hayate::gravity::ProblemOptions without;
+  without.tree_reorder = false;
+  hayate::test::run_gravity(yaml, on, TypeParam());
+  hayate::test::run_gravity(yaml, off, TypeParam(), without);
   const std::string snap_on = read_all(on + "/snapshots.xyz");
   EXPECT_FALSE(snap_on.empty());
   EXPECT_EQ(snap_on, read_all(off + "/snapshots.xyz"));
@@ -313,7 +315,7 @@ output: {every: 1, snapshot_every: 1, force_error_every: 1, force_error_sample: 
         {"solver=tree", "time.integrator=block", "tree.rebuild_every=1"},
         {"solver=tree", "tree.first_step=direct", "tree.quadrupole=false"}};
     for (std::size_t k = 0; k < runs.size(); ++k)
-      hayate::test::run_gravity(yaml, this->dir("instance_" + std::to_string(k)), inst.space(),
+      hayate::test::run_gravity(yaml, this->dir("instance_" + std::to_string(k)), inst.space(), {},
                                 runs[k]);
     kernels = log.hayate_kernels();
     elsewhere = log.elsewhere(hayate::compat::tools_device_id(inst.space()));
@@ -375,22 +377,20 @@ TEST(GravityInput, BadInputsFailWithLocationAndExitCode2) {
       {"problem: gravity\ninitial:\n  type: file\n  file: does_not_exist.xyz\n", "run --quiet",
        "bad_file.yaml:4:9"},
       {"problem: gravity\ninitial:\n  type: file\n", "run --quiet", "bad_nofile.yaml"},
-      {"problem: gravity\ndirect:\n  tile: 4096\n", "run --quiet --backend serial",
-       "bad_tile.yaml:3:9"},
+      {"problem: gravity\ndirect:\n  i_per_thread: 4\n", "check",
+       "bad_moved.yaml:3:3: 'direct.i_per_thread' moved to 'tuning.i_per_thread'"},
       {"problem: gravity\nsolver: tree\ntime:\n  integrator: hermite\n", "run --quiet",
        "bad_hermite.yaml:2:9"},
       {"problem: gravity\ntree:\n  dacc: -1\n", "check", "bad_dacc.yaml:3:9"},
-      {"problem: gravity\ntree:\n  walk: warp\n", "check", "bad_walk.yaml:3:9"},
-      {"problem: gravity\nsolver: tree\ntree:\n  sort: cuda\n", "check",
-       "bad_sort.yaml:4:3: 'tree.sort' was removed"},
-      {"problem: gravity\ndirect:\n  i_per_thread: 3\n", "run --quiet --backend serial",
-       "bad_ipt.yaml:3:17"},
-      {"problem: gravity\nsolver: tree\ntree:\n  kernel: cuda\n", "check",
-       "bad_kernel.yaml:4:3: 'tree.kernel' was removed"},
+      {"problem: gravity\ntree:\n  walk: particle\n", "check",
+       "bad_walk.yaml:3:3: 'tree.walk' was removed"},
+      {"problem: gravity\nsolver: tree\ntree:\n  curve: morton\n", "check",
+       "bad_curve.yaml:4:3: 'tree.curve' was removed"},
+      {"problem: gravity\ntuning:\n  i_per_thread: 3\n", "check", "bad_ipt.yaml:3:17"},
   };
-  const char* names[] = {"bad_eps",    "bad_solver", "bad_key",     "bad_ecc",  "bad_file",
-                         "bad_nofile", "bad_tile",   "bad_hermite", "bad_dacc", "bad_walk",
-                         "bad_sort",   "bad_ipt",    "bad_kernel"};
+  const char* names[] = {"bad_eps",  "bad_solver", "bad_key",   "bad_ecc",
+                         "bad_file", "bad_nofile", "bad_moved", "bad_hermite",
+                         "bad_dacc", "bad_walk",   "bad_curve", "bad_ipt"};
   for (std::size_t k = 0; k < cases.size(); ++k) {
     const std::string path = write_file(std::string(names[k]) + ".yaml", cases[k].yaml);
     const bool run = cases[k].command.rfind("run", 0) == 0;
