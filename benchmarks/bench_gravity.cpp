@@ -60,9 +60,10 @@ Kokkos::View<Body<T>*, typename Space::memory_space> plummer_bodies(const Space&
   return bodies;
 }
 
-// Times the force kernel for all N targets from N sources.
-// `calls` force evaluations run back to back inside one fenced region, as a time-step loop
-// issues them (1: one fenced call, which includes the host round trip of ~10 us).
+// Times the force kernel for all N targets from N sources, in the default launch shape with
+// IPT targets per thread and the automatic j-split. `calls` force evaluations run back to back
+// inside one fenced region, as a time-step loop issues them (1: one fenced call, which includes
+// the host's round trip).
 template <class Space, class T, class Acc, int IPT>
 void run_direct(const Space& space, benchmark::State& state, const int n, const int calls = 1) {
   using Policy = gravity::MonopolePolicy<T, Acc>;

@@ -120,9 +120,8 @@ struct LevelRange {
 
 // Block-step passes over all particles go by chunks of kBlockChunk particles, one team each.
 // Index r of a team loop over `runs` (the team size) visits the chunk's particles r, r + runs,
-// ..., kStride at a time, their loads issued before any is used. A plain team loop has one load
-// in flight per thread (block_count 54 -> 43 us per tick at 2^23 on the H100, launch and wait
-// included; benchmarks/NOTES.md, twenty-eighth round).
+// ..., kStride at a time, their loads issued before any is used: a plain team loop has one load
+// in flight per thread, and these passes are bound by memory latency.
 inline constexpr int kBlockChunk = 4096;
 inline constexpr int kStride = 4;
 
@@ -203,15 +202,13 @@ struct DueAt {
 
 // Lists (in index order) the particles whose step ends at `tick`; returns their count. `row`
 // gets every particle's position in that list, or -1 (Targets::row): written in the same pass,
-// it spares the tree walk a map of its own, set and reset per walk (0.13 ms per tick at 2^23
-// on the H100). `work` is kept between calls. By chunks: each chunk's count, an exclusive scan of
-// the counts, then each chunk's entries. For those the team copies the chunk's levels into scratch
-// (strided, kStride loads in flight), each thread numbers one run of consecutive particles
-// from its offset of a single team scan, in scratch, and the team stores rows and list in
-// particle order. A team scan over the particles took one scan step per
-// team-size particles (block_active 130 -> 99 us per tick at 2^23 on the H100). Reading the
-// runs straight from global memory was slower still (210 us): each load of a warp touched 32
-// lines.
+// it spares the tree walk a map of its own, set and reset per walk. `work` is kept between
+// calls. By chunks: each chunk's count, an exclusive scan of the counts, then each chunk's
+// entries. For those the team copies the chunk's levels into scratch (strided, kStride loads
+// in flight), each thread numbers one run of consecutive particles from its offset of a single
+// team scan, in scratch, and the team stores rows and list in particle order. A team scan over
+// the particles takes one scan step per team-size particles, and reading the runs straight from
+// global memory touches a line per lane; both measured slower on GPUs.
 template <class Space>
 int block_select(const Space& space, const Particles<Space>& p, const std::int64_t tick,
                  const int max_level,
@@ -280,8 +277,7 @@ int block_select(const Space& space, const Particles<Space>& p, const std::int64
                               });
         team.team_barrier();
         // The rows leave scratch in particle order, so a warp's stores are consecutive: stored
-        // by each thread along its own run they touched a line per thread (block_active
-        // 187-228 us per tick at 2^23 on the H100).
+        // by each thread along its own run they touch a line per thread.
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, length), [&](const int i) {
           const int r = local_row(i);
           row(chunk.begin + i) = r;
@@ -305,8 +301,7 @@ void block_kick(const Space& space, const Particles<Space>& p,
       "hayate::gravity::block_kick", Kokkos::RangePolicy<Space>(space, 0, count),
       KOKKOS_LAMBDA(const int k) {
         // Every load before any store: the views may alias as far as the compiler knows, so a
-        // store between loads would order them one after the other (block_kick ran at half
-        // the bandwidth of its bytes on the H100).
+        // store between loads would order them one after the other (half the bandwidth).
         const int i = active(k);
         const int old_level = level(i);
         double acc[3], vel[3];

@@ -132,8 +132,8 @@ class GravityProblem final : public core::Problem {
     {
       // The first evaluation's phases are recorded as setup_<phase>: its tree builds pay
       // one-off costs (first launches, allocations, permuting the initial conditions' random
-      // order) that vary by tens of ms between runs at 2^23 on the H100, and counted with the
-      // steps' phases they blurred the per-step costs that the benchmarks difference.
+      // order) that vary a lot between runs, and counted with the steps' phases they would blur
+      // the per-step costs.
       SetupPhases setup(ctx.timers);
       if (integrator_ == Integrator::Hermite) {
         hermite_forces(p_.acc, p_.jerk, ctx);

@@ -51,15 +51,14 @@ KOKKOS_INLINE_FUNCTION std::uint64_t spread_bits(std::uint64_t v) {
 
 // Peano-Hilbert index of a cell of the 2^21-cube (Skilling, "Programming the Hilbert curve",
 // AIP Conf. Proc. 707, 2004: the axes transposed into the curve's digits, then interleaved).
-// As with Morton keys, the 3 bits of level l (from the top) say which octant of its level-l
-// cell a point lies in, so every cell is one run of keys and the tree build is unchanged; but
-// consecutive cells are face neighbours, so runs of sorted particles (the walk's target
-// groups) are more compact: on a 2^20 Plummer sphere 12% fewer group interactions than with
-// Morton keys at dacc = 2^-9 (docs/gravity.md).
+// As with plainly interleaved (Morton) keys, the 3 bits of level l (from the top) say which
+// octant of its level-l cell a point lies in, so every cell is one run of keys; but consecutive
+// cells are face neighbours, so runs of sorted particles (the walk's target groups) are more
+// compact and list fewer interactions (docs/dev/decisions.md).
 KOKKOS_INLINE_FUNCTION std::uint64_t hilbert_key(std::uint64_t ix, std::uint64_t iy,
                                                  std::uint64_t iz) {
   // In 32-bit words and without branches: the 64-bit form with a branch per axis and level
-  // (lanes of a warp taking both sides) made the key kernel 0.36 ms at 2^23 on the H100.
+  // has the lanes of a warp take both sides.
   std::uint32_t X[3] = {std::uint32_t(ix & 0x1fffffull), std::uint32_t(iy & 0x1fffffull),
                         std::uint32_t(iz & 0x1fffffull)};
   for (std::uint32_t Q = 1u << 20; Q > 1; Q >>= 1) {
@@ -208,8 +207,8 @@ class Tree {
   }
   // A view of `rows` rows (exactly) over `store`, which is kept between rebuilds and grown
   // when too small: the tree's size changes a little at every rebuild, and reallocating its
-  // arrays each time (a cudaFree and a cudaMalloc, ~0.1 ms each pair at 2^23 on the H100)
-  // was a third of a rebuild's cost. A view made from a pointer does not own its memory.
+  // arrays each time (a device free and allocation per array) cost a third of a rebuild on
+  // GPUs. A view made from a pointer does not own its memory.
   template <class V, class Store>
   static V carve(Store& store, const char* name, std::size_t rows) {
     grow(store, name, V::required_allocation_size(rows) / sizeof(typename V::value_type));
@@ -288,8 +287,8 @@ class Tree {
   // One launch per level over that level's nodes (consecutive in the breadth-first numbering);
   // each node is one thread whose vector lanes take its particles (a leaf) or its children side
   // by side, reading the particles gathered into sorted order. A node per thread looping over
-  // its members took 0.9 ms at 2^23 on the H100; looping over all nodes per level with leaves
-  // gathering through `order`, 2.9 ms.
+  // its members, and one launch over all nodes per level with leaves gathering through
+  // `order`, both measured slower on GPUs.
   void moments(const Vec& x, const Scalar& m, const bool quadrupole = true) {
     gather(x, m);
     if (quadrupole)
@@ -399,8 +398,8 @@ class Tree {
   // Positions and masses in sorted order: the one gather through `order` an evaluation needs;
   // the moments, the group boxes and the walk's particles read them in order. When the
   // particles were permuted into this tree's order (reset_order) they are x and m themselves
-  // and nothing is copied (0.15 ms per evaluation at 2^23 on the H100); otherwise positions
-  // are gathered every time and masses once per tree.
+  // and nothing is copied; otherwise positions are gathered every time and masses once per
+  // tree.
   void gather(const Vec& x, const Scalar& m) {
     if (order_identity_) {
       sorted_x_ = x;
@@ -524,7 +523,7 @@ class Tree {
 
   // Public only because nvcc forbids device lambdas in private member functions.
   void bounding_cube(const Vec& x, int n) {
-    // One pass for the six extremes (six reductions took 0.38 ms at 2^23 on the H100).
+    // One pass for the six extremes, not six reductions.
     Spread<0> box;
     Kokkos::parallel_reduce(
         "hayate::gravity::tree_box", Kokkos::RangePolicy<Space>(space_, 0, n),
@@ -598,8 +597,7 @@ class Tree {
       };
       // Where each node's octants 1-7 begin, one binary search per thread: the seven
       // searches of a node side by side instead of one after the other, since the top levels'
-      // few nodes over millions of particles made this latency-bound (70 us a level at 2^23 on
-      // the H100).
+      // few nodes over millions of particles make this latency-bound.
       grow(split_, "hayate::gravity::tree_split", std::size_t(count));
       grow_keep(child_first_store_, "hayate::gravity::tree_child_first", std::size_t(next_base));
       grow_keep(child_count_store_, "hayate::gravity::tree_child_count", std::size_t(next_base));

@@ -33,7 +33,7 @@ struct TreeParams {
 // The automatic rebuild rule (rebuild_every = 0). It keeps the cost of a rebuild cycle (one
 // rebuild and the walks on that tree) per unit of work low: rebuild once the next walk,
 // extrapolated from the last two, would cost more than the cycle's average so far. A stale
-// tree's walk grows faster than linearly (docs/gravity.md), so GOTHIC's rule (rebuild once the
+// tree's walk grows faster than linearly (docs/dev/gravity.md), so GOTHIC's rule (rebuild once the
 // summed slow-down exceeds a rebuild) waits a step too long.
 // Walks are compared like for like. Each walk has a kind (the integrator's label for its set of
 // targets: every particle, or with block steps the coarsest level due), and the first walk of a
@@ -41,10 +41,9 @@ struct TreeParams {
 // reference cost per target would have charged (their ratio), the unit of work is a target at
 // its kind's reference cost. A block tick's cost per target depends on which levels are due
 // (only the finest, central particles cost more per target than everyone), so walks judged per
-// target by N-target batches read that make-up as growth or decline: on Plummer at 2^23 on the
-// H100 that rule kept trees for ~12 ticks in one run and rebuilt every ~3 in another, 0.0176
-// and 0.0150 s per tick, where every fixed interval from 1 to 6 ticks walked at the same speed.
-// With one kind (shared steps) this is the per-target rule.
+// target by N-target batches read that make-up as growth or decline, and such a rule kept trees
+// far too long in one run and rebuilt far too often in another. With one kind (shared steps)
+// this is the per-target rule.
 struct RebuildClock {
   static constexpr int kinds = 64;
   int walks = 0;       // walks on the current tree
@@ -207,9 +206,9 @@ class TreeForce final : public ForceSolver<Space> {
   // Rebuilds when due, before the integrator picks its targets, and with params_.reorder
   // permutes the particles into the new tree's sorted order. Every later gather through the
   // tree's order is then a copy: a gather through a random permutation reads a 32-byte sector
-  // per 8-byte value (the moments' gather was 0.78 ms per tick at 2^23 on the H100), and the
-  // walks', boxes' and kicks' accesses of the due particles become contiguous runs. The next
-  // rebuild's order is nearly the identity, so the permutation itself reads nearly in order.
+  // per 8-byte value, and the walks', boxes' and kicks' accesses of the due particles become
+  // contiguous runs. The next rebuild's order is nearly the identity, so the permutation itself
+  // reads nearly in order.
   void prepare(Particles<Space>& p, core::Timers& timers, const int walk_kind) override {
     walk_kind_ = walk_kind;
     if (tree_.built() && !rebuild_due()) return;
@@ -266,8 +265,8 @@ class TreeForce final : public ForceSolver<Space> {
   // more than group_cell x group_size particles. A group therefore lies inside one cell of at
   // most that many particles (or one oversized leaf). Uncut runs can straddle a boundary high
   // in the tree: such a group's box spans a large part of the system, its walk opens nearly
-  // every node, and a few of those groups kept the H100 busy for most of a walk (round 6,
-  // docs/gravity.md). group_cell = 0 never cuts.
+  // every node, and a few of those groups keep a GPU busy for most of a walk. group_cell = 0
+  // never cuts.
   void form_groups(const int n) {
     if (params_.dear_first) spread_costs(n);
     const int nn = tree_.n_nodes(), G = group_size;
@@ -304,7 +303,7 @@ class TreeForce final : public ForceSolver<Space> {
     // member's position holds its group's cost, and the tree order of the particles changes
     // little between rebuilds). Reset, every group taken as equal and launched last, the
     // coarse levels' groups, which the ticks after a rebuild had not walked yet, ended
-    // Plummer's full ticks on part of the GPU (+28%, docs/gravity.md).
+    // Plummer's full ticks on part of the GPU.
     if (params_.dear_first) {
       if (std::int64_t(group_cost_.extent(0)) < n) {
         ensure_size(group_cost_, n, "hayate::gravity::tree_group_cost");
@@ -330,8 +329,7 @@ class TreeForce final : public ForceSolver<Space> {
   // entries each summed in its last integration walk (copied to every member's position), in
   // power-of-two classes that keep the tree order within a class (nearby groups, which read the
   // same nodes and particles, still run side by side). In tree order the galaxy's dearest groups
-  // came last in a walk, and its ticks ended with them running on a part of the GPU
-  // (docs/gravity.md, Benchmarks).
+  // came last in a walk, and its ticks ended with them running on a part of the GPU.
   void order_groups_by_cost() {
     const int ng = n_groups_;
     ensure_capacity(launch_order_, ng, "hayate::gravity::tree_launch_order");
@@ -360,8 +358,8 @@ class TreeForce final : public ForceSolver<Space> {
 
   // Public for nvcc (device lambdas). Before the groups are formed anew: every member's
   // position gets its group's cost (the walks store it at the first member only), so that
-  // the new groups find a cost at whichever position they start. Done after every walk, this
-  // wrote all N positions per tick (the launch keys 54 -> 35 us a tick at 2^23 on the H200).
+  // the new groups find a cost at whichever position they start (done after every walk, this
+  // would write all N positions per tick).
   void spread_costs(const int n) {
     const int ng = n_groups_;
     if (ng == 0 || std::int64_t(group_cost_.extent(0)) < n ||
@@ -383,11 +381,11 @@ class TreeForce final : public ForceSolver<Space> {
 
   // Public for nvcc (device lambdas): group bounding boxes, smallest |a_old|, target flags,
   // and the walk's sorted particles in the force precision, written where the boxes read the
-  // positions (the groups cover every particle; a kernel of its own re-read them, 0.13 ms per
-  // evaluation at 2^23 on the H100). Everything is read in sorted order: positions from the
-  // moments' gather, |a_old|^2 from a2_sorted_ (the walks store it there; gathered through
-  // `order` only after a rebuild, a restart or a direct first step). Gathering x and a
-  // through `order` in a thread per group took 1.7-1.9 ms per tick at 2^23 on the H100.
+  // positions (the groups cover every particle, so a kernel of its own would read them again).
+  // Everything is read in sorted order: positions from the moments' gather, |a_old|^2 from
+  // a2_sorted_ (the walks store it there; gathered through `order` only after a rebuild, a
+  // restart or a direct first step): gathering x and a through `order` in a thread per group
+  // reads a sector per value.
   template <class T>
   void prepare_groups(const Particles<Space>& p, const Targets<Space>& targets) {
     const int n = p.n;
@@ -573,9 +571,9 @@ class TreeForce final : public ForceSolver<Space> {
   void rebuild(const Particles<Space>& p, core::Timers& timers, Particles<Space>* reorder) {
     // The automatic rule weighs walks against the last rebuild's cost, and a run's first
     // build also pays one-off costs (first kernel launches, allocations, the permutation of
-    // the initial conditions' random order): 44 ms instead of ~6 ms at 2^23 on the H100, which
-    // kept the first tree for the whole of a benchmark (walks 25% slower). So the first build
-    // is done twice and the second one timed; it yields the same tree.
+    // the initial conditions' random order), several times a later rebuild's, which kept the
+    // first tree far too long. So the first build is done twice and the second one timed; it
+    // yields the same tree.
     if (!tree_.built() && params_.rebuild_every == 0) build_and_reorder(p, timers, reorder);
     const auto start = std::chrono::steady_clock::now();
     build_and_reorder(p, timers, reorder);

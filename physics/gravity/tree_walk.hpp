@@ -62,8 +62,7 @@ struct alignas(8) WalkLink {
 // A node as the group walk reads it: centre of mass and mass, the opening test's terms and the
 // child link side by side in one 32-byte (float) record, so a node test issues its loads at
 // once, from one sector. Kept in three arrays, the link and the test's second term were loaded
-// only after the first term's test, a second round trip to L2 per traversal round (the node
-// tests were 14% of the walk's stall samples on the H100; the walk kernel is ~1% faster).
+// only after the first term's test, a second round trip to L2 per traversal round.
 template <class T>
 struct alignas(4 * sizeof(T)) GroupNode {
   Body<T> c;
@@ -79,14 +78,13 @@ struct alignas(4 * sizeof(T)) NodeRecord {
   Quadrupole<T> q;
 };
 
-// Per-space group shape: a warp per group on GPUs, one thread with 16 targets on CPUs.
-// The per-node and per-group reductions (moments, group boxes) give each node or group the
-// vector lanes of one thread: on GPUs 8 lanes read its members side by side (4 nodes per warp,
-// 16 per team; with 32 lanes the shuffles of the 13-double reduction made the moments 2.7x
-// slower than a thread per node), a plain loop on CPUs. The moments take 4 lanes a node on
-// GPUs (8 nodes per warp): a level's nodes hold ~8-20 members, so 8 lanes left half of them
-// idle in the second round of loads (Plummer at 2^23 on the H100: 0.456 -> 0.413 ms an
-// evaluation; 2 lanes 0.568).
+// Per-space group shape, from the space's traits: a team of one vector-width of threads (a warp)
+// per group on GPUs, one thread with 16 targets on CPUs. The per-node and per-group reductions
+// (moments, group boxes) give each node or group the vector lanes of one thread: on GPUs 8 lanes
+// read a group's members side by side (4 groups per warp, 16 per team; with 32 lanes the
+// shuffles of the 13-double reduction cost more than they saved), and the moments 4 lanes a node
+// (a level's nodes hold ~8-20 members, so 8 lanes left half of them idle in the second round of
+// loads); a plain loop on CPUs.
 template <class Space>
 struct TreeDefaults {
   static constexpr bool gpu = core::ExecTraits<Space>::is_gpu;
@@ -112,7 +110,7 @@ KOKKOS_INLINE_FUNCTION double norm2_exact(const double ax, const double ay, cons
 // particles have spread past their build-time cell (a stale tree): their children overlap and
 // are nearly as large as they are, so opening one yields many nodes accepted close to the
 // bound, whose errors add up to several times dacc. In a fresh tree g is 1 for nearly every
-// node (docs/gravity.md).
+// node (docs/dev/gravity.md).
 template <Mac M, class T>
 KOKKOS_INLINE_FUNCTION bool group_accepts(const Body<T>& c, const NodeGeom<T>& ng,
                                           const GroupBox<T>& box, const T parameter) {
@@ -351,8 +349,7 @@ struct GroupWalkKernel {
   // Accepted nodes: with quadrupoles their indices, staged a tile at a time with their
   // quadrupoles when flushed; monopoles are listed as the centre of mass and mass that the node
   // test has already loaded, so a flush only sums them. Staged from indices, each tile of 32
-  // monopoles cost a gather from global memory and two barriers (~55 instructions a tile,
-  // the gather's wait ~3% of the walk's stall samples on the H100).
+  // monopoles would cost a gather from global memory and two barriers.
   struct Lists {
     // range_offset(r): the range's particle count while listed, its first particle's position
     // among the listed particles once place_ranges has run (at a flush).
@@ -417,8 +414,7 @@ struct GroupWalkKernel {
   // Sums m staged point masses (particles, or monopole nodes) get(0) .. get(m - 1) onto the
   // thread's targets, in that order. Four are loaded before they are summed: left to itself,
   // nvcc issued each shared load only after the previous point's sums in the 64-register
-  // monopole kernel, and the loads' latency stalled every point (14.5% of the walk's stall
-  // samples on the H100).
+  // monopole kernel, and the loads' latency stalled every point.
   template <class Get>
   KOKKOS_INLINE_FUNCTION void sum_points(const Get& get, const int m, const Body<T>* ti,
                                          Acc (*v)[4]) const {
