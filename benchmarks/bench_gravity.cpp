@@ -1,8 +1,11 @@
-// Direct-summation throughput: interactions/s for N = 2^10 ... 2^20 per execution space and
-// precision, with the j-split on and off at small N, a sweep of the launch shape (targets per
-// thread, team size, tile) for picking the defaults, and an FP32 FMA-throughput probe giving the
-// measured peak that "% of FP32 peak" is taken against.
+// Gravity benchmarks, per execution space: direct-summation throughput (interactions/s) for
+// N = 2^10 ... 2^20 and every precision, back-to-back calls, a sweep of tuning.i_per_thread, one
+// tree force evaluation (Plummer and the composite galaxy), the tree's key sort, and an FP32
+// FMA-throughput probe giving the measured peak that "% of FP32 peak" is taken against. On GPUs
+// the tree and the sort also run their portable paths: what the CUDA specializations must beat.
+#include "algorithms/radix_sort.hpp"
 #include "bench_util.hpp"
+#include "exec/exec_traits.hpp"
 #include "gravity/direct.hpp"
 #include "gravity/initial_conditions.hpp"
 #include "gravity/tree_solver.hpp"
@@ -21,7 +24,7 @@ using gravity::DirectShape;
 
 // Largest N per backend: host spaces stop where one evaluation takes seconds.
 int max_log2_n(const std::string& backend) {
-  if (backend == "cuda") return 20;
+  if (core::backend_traits(backend).is_gpu) return 20;
   if (backend == "openmp") return 16;
   return 13;
 }
@@ -43,7 +46,8 @@ benchmark::internal::Benchmark* register_on(const std::string& name, const std::
 
 // A Plummer sphere packed as kernel sources, padded to the tile with zero masses.
 template <class Space, class T>
-Kokkos::View<Body<T>*, typename Space::memory_space> plummer_bodies(int n, int tile) {
+Kokkos::View<Body<T>*, typename Space::memory_space> plummer_bodies(const Space& space, int n,
+                                                                    int tile) {
   const gravity::HostParticles p = gravity::plummer(n, 1.0, 1.0, 1.0, 2026);
   const int padded = (n + tile - 1) / tile * tile;
   Kokkos::View<Body<T>*, typename Space::memory_space> bodies("hayate::bench::bodies", padded);
@@ -51,22 +55,25 @@ Kokkos::View<Body<T>*, typename Space::memory_space> plummer_bodies(int n, int t
   for (int i = 0; i < padded; ++i)
     h(i) = i < n ? Body<T>{T(p.x[3 * i]), T(p.x[3 * i + 1]), T(p.x[3 * i + 2]), T(p.m[i])}
                  : Body<T>{T(0), T(0), T(0), T(0)};
-  Kokkos::deep_copy(bodies, h);
+  Kokkos::deep_copy(space, bodies, h);
+  space.fence();
   return bodies;
 }
 
-// Times the force kernel for all N targets from N sources.
-// `calls` force evaluations run back to back inside one fenced region, as a time-step loop
-// issues them (1: one fenced call, which includes the host round trip of ~10 us).
+// Times the force kernel for all N targets from N sources, in the default launch shape with
+// IPT targets per thread and the automatic j-split. `calls` force evaluations run back to back
+// inside one fenced region, as a time-step loop issues them (1: one fenced call, which includes
+// the host's round trip).
 template <class Space, class T, class Acc, int IPT>
-void run_direct(const Space& space, benchmark::State& state, const int n, DirectShape shape,
-                const int calls = 1) {
+void run_direct(const Space& space, benchmark::State& state, const int n, const int calls = 1) {
   using Policy = gravity::MonopolePolicy<T, Acc>;
   using Mem = typename Space::memory_space;
-  const auto bodies = plummer_bodies<Space, T>(n, shape.tile);
+  DirectShape shape;
+  shape.team_size = gravity::DirectDefaults<Space>::team_size;
+  shape.tile = gravity::DirectDefaults<Space>::tile;
+  const auto bodies = plummer_bodies<Space, T>(space, n, shape.tile);
   const int padded = int(bodies.extent(0));
-  shape.splits =
-      gravity::choose_splits(n, padded, shape.tile, IPT, space.concurrency(), shape.splits);
+  shape.splits = gravity::choose_splits(n, padded, shape.tile, IPT, space.concurrency(), 0);
   gravity::ForceOutput<Space> out{Kokkos::View<double* [3], Mem>("hayate::bench::acc", n), {}, {}};
   gravity::SplitPartial<Acc, Mem> partial;
   const Kokkos::View<const Body<T>*, Mem> src = bodies;
@@ -97,35 +104,31 @@ void run_direct(const Space& space, benchmark::State& state, const int n, Direct
   state.counters["calls"] = calls;
 }
 
+// run_direct with `ipt` targets per thread (0: tuning.i_per_thread: auto).
 template <class Space, class T, class Acc>
-void run_default(const Space& space, benchmark::State& state, int n, bool split, int calls = 1) {
-  DirectShape shape;
-  shape.team_size = gravity::DirectDefaults<Space>::team_size;
-  shape.tile = gravity::DirectDefaults<Space>::tile;
-  shape.splits = split ? 0 : 1;
-  // The solver's automatic targets per thread.
-  switch (gravity::DirectDefaults<Space>::auto_i_per_thread(n)) {
+void run_direct_ipt(const Space& space, benchmark::State& state, const int n, int ipt,
+                    const int calls = 1) {
+  if (ipt == 0) ipt = gravity::DirectDefaults<Space>::auto_i_per_thread(n);
+  switch (ipt) {
     case 1:
-      run_direct<Space, T, Acc, 1>(space, state, n, shape, calls);
+      run_direct<Space, T, Acc, 1>(space, state, n, calls);
+      break;
+    case 2:
+      run_direct<Space, T, Acc, 2>(space, state, n, calls);
       break;
     case 4:
-      run_direct<Space, T, Acc, 4>(space, state, n, shape, calls);
+      run_direct<Space, T, Acc, 4>(space, state, n, calls);
       break;
     default:
-      run_direct<Space, T, Acc, 8>(space, state, n, shape, calls);
+      run_direct<Space, T, Acc, 8>(space, state, n, calls);
       break;
   }
 }
 
-template <class Space, int IPT>
-void run_sweep_point(const Space& space, benchmark::State& state, int n, int team, int tile) {
-  run_direct<Space, float, float, IPT>(space, state, n, DirectShape{team, tile, 0});
-}
-
 // FP32 fused multiply-add throughput: 8 independent chains per work item.
 template <class Space>
-void run_fp32_peak(const Space& space, benchmark::State& state, const bool gpu) {
-  const int items = gpu ? (1 << 21) : 64 * space.concurrency();
+void run_fp32_peak(const Space& space, benchmark::State& state) {
+  const int items = core::ExecTraits<Space>::is_gpu ? (1 << 21) : 64 * space.concurrency();
   const int rounds = 2048;
   Kokkos::View<float*, typename Space::memory_space> sink("hayate::bench::sink", items);
   auto launch = [&] {
@@ -147,30 +150,32 @@ void run_fp32_peak(const Space& space, benchmark::State& state, const bool gpu) 
   state.counters["flops_per_second"] = rate(double(items) * rounds * 8 * 2);
 }
 
-// One tree force evaluation of all particles (keys, sort, build, moments, walk; FP32, acceleration
-// MAC at dacc = 2^-9 from accelerations of a first theta-MAC evaluation).
+// One tree force evaluation of all particles (keys, sort, build, moments, group walk; FP32,
+// acceleration MAC at dacc = 2^-9 from accelerations of a first theta-MAC evaluation), with the
+// space's walk primitives or the portable ones.
 template <class Space>
 void run_tree(const Space& space, benchmark::State& state, const int n, const bool galaxy,
-              const gravity::Walk walk) {
+              const gravity::WalkKernel kernel) {
   const gravity::HostParticles hp =
       galaxy ? gravity::galaxy(n, {0.05, 0.2, 0.1, 1.0, 0.1, 1.5, 1.0, 3.0, 10.0, false}, 1.0, 7)
              : gravity::plummer(n, 1.0, 1.0, 1.0, 2026);
-  gravity::Particles<Space> p(n);
+  gravity::Particles<Space> p(space, n);
   auto x = Kokkos::create_mirror_view(p.x);
   auto m = Kokkos::create_mirror_view(p.m);
   for (int i = 0; i < n; ++i) {
     for (int c = 0; c < 3; ++c) x(i, c) = hp.x[3 * i + c];
     m(i) = hp.m[i];
   }
-  Kokkos::deep_copy(p.x, x);
-  Kokkos::deep_copy(p.m, m);
+  Kokkos::deep_copy(space, p.x, x);
+  Kokkos::deep_copy(space, p.m, m);
+  space.fence();
   gravity::TreeParams params;
   params.rebuild_every = 1;  // every evaluation pays for its tree
-  params.walk = walk;
+  params.kernel = kernel;
   const double eps = galaxy ? 0.02 : 0.005;
   gravity::TreeForce<Space> tree(
-      gravity::Precision::Float, params, 1.0, eps,
-      gravity::DirectSolver<Space>(gravity::Precision::Float, {}, 1.0, eps));
+      space, gravity::Precision::Float, params, 1.0, eps,
+      gravity::DirectSolver<Space>(space, gravity::Precision::Float, {}, 1.0, eps));
   core::Timers timers;
   Kokkos::View<double* [3], typename Space::memory_space> acc("hayate::bench::acc", n);
   tree.accelerations(p, {{}, n}, false, {p.acc, {}, {}}, timers, false);  // theta first step
@@ -182,10 +187,10 @@ void run_tree(const Space& space, benchmark::State& state, const int n, const bo
   state.counters["nodes"] = tree.tree().n_nodes();
 }
 
-// Stable sort of n (63-bit key, index) pairs, as the tree build sorts its keys.
+// Stable sort of n (63-bit key, index) pairs, as the tree build sorts its keys: the sort the
+// space runs, or the portable one.
 template <class Space>
-void run_sort(const Space& space, benchmark::State& state, const int n,
-              const gravity::SortMethod method) {
+void run_sort(const Space& space, benchmark::State& state, const int n, const bool portable) {
   using Mem = typename Space::memory_space;
   Kokkos::View<std::uint64_t*, Mem> source("hayate::bench::keys", n),
       keys("hayate::bench::keys", n);
@@ -198,15 +203,20 @@ void run_sort(const Space& space, benchmark::State& state, const int n,
     s ^= s << 17;
     h(i) = s >> 1;
   }
-  Kokkos::deep_copy(source, h);
-  gravity::RadixSortBuffers<Space> buffers;
+  Kokkos::deep_copy(space, source, h);
+  core::RadixSortBuffers<Space> buffers;
   auto reset = [&] {
-    Kokkos::deep_copy(keys, source);
+    Kokkos::deep_copy(space, keys, source);
     Kokkos::parallel_for(
         "hayate::gravity::bench_iota", Kokkos::RangePolicy<Space>(space, 0, n),
         KOKKOS_LAMBDA(const int i) { values(i) = i; });
   };
-  auto sort = [&] { gravity::sort_pairs<Space>(keys, values, n, 63, buffers, method); };
+  auto sort = [&] {
+    if (portable)
+      core::sort_pairs_portable(space, keys, values, n, 63, buffers);
+    else
+      core::sort_pairs(space, keys, values, n, 63, buffers);
+  };
   reset();
   sort();
   for (auto _ : state) {
@@ -222,10 +232,10 @@ void run_sort(const Space& space, benchmark::State& state, const int n,
 void register_gravity_suite() {
   for (const auto& backend : core::enabled_backends()) {
     const int top = max_log2_n(backend);
-    const bool gpu = backend == "cuda";
+    const bool gpu = core::backend_traits(backend).is_gpu;
     register_on("gravity/fp32_peak", backend,
-                [gpu](auto space, benchmark::State& state) { run_fp32_peak(space, state, gpu); });
-    // The headline: default shape, automatic j-split, every precision.
+                [](auto space, benchmark::State& state) { run_fp32_peak(space, state); });
+    // The headline: default shape, automatic j-split and targets per thread, every precision.
     struct Prec {
       const char* name;
       int top;
@@ -236,9 +246,9 @@ void register_gravity_suite() {
           register_on("gravity/direct/" + p, backend, [p](auto space, benchmark::State& state) {
             using Space = decltype(space);
             const int n = int(state.range(0));
-            if (p == "float") run_default<Space, float, float>(space, state, n, true);
-            if (p == "mixed") run_default<Space, float, double>(space, state, n, true);
-            if (p == "double") run_default<Space, double, double>(space, state, n, true);
+            if (p == "float") run_direct_ipt<Space, float, float>(space, state, n, 0);
+            if (p == "mixed") run_direct_ipt<Space, float, double>(space, state, n, 0);
+            if (p == "double") run_direct_ipt<Space, double, double>(space, state, n, 0);
           });
       for (int e = 10; e <= prec.top; ++e) b->Arg(1 << e);
     }
@@ -247,75 +257,40 @@ void register_gravity_suite() {
     auto* stream = register_on(
         "gravity/direct_stream/float", backend, [](auto space, benchmark::State& state) {
           using Space = decltype(space);
-          run_default<Space, float, float>(space, state, int(state.range(0)), true, 16);
+          run_direct_ipt<Space, float, float>(space, state, int(state.range(0)), 0, 16);
         });
     for (int e = 10; e <= std::min(top, 18); e += (e < 14 ? 1 : 4)) stream->Arg(1 << e);
-    // Tree: a full evaluation per iteration, Plummer and the composite galaxy.
+    // tuning.i_per_thread (FP32) at a large and a small N: the data its auto rule comes from.
+    for (const int n : {1 << std::min(top, 18), 1 << 12})
+      for (const int ipt : {1, 2, 4, 8})
+        register_on(
+            "gravity/direct_sweep/float/n:" + std::to_string(n) + "/ipt:" + std::to_string(ipt),
+            backend, [n, ipt](auto space, benchmark::State& state) {
+              using Space = decltype(space);
+              run_direct_ipt<Space, float, float>(space, state, n, ipt);
+            });
+    // Tree: a full evaluation per iteration, Plummer and the composite galaxy; on GPUs also
+    // with the portable walk primitives.
     for (const char* model : {"plummer", "galaxy"}) {
-      for (const char* walk : {"group", "particle"}) {
-        const bool galaxy = std::string(model) == "galaxy";
-        const gravity::Walk w =
-            std::string(walk) == "group" ? gravity::Walk::Group : gravity::Walk::Particle;
-        auto* t = register_on(std::string("gravity/tree/") + model + "/" + walk, backend,
-                              [galaxy, w](auto space, benchmark::State& state) {
-                                run_tree(space, state, int(state.range(0)), galaxy, w);
-                              });
+      const bool galaxy = std::string(model) == "galaxy";
+      for (const bool portable : gpu ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
+        const gravity::WalkKernel kernel =
+            portable ? gravity::WalkKernel::Portable : gravity::WalkKernel::Auto;
+        auto* t = register_on(
+            std::string("gravity/tree/") + model + (portable ? "/group_portable" : "/group"),
+            backend, [galaxy, kernel](auto space, benchmark::State& state) {
+              run_tree(space, state, int(state.range(0)), galaxy, kernel);
+            });
         for (int e = gpu ? 16 : 12; e <= (gpu ? 20 : top); e += 2) t->Arg(1 << e);
       }
     }
-    // The tree's key sort: the portable radix sort, and CUB's on CUDA.
-    for (const char* method : gpu ? std::vector<const char*>{"portable", "cuda"}
-                                  : std::vector<const char*>{"portable"}) {
-      const gravity::SortMethod m =
-          std::string(method) == "cuda" ? gravity::SortMethod::Cuda : gravity::SortMethod::Portable;
-      auto* t = register_on(std::string("gravity/sort/") + method, backend,
-                            [m](auto space, benchmark::State& state) {
-                              run_sort(space, state, int(state.range(0)), m);
+    // The tree's key sort: the portable radix sort, and on GPUs the backend's (CUB on CUDA).
+    for (const bool portable : gpu ? std::vector<bool>{true, false} : std::vector<bool>{true}) {
+      auto* t = register_on(std::string("gravity/sort/") + (portable ? "portable" : "backend"),
+                            backend, [portable](auto space, benchmark::State& state) {
+                              run_sort(space, state, int(state.range(0)), portable);
                             });
       for (int e = 16; e <= (gpu ? 23 : 20); e += gpu ? 1 : 2) t->Arg(1 << e);
-    }
-    // j-split off at small N (FP32): what the split buys.
-    auto* off = register_on(
-        "gravity/direct_nosplit/float", backend, [](auto space, benchmark::State& state) {
-          using Space = decltype(space);
-          run_default<Space, float, float>(space, state, int(state.range(0)), false);
-        });
-    for (int e = 10; e <= std::min(top, 16); ++e) off->Arg(1 << e);
-    // Launch-shape sweep (FP32) at a large and a small N: targets per thread x team x tile.
-    const std::vector<int> teams = gpu ? std::vector<int>{64, 128, 256, 512} : std::vector<int>{1};
-    const std::vector<int> tiles =
-        gpu ? std::vector<int>{64, 128, 256, 512} : std::vector<int>{128, 256, 512};
-    for (const int n : {1 << std::min(top, 18), 1 << 12}) {
-      for (const int team : teams)
-        for (const int tile : tiles)
-          for (const int ipt :
-               gpu ? std::vector<int>{1, 2, 4, 8, 16} : std::vector<int>{4, 8, 16}) {
-            if (gpu && ipt * team > 4096) continue;  // past the register file
-            const std::string name = "gravity/direct_sweep/float/n:" + std::to_string(n) +
-                                     "/ipt:" + std::to_string(ipt) +
-                                     "/team:" + std::to_string(team) +
-                                     "/tile:" + std::to_string(tile);
-            register_on(name, backend, [n, team, tile, ipt](auto space, benchmark::State& state) {
-              using Space = decltype(space);
-              switch (ipt) {
-                case 1:
-                  run_sweep_point<Space, 1>(space, state, n, team, tile);
-                  break;
-                case 2:
-                  run_sweep_point<Space, 2>(space, state, n, team, tile);
-                  break;
-                case 4:
-                  run_sweep_point<Space, 4>(space, state, n, team, tile);
-                  break;
-                case 8:
-                  run_sweep_point<Space, 8>(space, state, n, team, tile);
-                  break;
-                default:
-                  run_sweep_point<Space, 16>(space, state, n, team, tile);
-                  break;
-              }
-            });
-          }
     }
   }
 }

@@ -1,6 +1,7 @@
 #pragma once
-// CUB's device radix sort of (64-bit key, int value) pairs, for Kokkos::Cuda. Stable, like the
-// portable sort it replaces there, so both give the same permutation.
+// CUB's device radix sort of (64-bit key, int value) pairs, for Kokkos::Cuda: the overload that
+// core::sort_pairs (core/algorithms/radix_sort.hpp) takes on CUDA. Stable, like the portable
+// sort, so both give the same permutation.
 #include <Kokkos_Core.hpp>
 
 #ifdef KOKKOS_ENABLE_CUDA
@@ -9,17 +10,25 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace hayate::cuda {
 
-// Sorts keys/values (n entries) by the low key_bits bits, using alt_keys/alt_values (n entries)
-// as the second buffer and `temp` (grown as needed) as CUB's scratch. Returns true when the
-// result ended up in alt_keys/alt_values.
-inline bool sort_pairs(std::uint64_t* keys, int* values, std::uint64_t* alt_keys, int* alt_values,
-                       int n, int key_bits, Kokkos::View<char*, Kokkos::CudaSpace>& temp) {
-  cub::DoubleBuffer<std::uint64_t> k(keys, alt_keys);
-  cub::DoubleBuffer<int> v(values, alt_values);
-  const cudaStream_t stream = Kokkos::Cuda().cuda_stream();
+// Sorts keys(0..n)/values(0..n) in place by the low key_bits bits of the keys, on the stream of
+// `space`, with alt_keys/alt_values (n entries or more) as CUB's second buffer and `temp`
+// (grown as needed) as its scratch. Nothing is fenced: the keys and values come from kernels
+// of the same instance, so the sort and the copy back run after them in stream order, and a
+// fence would leave the device idle while the host issued the sort.
+inline void sort_pairs(const Kokkos::Cuda& space,
+                       const Kokkos::View<std::uint64_t*, Kokkos::Cuda::memory_space>& keys,
+                       const Kokkos::View<int*, Kokkos::Cuda::memory_space>& values,
+                       const Kokkos::View<std::uint64_t*, Kokkos::Cuda::memory_space>& alt_keys,
+                       const Kokkos::View<int*, Kokkos::Cuda::memory_space>& alt_values,
+                       const int n, const int key_bits,
+                       Kokkos::View<char*, Kokkos::Cuda::memory_space>& temp) {
+  cub::DoubleBuffer<std::uint64_t> k(keys.data(), alt_keys.data());
+  cub::DoubleBuffer<int> v(values.data(), alt_values.data());
+  const cudaStream_t stream = space.cuda_stream();
   std::size_t bytes = 0;
   auto check = [](cudaError_t e) {
     if (e != cudaSuccess)
@@ -27,15 +36,15 @@ inline bool sort_pairs(std::uint64_t* keys, int* values, std::uint64_t* alt_keys
   };
   check(cub::DeviceRadixSort::SortPairs(nullptr, bytes, k, v, n, 0, key_bits, stream));
   if (temp.extent(0) < bytes)
-    temp = Kokkos::View<char*, Kokkos::CudaSpace>(
+    temp = Kokkos::View<char*, Kokkos::Cuda::memory_space>(
         Kokkos::view_alloc(std::string("hayate::cuda::radix_temp"), Kokkos::WithoutInitializing),
         bytes);
-  // No fence: the keys and values come from kernels of Kokkos' default instance, whose stream
-  // this is, so the sort runs after them in stream order. A fence here, and the fencing
-  // two-argument deep_copy after it, left the device idle while the host issued the sort: three
-  // round trips per launch-order sort, about once a tick.
   check(cub::DeviceRadixSort::SortPairs(temp.data(), bytes, k, v, n, 0, key_bits, stream));
-  return k.Current() == alt_keys;
+  if (k.Current() == alt_keys.data()) {
+    const auto head = std::make_pair(0, n);
+    Kokkos::deep_copy(space, Kokkos::subview(keys, head), Kokkos::subview(alt_keys, head));
+    Kokkos::deep_copy(space, Kokkos::subview(values, head), Kokkos::subview(alt_values, head));
+  }
 }
 
 }  // namespace hayate::cuda

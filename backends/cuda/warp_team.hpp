@@ -6,9 +6,9 @@
 //   sync:  __syncwarp orders the lanes' shared-memory accesses; no block barrier is needed.
 //   slots: Kokkos' level-1 scratch takes a slot of a device-wide lock array by a CAS loop that
 //          probes slot after slot from blockIdx.x; with many short teams half the slots are held
-//          and a team probed ~170 slots (the tree walk at 2^23: ~10% of its instructions). A
-//          per-multiprocessor word of busy bits finds a free slot with one or two atomics, since
-//          at most 32 blocks are resident on a multiprocessor.
+//          and a team probes a hundred or more. A per-multiprocessor word of busy bits finds a
+//          free slot with one or two atomics, since at most 32 blocks are resident on a
+//          multiprocessor.
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
@@ -75,15 +75,19 @@ struct ReadSmIdCount {
   }
 };
 
-// The number of multiprocessor identifiers of the current device (%nsmid: the ids need not be
-// contiguous, so this, not the multiprocessor count, sizes arrays indexed by sm_id()).
-inline int sm_id_count() {
+// The number of multiprocessor identifiers of the device behind `space` (%nsmid: the ids need
+// not be contiguous, so this, not the multiprocessor count, sizes arrays indexed by sm_id()).
+// Read once per device, by a kernel on `space`.
+inline int sm_id_count(const Kokkos::Cuda& space) {
+  static int cached_device = -1;
   static int cached = 0;
-  if (cached > 0) return cached;
+  if (space.cuda_device() == cached_device) return cached;
   ReadSmIdCount f{Kokkos::View<int, Kokkos::CudaSpace>("hayate::cuda::nsmid")};
-  Kokkos::parallel_for("hayate::cuda::nsmid", Kokkos::RangePolicy<Kokkos::Cuda>(0, 1), f);
+  Kokkos::parallel_for("hayate::cuda::nsmid", Kokkos::RangePolicy<Kokkos::Cuda>(space, 0, 1), f);
   int host = 0;
-  Kokkos::deep_copy(host, f.count);
+  Kokkos::deep_copy(space, host, f.count);
+  space.fence();
+  cached_device = space.cuda_device();
   cached = host;
   return host;
 }

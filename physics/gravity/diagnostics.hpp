@@ -46,14 +46,15 @@ struct ThermoSums {
 
 // p.pot must hold the potential (G included) of the current positions.
 template <class Space>
-Thermo measure_thermo(const Particles<Space>& p) {
+Thermo measure_thermo(const Space& space, const Particles<Space>& p) {
   ThermoSums<Space> f;
   f.x = p.x;
   f.v = p.v;
   f.m = p.m;
   f.pot = p.pot;
   double s[ThermoSums<Space>::count];
-  Kokkos::parallel_reduce("hayate::gravity::thermo", Kokkos::RangePolicy<Space>(0, p.n), f, s);
+  Kokkos::parallel_reduce("hayate::gravity::thermo", Kokkos::RangePolicy<Space>(space, 0, p.n), f,
+                          s);
   Thermo t;
   t.ke = 0.5 * s[0];
   t.pe = 0.5 * s[1];

@@ -6,6 +6,8 @@
 // fixed order by a second kernel, which keeps results deterministic (bitwise restarts).
 // Variants (what is accumulated, the precision, the potential) are template policies that all
 // call gravity_pair(); there is one loop.
+#include "exec/exec_traits.hpp"
+#include "exec/unroll.hpp"
 #include "gravity/pair.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -156,30 +158,24 @@ struct DirectShape {
   int i_per_thread = 0;  // targets per thread (1, 2, 4, 8); 0 = the space's choice
 };
 
-// Per-space defaults: on GPUs one target per thread and many threads per team; on CPUs a team is
-// one thread holding 8 targets, which vectorises over the targets and reuses each tile 8 times.
-// `i_per_thread` is the Hermite kernel's (compiled once); the monopole kernel takes
-// auto_i_per_thread(targets) unless direct.i_per_thread says otherwise.
+// Per-space defaults, from the space's traits: on GPUs a team of ExecTraits::team_size threads
+// with one target each (four from 65,536 targets on, where the device is full anyway and each
+// staged source is reused four times); on CPUs a team is one thread holding 8 targets, which
+// vectorises over the targets and reuses each tile 8 times. `i_per_thread` is the Hermite
+// kernel's (compiled once); the monopole kernel takes auto_i_per_thread(targets) unless
+// tuning.i_per_thread says otherwise.
 template <class Space>
 struct DirectDefaults {
-  static constexpr int i_per_thread = 8;
-  static constexpr int team_size = 1;
+  static constexpr bool gpu = core::ExecTraits<Space>::is_gpu;
+  static constexpr int team_size = core::ExecTraits<Space>::team_size;
   static constexpr int tile = 256;
-  static int auto_i_per_thread(std::int64_t) { return i_per_thread; }
-};
-#ifdef KOKKOS_ENABLE_CUDA
-template <>
-struct DirectDefaults<Kokkos::Cuda> {
-  static constexpr int i_per_thread = 1;
-  static constexpr int team_size = 256;
-  static constexpr int tile = 256;
-  // H200 sweep (results/h200/2026-11-22-physics): at N = 2^18, 4 targets per thread reached
-  // 1.74e12 interactions/s against 1.54e12 for 1; at N = 4096, 1 was best (5.1e11 vs 4.6e11).
+  static constexpr int i_per_thread = gpu ? 1 : 8;
+  // tuning.i_per_thread: auto.
   static int auto_i_per_thread(std::int64_t n_targets) {
+    if (!gpu) return i_per_thread;
     return n_targets >= (std::int64_t(1) << 16) ? 4 : 1;
   }
 };
-#endif
 
 // Chooses the j-split so that targets x splits threads reach the space's concurrency, with at
 // least one full tile of sources per team. `requested` > 0 forces a split count.
@@ -246,9 +242,7 @@ struct DirectTileKernel {
       Kokkos::parallel_for(Kokkos::TeamThreadRange(team, tile),
                            [&](const int t) { staged(t) = sources(j0 + t); });
       team.team_barrier();
-#if defined(__CUDA_ARCH__)
-#pragma unroll 8
-#endif
+      HAYATE_DEVICE_UNROLL(8)
       for (int t = 0; t < tile; ++t) {
         const Source sj = staged(t);
         for (int k = 0; k < IPT; ++k) Policy::template interact<WithPotential>(ti[k], sj, e2, v[k]);

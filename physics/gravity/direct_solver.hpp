@@ -26,14 +26,16 @@ class DirectSolver {
   using Vec = typename Particles<Space>::Vec;
   using Scalar = typename Particles<Space>::Scalar;
 
-  // requested: team_size / tile / splits, 0 = the space's default (splits: automatic).
-  DirectSolver(Precision precision, DirectShape requested, double G, double eps)
-      : precision_(precision), requested_(requested), G_(G), eps_(eps) {
+  // Launches on `space`. requested: team_size / tile / splits / i_per_thread, 0 = the space's
+  // default (splits: automatic).
+  DirectSolver(const Space& space, Precision precision, DirectShape requested, double G, double eps)
+      : space_(space), precision_(precision), requested_(requested), G_(G), eps_(eps) {
     if (requested_.team_size <= 0) requested_.team_size = DirectDefaults<Space>::team_size;
     if (requested_.tile <= 0) requested_.tile = DirectDefaults<Space>::tile;
   }
 
   Precision precision() const { return precision_; }
+  const Space& space() const { return space_; }
 
   // The shape a call with these sizes launches (the Hermite kernel: `hermite`).
   DirectShape shape(std::int64_t n_targets, std::int64_t n_sources, bool hermite = false) const {
@@ -43,7 +45,7 @@ class DirectSolver {
     else if (s.i_per_thread <= 0)
       s.i_per_thread = DirectDefaults<Space>::auto_i_per_thread(n_targets);
     const std::int64_t padded = (n_sources + s.tile - 1) / s.tile * s.tile;
-    s.splits = choose_splits(n_targets, padded, s.tile, s.i_per_thread, Space().concurrency(),
+    s.splits = choose_splits(n_targets, padded, s.tile, s.i_per_thread, space_.concurrency(),
                              requested_.splits);
     return s;
   }
@@ -84,13 +86,13 @@ class DirectSolver {
   // Packs particle `index(k)` (or k) into entry k; entries past `count` are zero-mass padding.
   // Public only because nvcc forbids device lambdas in private member functions.
   template <class Policy>
-  static void pack(const Kokkos::View<typename Policy::Source*, Mem>& dst, const Vec& x,
-                   const Vec& v, const Scalar& m, const Kokkos::View<const int*, Mem>& index,
-                   int count) {
+  static void pack(const Space& space, const Kokkos::View<typename Policy::Source*, Mem>& dst,
+                   const Vec& x, const Vec& v, const Scalar& m,
+                   const Kokkos::View<const int*, Mem>& index, int count) {
     using Source = typename Policy::Source;
     const bool indexed = index.extent(0) > 0;
     Kokkos::parallel_for(
-        "hayate::gravity::pack", Kokkos::RangePolicy<Space>(0, dst.extent(0)),
+        "hayate::gravity::pack", Kokkos::RangePolicy<Space>(space, 0, dst.extent(0)),
         KOKKOS_LAMBDA(const int k) {
           Source s{};
           if (k < count) s = Policy::load(x, v, m, indexed ? index(k) : k);
@@ -137,12 +139,12 @@ class DirectSolver {
     const int padded = (n + s.tile - 1) / s.tile * s.tile;
     ensure_size(buf.sources, padded, "hayate::gravity::sources");
     const auto sources = Kokkos::subview(buf.sources, std::make_pair(0, padded));
-    pack<Policy>(sources, x, v, m, {}, n);
+    pack<Policy>(space_, sources, x, v, m, {}, n);
     Kokkos::View<const typename Policy::Source*, Mem> tgt = sources;
     if (targets.index.extent(0) > 0) {
       ensure_size(buf.targets, targets.count, "hayate::gravity::targets");
       const auto t = Kokkos::subview(buf.targets, std::make_pair(0, targets.count));
-      pack<Policy>(t, x, v, m, targets.index, targets.count);
+      pack<Policy>(space_, t, x, v, m, targets.index, targets.count);
       tgt = t;
     }
     const T eps2 = T(eps_) * T(eps_);
@@ -172,15 +174,15 @@ class DirectSolver {
               const Kokkos::View<const typename Policy::Source*, Mem>& sources,
               typename Policy::Real eps2, const DirectShape& s, bool with_potential,
               const ForceOutput<Space>& out, SplitPartial<typename Policy::Acc, Mem>& partial) {
-    const Space space;
     if (with_potential)
-      launch_direct<Space, Policy, true, IPT>(space, tgt, count, sources, eps2, G_, s, out,
+      launch_direct<Space, Policy, true, IPT>(space_, tgt, count, sources, eps2, G_, s, out,
                                               partial);
     else
-      launch_direct<Space, Policy, false, IPT>(space, tgt, count, sources, eps2, G_, s, out,
+      launch_direct<Space, Policy, false, IPT>(space_, tgt, count, sources, eps2, G_, s, out,
                                                partial);
   }
 
+  Space space_;
   Precision precision_;
   DirectShape requested_;
   double G_, eps_;

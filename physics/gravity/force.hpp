@@ -20,7 +20,7 @@ class ForceSolver {
                              core::Timers& timers, bool diagnostic) = 0;
   // Called by the integrators after a drift and before they pick the targets of the next
   // evaluation: a solver may rebuild its structures here and reorder the particles (every
-  // per-particle array of p, rows identified by p.id), as the tree does (tree.reorder).
+  // per-particle array of p, rows identified by p.id), as the tree does (TreeParams::reorder).
   // `walk_kind` labels the coming evaluation's set of targets, so that a solver timing its
   // evaluations compares like with like: 0 = every particle; with block steps, the coarsest
   // level due (the due set is that level and all finer ones).

@@ -32,32 +32,33 @@ KOKKOS_INLINE_FUNCTION int aligned_level(int k, const std::int64_t tick, const i
 
 // y += h * dy for every particle: the kick (v += h a) and the drift (x += h v) of leapfrog.
 template <class Space, class Vec>
-void advance_by(const char* label, const Particles<Space>& p, const Vec& y, const Vec& dy,
-                const double h) {
+void advance_by(const Space& space, const char* label, const Particles<Space>& p, const Vec& y,
+                const Vec& dy, const double h) {
   Kokkos::parallel_for(
-      label, Kokkos::RangePolicy<Space>(0, p.n), KOKKOS_LAMBDA(const int i) {
+      label, Kokkos::RangePolicy<Space>(space, 0, p.n), KOKKOS_LAMBDA(const int i) {
         for (int c = 0; c < 3; ++c) y(i, c) += h * dy(i, c);
       });
 }
 
 template <class Space>
-void kick(const Particles<Space>& p, const double h) {
-  advance_by("hayate::gravity::kick", p, p.v, p.acc, h);
+void kick(const Space& space, const Particles<Space>& p, const double h) {
+  advance_by(space, "hayate::gravity::kick", p, p.v, p.acc, h);
 }
 
 template <class Space>
-void drift(const Particles<Space>& p, const double h) {
-  advance_by("hayate::gravity::drift", p, p.x, p.v, h);
+void drift(const Space& space, const Particles<Space>& p, const double h) {
+  advance_by(space, "hayate::gravity::drift", p, p.x, p.v, h);
 }
 
 // Hermite predictor: x_p = x + v dt + a dt^2/2 + j dt^3/6, v_p = v + a dt + j dt^2/2, keeping
 // the old state in x0, v0.
 template <class Space>
-void hermite_predict(const Particles<Space>& p, const typename Particles<Space>::Vec& x0,
+void hermite_predict(const Space& space, const Particles<Space>& p,
+                     const typename Particles<Space>::Vec& x0,
                      const typename Particles<Space>::Vec& v0, const double dt) {
   const auto x = p.x, v = p.v, a = p.acc, j = p.jerk;
   Kokkos::parallel_for(
-      "hayate::gravity::hermite_predict", Kokkos::RangePolicy<Space>(0, p.n),
+      "hayate::gravity::hermite_predict", Kokkos::RangePolicy<Space>(space, 0, p.n),
       KOKKOS_LAMBDA(const int i) {
         for (int c = 0; c < 3; ++c) {
           x0(i, c) = x(i, c);
@@ -71,13 +72,14 @@ void hermite_predict(const Particles<Space>& p, const typename Particles<Space>:
 // Hermite corrector (Makino & Aarseth 1992, time-symmetric form) from the old state and the
 // new acceleration a1 and jerk j1 evaluated at the predicted state; stores a1, j1.
 template <class Space>
-void hermite_correct(const Particles<Space>& p, const typename Particles<Space>::Vec& x0,
+void hermite_correct(const Space& space, const Particles<Space>& p,
+                     const typename Particles<Space>::Vec& x0,
                      const typename Particles<Space>::Vec& v0,
                      const typename Particles<Space>::Vec& a1,
                      const typename Particles<Space>::Vec& j1, const double dt) {
   const auto x = p.x, v = p.v, a = p.acc, j = p.jerk;
   Kokkos::parallel_for(
-      "hayate::gravity::hermite_correct", Kokkos::RangePolicy<Space>(0, p.n),
+      "hayate::gravity::hermite_correct", Kokkos::RangePolicy<Space>(space, 0, p.n),
       KOKKOS_LAMBDA(const int i) {
         for (int c = 0; c < 3; ++c) {
           const double vn =
@@ -97,12 +99,12 @@ namespace hayate::gravity {
 // Block steps. Opening half kick of a dt_max cycle: every particle gets its level from its
 // acceleration (any level may start at tick 0).
 template <class Space>
-void block_open(const Particles<Space>& p, const double dt_max, const double eta, const double eps,
-                const int max_level) {
+void block_open(const Space& space, const Particles<Space>& p, const double dt_max,
+                const double eta, const double eps, const int max_level) {
   const auto v = p.v, a = p.acc;
   const auto level = p.level;
   Kokkos::parallel_for(
-      "hayate::gravity::block_open", Kokkos::RangePolicy<Space>(0, p.n),
+      "hayate::gravity::block_open", Kokkos::RangePolicy<Space>(space, 0, p.n),
       KOKKOS_LAMBDA(const int i) {
         const int k = step_level(a(i, 0), a(i, 1), a(i, 2), dt_max, eta, eps, max_level);
         level(i) = k;
@@ -118,9 +120,8 @@ struct LevelRange {
 
 // Block-step passes over all particles go by chunks of kBlockChunk particles, one team each.
 // Index r of a team loop over `runs` (the team size) visits the chunk's particles r, r + runs,
-// ..., kStride at a time, their loads issued before any is used. A plain team loop has one load
-// in flight per thread (block_count 54 -> 43 us per tick at 2^23 on the H100, launch and wait
-// included; benchmarks/NOTES.md, twenty-eighth round).
+// ..., kStride at a time, their loads issued before any is used: a plain team loop has one load
+// in flight per thread, and these passes are bound by memory latency.
 inline constexpr int kBlockChunk = 4096;
 inline constexpr int kStride = 4;
 
@@ -146,7 +147,7 @@ KOKKOS_INLINE_FUNCTION void for_levels(const LevelView& level, const ChunkRange&
 
 // `work` is kept between calls (one min and max per chunk).
 template <class Space>
-LevelRange block_levels(const Particles<Space>& p,
+LevelRange block_levels(const Space& space, const Particles<Space>& p,
                         Kokkos::View<int*, typename Space::memory_space>& work) {
   const int n = p.n, chunks = (n + kBlockChunk - 1) / kBlockChunk;
   ensure_size(work, 2 * chunks, "hayate::gravity::block_level_chunks");
@@ -155,7 +156,7 @@ LevelRange block_levels(const Particles<Space>& p,
   using Policy = Kokkos::TeamPolicy<Space>;
   using Member = typename Policy::member_type;
   Kokkos::parallel_for(
-      "hayate::gravity::block_levels", Policy(chunks, Kokkos::AUTO),
+      "hayate::gravity::block_levels", Policy(space, chunks, Kokkos::AUTO),
       KOKKOS_LAMBDA(const Member& team) {
         const int c = team.league_rank(), runs = team.team_size();
         const ChunkRange chunk(n, c);
@@ -176,7 +177,7 @@ LevelRange block_levels(const Particles<Space>& p,
       });
   Kokkos::MinMaxScalar<int> r;
   Kokkos::parallel_reduce(
-      "hayate::gravity::block_level_range", Kokkos::RangePolicy<Space>(0, chunks),
+      "hayate::gravity::block_level_range", Kokkos::RangePolicy<Space>(space, 0, chunks),
       KOKKOS_LAMBDA(const int c, Kokkos::MinMaxScalar<int>& m) {
         m.min_val = range(2 * c) < m.min_val ? range(2 * c) : m.min_val;
         m.max_val = range(2 * c + 1) > m.max_val ? range(2 * c + 1) : m.max_val;
@@ -201,17 +202,16 @@ struct DueAt {
 
 // Lists (in index order) the particles whose step ends at `tick`; returns their count. `row`
 // gets every particle's position in that list, or -1 (Targets::row): written in the same pass,
-// it spares the tree walk a map of its own, set and reset per walk (0.13 ms per tick at 2^23
-// on the H100). `work` is kept between calls. By chunks: each chunk's count, an exclusive scan of
-// the counts, then each chunk's entries. For those the team copies the chunk's levels into scratch
-// (strided, kStride loads in flight), each thread numbers one run of consecutive particles
-// from its offset of a single team scan, in scratch, and the team stores rows and list in
-// particle order. A team scan over the particles took one scan step per
-// team-size particles (block_active 130 -> 99 us per tick at 2^23 on the H100). Reading the
-// runs straight from global memory was slower still (210 us): each load of a warp touched 32
-// lines.
+// it spares the tree walk a map of its own, set and reset per walk. `work` is kept between
+// calls. By chunks: each chunk's count, an exclusive scan of the counts, then each chunk's
+// entries. For those the team copies the chunk's levels into scratch (strided, kStride loads
+// in flight), each thread numbers one run of consecutive particles from its offset of a single
+// team scan, in scratch, and the team stores rows and list in particle order. A team scan over
+// the particles takes one scan step per team-size particles, and reading the runs straight from
+// global memory touches a line per lane; both measured slower on GPUs.
 template <class Space>
-int block_select(const Particles<Space>& p, const std::int64_t tick, const int max_level,
+int block_select(const Space& space, const Particles<Space>& p, const std::int64_t tick,
+                 const int max_level,
                  const Kokkos::View<int*, typename Space::memory_space>& active,
                  const Kokkos::View<int*, typename Space::memory_space>& row,
                  Kokkos::View<int*, typename Space::memory_space>& work) {
@@ -223,7 +223,7 @@ int block_select(const Particles<Space>& p, const std::int64_t tick, const int m
   using Policy = Kokkos::TeamPolicy<Space>;
   using Member = typename Policy::member_type;
   Kokkos::parallel_for(
-      "hayate::gravity::block_count", Policy(chunks, Kokkos::AUTO),
+      "hayate::gravity::block_count", Policy(space, chunks, Kokkos::AUTO),
       KOKKOS_LAMBDA(const Member& team) {
         const int c = team.league_rank(), runs = team.team_size();
         const ChunkRange chunk(n, c);
@@ -239,7 +239,7 @@ int block_select(const Particles<Space>& p, const std::int64_t tick, const int m
       });
   int total = 0;
   Kokkos::parallel_scan(
-      "hayate::gravity::block_chunk_offsets", Kokkos::RangePolicy<Space>(0, chunks),
+      "hayate::gravity::block_chunk_offsets", Kokkos::RangePolicy<Space>(space, 0, chunks),
       KOKKOS_LAMBDA(const int c, int& offset, const bool last) {
         const int count = base(c);
         if (last) base(c) = offset;
@@ -250,7 +250,7 @@ int block_select(const Particles<Space>& p, const std::int64_t tick, const int m
                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   Kokkos::parallel_for(
       "hayate::gravity::block_active",
-      Policy(chunks, Kokkos::AUTO)
+      Policy(space, chunks, Kokkos::AUTO)
           .set_scratch_size(0, Kokkos::PerTeam(2 * Scratch::shmem_size(kBlockChunk))),
       KOKKOS_LAMBDA(const Member& team) {
         const int c = team.league_rank(), runs = team.team_size();
@@ -277,8 +277,7 @@ int block_select(const Particles<Space>& p, const std::int64_t tick, const int m
                               });
         team.team_barrier();
         // The rows leave scratch in particle order, so a warp's stores are consecutive: stored
-        // by each thread along its own run they touched a line per thread (block_active
-        // 187-228 us per tick at 2^23 on the H100).
+        // by each thread along its own run they touch a line per thread.
         Kokkos::parallel_for(Kokkos::TeamThreadRange(team, length), [&](const int i) {
           const int r = local_row(i);
           row(chunk.begin + i) = r;
@@ -291,7 +290,7 @@ int block_select(const Particles<Space>& p, const std::int64_t tick, const int m
 // Closing half kick of the active particles with their new accelerations (compact rows of
 // new_acc); unless the cycle ends, a new level and the opening half kick of the next step.
 template <class Space>
-void block_kick(const Particles<Space>& p,
+void block_kick(const Space& space, const Particles<Space>& p,
                 const Kokkos::View<int*, typename Space::memory_space>& active, const int count,
                 const typename Particles<Space>::Vec& new_acc, const std::int64_t tick,
                 const double dt_max, const double eta, const double eps, const int max_level) {
@@ -299,11 +298,10 @@ void block_kick(const Particles<Space>& p,
   const auto level = p.level;
   const std::int64_t ticks = std::int64_t(1) << max_level;
   Kokkos::parallel_for(
-      "hayate::gravity::block_kick", Kokkos::RangePolicy<Space>(0, count),
+      "hayate::gravity::block_kick", Kokkos::RangePolicy<Space>(space, 0, count),
       KOKKOS_LAMBDA(const int k) {
         // Every load before any store: the views may alias as far as the compiler knows, so a
-        // store between loads would order them one after the other (block_kick ran at half
-        // the bandwidth of its bytes on the H100).
+        // store between loads would order them one after the other (half the bandwidth).
         const int i = active(k);
         const int old_level = level(i);
         double acc[3], vel[3];

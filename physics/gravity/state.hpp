@@ -12,10 +12,20 @@ namespace hayate::gravity {
 
 // v(i) = i (a free function: nvcc allows no device lambda in a constructor).
 template <class Space>
-void fill_identity(const Kokkos::View<int*, typename Space::memory_space>& v) {
+void fill_identity(const Space& space, const Kokkos::View<int*, typename Space::memory_space>& v) {
   Kokkos::parallel_for(
-      "hayate::gravity::identity", Kokkos::RangePolicy<Space>(0, v.extent(0)),
+      "hayate::gravity::identity", Kokkos::RangePolicy<Space>(space, 0, v.extent(0)),
       KOKKOS_LAMBDA(const int i) { v(i) = i; });
+}
+
+// `view` readable on the host once the work queued on `space` is done: a host copy, or the view
+// itself where it lives in host memory (so not to be written).
+template <class Space, class View>
+auto on_host(const Space& space, const View& view) {
+  auto host = Kokkos::create_mirror_view(Kokkos::HostSpace(), view);
+  Kokkos::deep_copy(space, host, view);
+  space.fence();
+  return host;
 }
 
 template <class Space>
@@ -33,7 +43,8 @@ struct Particles {
   Kokkos::View<int*, Mem> id;
 
   Particles() = default;
-  explicit Particles(int count)
+  // `space` numbers the ids.
+  Particles(const Space& space, int count)
       : n(count),
         x("hayate::gravity::x", count),
         v("hayate::gravity::v", count),
@@ -43,19 +54,19 @@ struct Particles {
         pot("hayate::gravity::pot", count),
         level("hayate::gravity::level", count),
         id("hayate::gravity::id", count) {
-    fill_identity<Space>(id);
+    fill_identity(space, id);
   }
 };
 
 // The rows of a fixed sample, particles k n / count (k < count) of the initial conditions,
 // wherever a reordering has put them: j = k n / count holds for k = ceil(j count / n) only.
 template <class Space>
-void sample_rows(const Particles<Space>& p, const int count,
+void sample_rows(const Space& space, const Particles<Space>& p, const int count,
                  const Kokkos::View<int*, typename Space::memory_space>& index) {
   const auto id = p.id;
   const std::int64_t n = p.n, c = count;
   Kokkos::parallel_for(
-      "hayate::gravity::sample_rows", Kokkos::RangePolicy<Space>(0, p.n),
+      "hayate::gravity::sample_rows", Kokkos::RangePolicy<Space>(space, 0, p.n),
       KOKKOS_LAMBDA(const int i) {
         const std::int64_t j = id(i), k = (j * c + n - 1) / n;
         if (k < c && k * n / c == j) index(k) = i;
@@ -69,7 +80,7 @@ void sample_rows(const Particles<Space>& p, const int count,
 // belongs to the Hermite integrator (direct solver only) and pot is recomputed before every
 // use (27% fewer bytes per rebuild).
 template <class Space>
-void permute_particles(Particles<Space>& p, Particles<Space>& spare,
+void permute_particles(const Space& space, Particles<Space>& p, Particles<Space>& spare,
                        const Kokkos::View<const int*, typename Space::memory_space>& order) {
   if (spare.n != p.n) {
     using Mem = typename Space::memory_space;
@@ -86,7 +97,7 @@ void permute_particles(Particles<Space>& p, Particles<Space>& spare,
   }
   const Particles<Space> a = p, b = spare;
   Kokkos::parallel_for(
-      "hayate::gravity::permute_particles", Kokkos::RangePolicy<Space>(0, p.n),
+      "hayate::gravity::permute_particles", Kokkos::RangePolicy<Space>(space, 0, p.n),
       KOKKOS_LAMBDA(const int k) {
         const int i = order(k);
         for (int c = 0; c < 3; ++c) {

@@ -1,13 +1,13 @@
 #pragma once
 // Barnes-Hut octree on the device.
-//   build:   bounding cube -> 63-bit Peano-Hilbert (or Morton) keys -> stable radix sort of (code,
-//   particle) pairs
-//            (equal codes keep the particle order, so the sort is deterministic) -> octree level
-//            by level (each node is a contiguous range of sorted particles; children found by
-//            binary search on the key digits) -> nodes reordered depth-first with "skip" links
-//            (the next node after a node's subtree), which lets a walk run without a stack. The
-//            level-by-level (breadth-first) numbering is kept as well: there a node's children
-//            are consecutive, which is what the group walk's lanes fan out over.
+//   build:   bounding cube -> 63-bit Peano-Hilbert keys -> stable radix sort of (code, particle)
+//            pairs (core/algorithms/radix_sort.hpp; equal codes keep the particle order, so
+//            the sort is deterministic) -> octree level by level (each node is a contiguous range
+//            of sorted particles; children found by binary search on the key digits) -> nodes
+//            reordered depth-first with "skip" links (the next node after a node's subtree), which
+//            lets a walk run without a stack. The level-by-level (breadth-first) numbering is kept
+//            as well: there a node's children are consecutive, which is what the group walk's lanes
+//            fan out over.
 //   moments: every evaluation, bottom-up from the current positions: mass, centre of mass and
 //            b_J = an upper bound of the distance of the node's particles from it.
 //   walk:    a group of consecutive (so nearby) sorted particles shares one walk: the opening
@@ -16,8 +16,8 @@
 // MACs: acceleration (G m_J / d^2 (b_J / d)^2 <= dacc |a_old|, GADGET/GOTHIC; stricter for nodes
 // grown past their cell, see group_accepts) or the classic theta (cell side / d < theta); both
 // also require d > b_J.
+#include "algorithms/radix_sort.hpp"
 #include "gravity/direct.hpp"
-#include "gravity/radix_sort.hpp"
 #include "gravity/state.hpp"
 #include "gravity/tree_walk.hpp"
 #include "run/checkpoint.hpp"
@@ -38,7 +38,7 @@ KOKKOS_INLINE_FUNCTION double cell_side(const double root_side, const int level)
   return root_side / double(std::uint64_t(1) << level);
 }
 
-// Interleaves the low 21 bits of x, y, z (x in the lowest position of each triple).
+// Spreads the low 21 bits of v to every third bit (bit k to bit 3k), for interleaving.
 KOKKOS_INLINE_FUNCTION std::uint64_t spread_bits(std::uint64_t v) {
   v &= 0x1fffffull;
   v = (v | v << 32) & 0x1f00000000ffffull;
@@ -49,22 +49,16 @@ KOKKOS_INLINE_FUNCTION std::uint64_t spread_bits(std::uint64_t v) {
   return v;
 }
 
-KOKKOS_INLINE_FUNCTION std::uint64_t morton_key(std::uint64_t ix, std::uint64_t iy,
-                                                std::uint64_t iz) {
-  return spread_bits(ix) | spread_bits(iy) << 1 | spread_bits(iz) << 2;
-}
-
 // Peano-Hilbert index of a cell of the 2^21-cube (Skilling, "Programming the Hilbert curve",
 // AIP Conf. Proc. 707, 2004: the axes transposed into the curve's digits, then interleaved).
-// As with Morton keys, the 3 bits of level l (from the top) say which octant of its level-l
-// cell a point lies in, so every cell is one run of keys and the tree build is unchanged; but
-// consecutive cells are face neighbours, so runs of sorted particles (the walk's target
-// groups) are more compact: on a 2^20 Plummer sphere 12% fewer group interactions than with
-// Morton keys at dacc = 2^-9 (docs/gravity.md).
+// As with plainly interleaved (Morton) keys, the 3 bits of level l (from the top) say which
+// octant of its level-l cell a point lies in, so every cell is one run of keys; but consecutive
+// cells are face neighbours, so runs of sorted particles (the walk's target groups) are more
+// compact and list fewer interactions (docs/dev/decisions.md).
 KOKKOS_INLINE_FUNCTION std::uint64_t hilbert_key(std::uint64_t ix, std::uint64_t iy,
                                                  std::uint64_t iz) {
   // In 32-bit words and without branches: the 64-bit form with a branch per axis and level
-  // (lanes of a warp taking both sides) made the key kernel 0.36 ms at 2^23 on the H100.
+  // has the lanes of a warp take both sides.
   std::uint32_t X[3] = {std::uint32_t(ix & 0x1fffffull), std::uint32_t(iy & 0x1fffffull),
                         std::uint32_t(iz & 0x1fffffull)};
   for (std::uint32_t Q = 1u << 20; Q > 1; Q >>= 1) {
@@ -86,9 +80,6 @@ KOKKOS_INLINE_FUNCTION std::uint64_t hilbert_key(std::uint64_t ix, std::uint64_t
   X[2] ^= t;
   return spread_bits(X[2]) | spread_bits(X[1]) << 1 | spread_bits(X[0]) << 2;
 }
-
-// The space-filling curve whose keys order the particles (tree.curve).
-enum class Curve { Hilbert, Morton };
 
 // A node's mass and mass-weighted position sums (the vector reduction's sum type).
 struct MassSums {
@@ -206,26 +197,28 @@ class Tree {
   }
   // The same, keeping the contents (arrays the build fills level by level).
   template <class V>
-  static void grow_keep(V& v, const char* name, std::size_t n) {
+  void grow_keep(V& v, const char* name, std::size_t n) const {
     if (v.extent(0) >= n) return;
     V bigger = uninitialized<V>(name, n + n / 8);
     if (v.extent(0) > 0)
-      Kokkos::deep_copy(Kokkos::subview(bigger, std::make_pair(std::size_t(0), v.extent(0))), v);
+      Kokkos::deep_copy(space_,
+                        Kokkos::subview(bigger, std::make_pair(std::size_t(0), v.extent(0))), v);
     v = bigger;
   }
   // A view of `rows` rows (exactly) over `store`, which is kept between rebuilds and grown
   // when too small: the tree's size changes a little at every rebuild, and reallocating its
-  // arrays each time (a cudaFree and a cudaMalloc, ~0.1 ms each pair at 2^23 on the H100)
-  // was a third of a rebuild's cost. A view made from a pointer does not own its memory.
+  // arrays each time (a device free and allocation per array) cost a third of a rebuild on
+  // GPUs. A view made from a pointer does not own its memory.
   template <class V, class Store>
   static V carve(Store& store, const char* name, std::size_t rows) {
     grow(store, name, V::required_allocation_size(rows) / sizeof(typename V::value_type));
     return V(store.data(), rows);
   }
 
+  // Every kernel and copy of the tree runs on `space`.
+  explicit Tree(const Space& space) : space_(space) {}
+
   int leaf_size = 32;
-  SortMethod sort_method = SortMethod::Auto;
-  Curve curve = Curve::Hilbert;
 
   bool built() const { return n_nodes_ > 0; }
   int n_nodes() const { return n_nodes_; }
@@ -268,9 +261,8 @@ class Tree {
       const double scale = double(std::uint64_t(1) << bits_) / (2.0 * half_);
       const double lo = -half_;
       const std::uint64_t top = (std::uint64_t(1) << bits_) - 1;
-      const bool hilbert = curve == Curve::Hilbert;
       Kokkos::parallel_for(
-          "hayate::gravity::tree_keys", Kokkos::RangePolicy<Space>(0, n),
+          "hayate::gravity::tree_keys", Kokkos::RangePolicy<Space>(space_, 0, n),
           KOKKOS_LAMBDA(const int i) {
             auto cell = [&](double v) {
               const double q = compat::floor(v * scale);
@@ -278,13 +270,13 @@ class Tree {
             };
             const std::uint64_t ix = cell(x(i, 0) - cx - lo), iy = cell(x(i, 1) - cy - lo),
                                 iz = cell(x(i, 2) - cz - lo);
-            codes(i) = hilbert ? hilbert_key(ix, iy, iz) : morton_key(ix, iy, iz);
+            codes(i) = hilbert_key(ix, iy, iz);
             order(i) = i;
           });
     }
     {
       auto scope = timers.scope("tree_sort");
-      sort_pairs<Space>(codes, order, n, 3 * bits_, sort_buffers_, sort_method);
+      core::sort_pairs(space_, codes, order, n, 3 * bits_, sort_buffers_);
     }
     auto scope = timers.scope("tree_build");
     build_levels(codes);
@@ -295,8 +287,8 @@ class Tree {
   // One launch per level over that level's nodes (consecutive in the breadth-first numbering);
   // each node is one thread whose vector lanes take its particles (a leaf) or its children side
   // by side, reading the particles gathered into sorted order. A node per thread looping over
-  // its members took 0.9 ms at 2^23 on the H100; looping over all nodes per level with leaves
-  // gathering through `order`, 2.9 ms.
+  // its members, and one launch over all nodes per level with leaves gathering through
+  // `order`, both measured slower on GPUs.
   void moments(const Vec& x, const Scalar& m, const bool quadrupole = true) {
     gather(x, m);
     if (quadrupole)
@@ -328,7 +320,7 @@ class Tree {
       const int first = level_base_[l], count = level_base_[l + 1] - first;
       Kokkos::parallel_for(
           "hayate::gravity::tree_moments",
-          Policy((count + per_team - 1) / per_team, per_team, lanes),
+          Policy(space_, (count + per_team - 1) / per_team, per_team, lanes),
           KOKKOS_LAMBDA(const Member& team) {
             const int node = first + team.league_rank() * team.team_size() + team.team_rank();
             if (node >= first + count) return;
@@ -406,8 +398,8 @@ class Tree {
   // Positions and masses in sorted order: the one gather through `order` an evaluation needs;
   // the moments, the group boxes and the walk's particles read them in order. When the
   // particles were permuted into this tree's order (reset_order) they are x and m themselves
-  // and nothing is copied (0.15 ms per evaluation at 2^23 on the H100); otherwise positions
-  // are gathered every time and masses once per tree.
+  // and nothing is copied; otherwise positions are gathered every time and masses once per
+  // tree.
   void gather(const Vec& x, const Scalar& m) {
     if (order_identity_) {
       sorted_x_ = x;
@@ -424,7 +416,7 @@ class Tree {
     const auto gm = gathered_m_;
     const bool with_mass = !gathered_mass_;
     Kokkos::parallel_for(
-        "hayate::gravity::tree_gather_sorted", Kokkos::RangePolicy<Space>(0, n_),
+        "hayate::gravity::tree_gather_sorted", Kokkos::RangePolicy<Space>(space_, 0, n_),
         KOKKOS_LAMBDA(const int k) {
           const int i = order(k);
           for (int d = 0; d < 3; ++d) gx(k, d) = x(i, d);
@@ -437,7 +429,7 @@ class Tree {
 
   // The particles were permuted into this tree's order: sorted position k is now particle k.
   void reset_order() {
-    fill_identity<Space>(order_);
+    fill_identity(space_, order_);
     order_identity_ = true;
   }
 
@@ -458,7 +450,7 @@ class Tree {
     const auto begin = begin_, end = end_, dfs_of = dfs_of_;
     const auto child_first = child_first_, child_count = child_count_;
     Kokkos::parallel_for(
-        "hayate::gravity::tree_members", Kokkos::RangePolicy<Space>(0, n_nodes_),
+        "hayate::gravity::tree_members", Kokkos::RangePolicy<Space>(space_, 0, n_nodes_),
         KOKKOS_LAMBDA(const int b) {
           const int children = child_count(b);
           const int d = dfs_of(b);
@@ -471,7 +463,7 @@ class Tree {
   // Breadth-first numbers of each level's first node (levels_ + 1 entries), from the nodes'
   // levels (after a restore; a build sets them from its level counts).
   void set_level_bases() {
-    const auto level = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), level_);
+    const auto level = on_host(space_, level_);
     std::vector<int> count(levels_, 0);
     for (int k = 0; k < n_nodes_; ++k) ++count[level(k)];
     level_base_.assign(1, 0);
@@ -521,7 +513,7 @@ class Tree {
     const auto size = size_;
     const double root_side = 2.0 * half_;
     Kokkos::parallel_for(
-        "hayate::gravity::tree_restore_maps", Kokkos::RangePolicy<Space>(0, n_nodes_),
+        "hayate::gravity::tree_restore_maps", Kokkos::RangePolicy<Space>(space_, 0, n_nodes_),
         KOKKOS_LAMBDA(const int b) {
           const int k = dfs_of(b);
           bfs_of(k) = b;
@@ -531,10 +523,10 @@ class Tree {
 
   // Public only because nvcc forbids device lambdas in private member functions.
   void bounding_cube(const Vec& x, int n) {
-    // One pass for the six extremes (six reductions took 0.38 ms at 2^23 on the H100).
+    // One pass for the six extremes, not six reductions.
     Spread<0> box;
     Kokkos::parallel_reduce(
-        "hayate::gravity::tree_box", Kokkos::RangePolicy<Space>(0, n),
+        "hayate::gravity::tree_box", Kokkos::RangePolicy<Space>(space_, 0, n),
         KOKKOS_LAMBDA(const int i, Spread<0>& t) {
           for (int d = 0; d < 3; ++d) {
             t.lo[d] = x(i, d) < t.lo[d] ? x(i, d) : t.lo[d];
@@ -580,7 +572,8 @@ class Tree {
     {
       const auto ab = all_begin_, ae = all_end_;
       Kokkos::parallel_for(
-          "hayate::gravity::tree_root", Kokkos::RangePolicy<Space>(0, 1), KOKKOS_LAMBDA(const int) {
+          "hayate::gravity::tree_root", Kokkos::RangePolicy<Space>(space_, 0, 1),
+          KOKKOS_LAMBDA(const int) {
             ab(0) = 0;
             ae(0) = n;
           });
@@ -604,8 +597,7 @@ class Tree {
       };
       // Where each node's octants 1-7 begin, one binary search per thread: the seven
       // searches of a node side by side instead of one after the other, since the top levels'
-      // few nodes over millions of particles made this latency-bound (70 us a level at 2^23 on
-      // the H100).
+      // few nodes over millions of particles make this latency-bound.
       grow(split_, "hayate::gravity::tree_split", std::size_t(count));
       grow_keep(child_first_store_, "hayate::gravity::tree_child_first", std::size_t(next_base));
       grow_keep(child_count_store_, "hayate::gravity::tree_child_count", std::size_t(next_base));
@@ -614,7 +606,7 @@ class Tree {
       const auto cf = child_first_store_, cc = child_count_store_;
       if (can_split)
         Kokkos::parallel_for(
-            "hayate::gravity::tree_split_octants", Kokkos::RangePolicy<Space>(0, 7 * count),
+            "hayate::gravity::tree_split_octants", Kokkos::RangePolicy<Space>(space_, 0, 7 * count),
             KOKKOS_LAMBDA(const int t) {
               const int node = t % count, d = t / count + 1;
               const int b = ab(base + node), e = ae(base + node);
@@ -622,7 +614,7 @@ class Tree {
             });
       int total = 0;
       Kokkos::parallel_scan(
-          "hayate::gravity::tree_count_children", Kokkos::RangePolicy<Space>(0, count),
+          "hayate::gravity::tree_count_children", Kokkos::RangePolicy<Space>(space_, 0, count),
           KOKKOS_LAMBDA(const int node, int& acc, const bool last) {
             const int b = ab(base + node), e = ae(base + node);
             int nc = 0;
@@ -646,7 +638,7 @@ class Tree {
       grow_keep(all_end_, "hayate::gravity::tree_ae", std::size_t(next_base) + total);
       const auto nb = all_begin_, ne = all_end_;
       Kokkos::parallel_for(
-          "hayate::gravity::tree_children", Kokkos::RangePolicy<Space>(0, count),
+          "hayate::gravity::tree_children", Kokkos::RangePolicy<Space>(space_, 0, count),
           KOKKOS_LAMBDA(const int node) {
             if (cc(base + node) == 0) return;
             const int e = ne(base + node);
@@ -684,7 +676,7 @@ class Tree {
     for (int l = 0; l <= levels_; ++l) bases.at[l] = level_base_[l];
     const int levels = levels_;
     Kokkos::parallel_for(
-        "hayate::gravity::tree_node_keys", Kokkos::RangePolicy<Space>(0, nn),
+        "hayate::gravity::tree_node_keys", Kokkos::RangePolicy<Space>(space_, 0, nn),
         KOKKOS_LAMBDA(const int o) {
           int l = 0;
           while (l + 1 < levels && bases.at[l + 1] <= o) ++l;
@@ -693,14 +685,14 @@ class Tree {
         });
     int index_bits = 1;
     while ((std::int64_t(1) << index_bits) <= n_) ++index_bits;
-    sort_pairs<Space>(key, src_of, n_nodes_, index_bits + 5, sort_buffers_, sort_method);
+    core::sort_pairs(space_, key, src_of, n_nodes_, index_bits + 5, sort_buffers_);
     allocate_nodes(n_nodes_);
     const auto dfs_of = dfs_of_, bfs_of = bfs_of_;
     const auto begin = begin_, end = end_, skip = skip_, level = level_;
     const auto size = size_;
     const double root_side = 2.0 * half_;
     Kokkos::parallel_for(
-        "hayate::gravity::tree_preorder", Kokkos::RangePolicy<Space>(0, nn),
+        "hayate::gravity::tree_preorder", Kokkos::RangePolicy<Space>(space_, 0, nn),
         KOKKOS_LAMBDA(const int k) {
           const int src = src_of(k);
           const int l = int(key(k) & 31);
@@ -712,7 +704,7 @@ class Tree {
           size(src, 1) = cell_side(root_side, l);
         });
     Kokkos::parallel_for(
-        "hayate::gravity::tree_skip", Kokkos::RangePolicy<Space>(0, nn),
+        "hayate::gravity::tree_skip", Kokkos::RangePolicy<Space>(space_, 0, nn),
         KOKKOS_LAMBDA(const int k) {
           // First node after k whose range starts at or after k's end.
           int lo = k + 1, hi = nn;
@@ -729,6 +721,7 @@ class Tree {
   }
 
  private:
+  Space space_;
   int n_ = 0, bits_ = 21, levels_ = 0, n_nodes_ = 0;
   std::array<double, 3> centre_{0, 0, 0};
   double half_ = 1;
@@ -742,7 +735,7 @@ class Tree {
   IntView child_first_store_, child_count_store_, dfs_of_store_, bfs_of_store_;
   Kokkos::View<double*, Mem> mono_store_, size_store_, quad_store_, box_store_;
   Kokkos::View<std::uint64_t*, Mem> codes_;
-  RadixSortBuffers<Space> sort_buffers_;
+  core::RadixSortBuffers<Space> sort_buffers_;
   std::vector<int> level_base_;  // breadth-first numbers where each level starts
   Vec sorted_x_, gathered_x_;    // positions in sorted order; gathered ones unless reordered
   Scalar sorted_m_, gathered_m_;

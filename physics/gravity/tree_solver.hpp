@@ -11,27 +11,29 @@
 
 namespace hayate::gravity {
 
+// The tree's parameters. The first group are input keys (tree.*); the second are the defaults
+// of code paths that tests keep as references (no input key: each alternative lost on the
+// devices measured, docs/dev/decisions.md).
 struct TreeParams {
   Mac mac = Mac::Acceleration;
   double dacc = 1.0 / 512;    // acceleration MAC tolerance
   double theta = 0.5;         // opening angle (theta MAC, and the first step)
   bool first_direct = false;  // first step by direct summation instead of the theta MAC
   int leaf_size = 32;
-  int group_cell = 64;    // target groups stay inside cells of at most this many groups' worth
   int rebuild_every = 0;  // 0 = automatic
   bool quadrupole = true;
+
+  int group_cell = 64;  // target groups stay inside cells of at most this many groups' worth
   bool reorder = true;  // keep the particles in the tree's order (permuted at each rebuild)
   Walk walk = Walk::Group;
-  SortMethod sort = SortMethod::Auto;
-  Curve curve = Curve::Hilbert;
   bool dear_first = true;  // group walk: launch the groups dearest first (order_groups_by_cost)
-  WalkKernel kernel = WalkKernel::Auto;
+  WalkKernel kernel = WalkKernel::Auto;  // the group walk's team primitives
 };
 
 // The automatic rebuild rule (rebuild_every = 0). It keeps the cost of a rebuild cycle (one
 // rebuild and the walks on that tree) per unit of work low: rebuild once the next walk,
 // extrapolated from the last two, would cost more than the cycle's average so far. A stale
-// tree's walk grows faster than linearly (docs/gravity.md), so GOTHIC's rule (rebuild once the
+// tree's walk grows faster than linearly (docs/dev/gravity.md), so GOTHIC's rule (rebuild once the
 // summed slow-down exceeds a rebuild) waits a step too long.
 // Walks are compared like for like. Each walk has a kind (the integrator's label for its set of
 // targets: every particle, or with block steps the coarsest level due), and the first walk of a
@@ -39,10 +41,9 @@ struct TreeParams {
 // reference cost per target would have charged (their ratio), the unit of work is a target at
 // its kind's reference cost. A block tick's cost per target depends on which levels are due
 // (only the finest, central particles cost more per target than everyone), so walks judged per
-// target by N-target batches read that make-up as growth or decline: on Plummer at 2^23 on the
-// H100 that rule kept trees for ~12 ticks in one run and rebuilt every ~3 in another, 0.0176
-// and 0.0150 s per tick, where every fixed interval from 1 to 6 ticks walked at the same speed.
-// With one kind (shared steps) this is the per-target rule.
+// target by N-target batches read that make-up as growth or decline, and such a rule kept trees
+// far too long in one run and rebuilt far too often in another. With one kind (shared steps)
+// this is the per-target rule.
 struct RebuildClock {
   static constexpr int kinds = 64;
   int walks = 0;       // walks on the current tree
@@ -131,12 +132,17 @@ class TreeForce final : public ForceSolver<Space> {
   // Automatic rebuilds happen at least this often, whatever the timings say.
   static constexpr int max_interval = 64;
 
-  TreeForce(Precision precision, TreeParams params, double G, double eps,
+  // Every kernel of the solver runs on `space` (the direct solver of the first step on its own).
+  TreeForce(const Space& space, Precision precision, TreeParams params, double G, double eps,
             DirectSolver<Space> direct)
-      : precision_(precision), params_(params), G_(G), eps_(eps), direct_(std::move(direct)) {
+      : space_(space),
+        precision_(precision),
+        params_(params),
+        G_(G),
+        eps_(eps),
+        direct_(std::move(direct)),
+        tree_(space) {
     tree_.leaf_size = params.leaf_size;
-    tree_.sort_method = params.sort;
-    tree_.curve = params.curve;
   }
 
   const Tree<Space>& tree() const { return tree_; }
@@ -200,9 +206,9 @@ class TreeForce final : public ForceSolver<Space> {
   // Rebuilds when due, before the integrator picks its targets, and with params_.reorder
   // permutes the particles into the new tree's sorted order. Every later gather through the
   // tree's order is then a copy: a gather through a random permutation reads a 32-byte sector
-  // per 8-byte value (the moments' gather was 0.78 ms per tick at 2^23 on the H100), and the
-  // walks', boxes' and kicks' accesses of the due particles become contiguous runs. The next
-  // rebuild's order is nearly the identity, so the permutation itself reads nearly in order.
+  // per 8-byte value, and the walks', boxes' and kicks' accesses of the due particles become
+  // contiguous runs. The next rebuild's order is nearly the identity, so the permutation itself
+  // reads nearly in order.
   void prepare(Particles<Space>& p, core::Timers& timers, const int walk_kind) override {
     walk_kind_ = walk_kind;
     if (tree_.built() && !rebuild_due()) return;
@@ -259,8 +265,8 @@ class TreeForce final : public ForceSolver<Space> {
   // more than group_cell x group_size particles. A group therefore lies inside one cell of at
   // most that many particles (or one oversized leaf). Uncut runs can straddle a boundary high
   // in the tree: such a group's box spans a large part of the system, its walk opens nearly
-  // every node, and a few of those groups kept the H100 busy for most of a walk (round 6,
-  // docs/gravity.md). group_cell = 0 never cuts.
+  // every node, and a few of those groups keep a GPU busy for most of a walk. group_cell = 0
+  // never cuts.
   void form_groups(const int n) {
     if (params_.dear_first) spread_costs(n);
     const int nn = tree_.n_nodes(), G = group_size;
@@ -271,18 +277,18 @@ class TreeForce final : public ForceSolver<Space> {
     const auto group_begin = group_begin_;
     const auto begin = tree_.begin(), end = tree_.end(), skip = tree_.skip();
     Kokkos::parallel_for(
-        "hayate::gravity::tree_group_runs", Kokkos::RangePolicy<Space>(0, n),
+        "hayate::gravity::tree_group_runs", Kokkos::RangePolicy<Space>(space_, 0, n),
         KOKKOS_LAMBDA(const int k) { flag(k) = k % G == 0 ? 1 : 0; });
     if (limit > 0)
       Kokkos::parallel_for(
-          "hayate::gravity::tree_group_cuts", Kokkos::RangePolicy<Space>(0, nn),
+          "hayate::gravity::tree_group_cuts", Kokkos::RangePolicy<Space>(space_, 0, nn),
           KOKKOS_LAMBDA(const int s) {
             if (end(s) - begin(s) <= limit || skip(s) == s + 1) return;
             for (int ch = skip(s + 1); ch < skip(s); ch = skip(ch)) flag(begin(ch)) = 1;
           });
     int count = 0;
     Kokkos::parallel_scan(
-        "hayate::gravity::tree_group_begin", Kokkos::RangePolicy<Space>(0, n),
+        "hayate::gravity::tree_group_begin", Kokkos::RangePolicy<Space>(space_, 0, n),
         KOKKOS_LAMBDA(const int k, int& offset, const bool final) {
           if (flag(k)) {
             if (final) group_begin(offset) = k;
@@ -290,18 +296,18 @@ class TreeForce final : public ForceSolver<Space> {
           }
         },
         count);
-    Kokkos::deep_copy(Kokkos::subview(group_begin_, count), n);
+    Kokkos::deep_copy(space_, Kokkos::subview(group_begin_, count), n);
     n_groups_ = count;
     groups_valid_ = true;
     // New groups take the costs the last walks left at their first members' positions (every
     // member's position holds its group's cost, and the tree order of the particles changes
     // little between rebuilds). Reset, every group taken as equal and launched last, the
     // coarse levels' groups, which the ticks after a rebuild had not walked yet, ended
-    // Plummer's full ticks on part of the GPU (+28%, docs/gravity.md).
+    // Plummer's full ticks on part of the GPU.
     if (params_.dear_first) {
       if (std::int64_t(group_cost_.extent(0)) < n) {
         ensure_size(group_cost_, n, "hayate::gravity::tree_group_cost");
-        Kokkos::deep_copy(group_cost_, 0);
+        Kokkos::deep_copy(space_, group_cost_, 0);
       }
       order_groups_by_cost();
     }
@@ -310,10 +316,10 @@ class TreeForce final : public ForceSolver<Space> {
   // The policy of the kernels that take one group per thread, its members over vector lanes,
   // and the group a thread takes.
   using GroupMember = typename Kokkos::TeamPolicy<Space>::member_type;
-  static Kokkos::TeamPolicy<Space> per_group_policy(const int n_groups) {
+  Kokkos::TeamPolicy<Space> per_group_policy(const int n_groups) const {
     constexpr int lanes = TreeDefaults<Space>::reduce_lanes;
     constexpr int per_team = TreeDefaults<Space>::reduce_per_team;
-    return Kokkos::TeamPolicy<Space>((n_groups + per_team - 1) / per_team, per_team, lanes);
+    return Kokkos::TeamPolicy<Space>(space_, (n_groups + per_team - 1) / per_team, per_team, lanes);
   }
   KOKKOS_INLINE_FUNCTION static int group_of(const GroupMember& team) {
     return team.league_rank() * team.team_size() + team.team_rank();
@@ -323,8 +329,7 @@ class TreeForce final : public ForceSolver<Space> {
   // entries each summed in its last integration walk (copied to every member's position), in
   // power-of-two classes that keep the tree order within a class (nearby groups, which read the
   // same nodes and particles, still run side by side). In tree order the galaxy's dearest groups
-  // came last in a walk, and its ticks ended with them running on a part of the GPU
-  // (docs/gravity.md, Benchmarks).
+  // came last in a walk, and its ticks ended with them running on a part of the GPU.
   void order_groups_by_cost() {
     const int ng = n_groups_;
     ensure_capacity(launch_order_, ng, "hayate::gravity::tree_launch_order");
@@ -334,7 +339,7 @@ class TreeForce final : public ForceSolver<Space> {
     const auto cost = group_cost_;
     const auto group_begin = group_begin_;
     Kokkos::parallel_for(
-        "hayate::gravity::tree_launch_keys", Kokkos::RangePolicy<Space>(0, ng),
+        "hayate::gravity::tree_launch_keys", Kokkos::RangePolicy<Space>(space_, 0, ng),
         KOKKOS_LAMBDA(const int g) {
           // cls = floor(log2 c) (0 for c <= 1) in five halvings, not a loop over the bits.
           unsigned c = unsigned(cost(group_begin(g)));
@@ -347,14 +352,14 @@ class TreeForce final : public ForceSolver<Space> {
           key(g) = std::uint64_t(31 - cls);
           order(g) = g;
         });
-    sort_pairs<Space>(key, order, ng, 5, sort_buffers_, params_.sort);
+    core::sort_pairs(space_, key, order, ng, 5, sort_buffers_);
     launch_order_valid_ = true;
   }
 
   // Public for nvcc (device lambdas). Before the groups are formed anew: every member's
   // position gets its group's cost (the walks store it at the first member only), so that
-  // the new groups find a cost at whichever position they start. Done after every walk, this
-  // wrote all N positions per tick (the launch keys 54 -> 35 us a tick at 2^23 on the H200).
+  // the new groups find a cost at whichever position they start (done after every walk, this
+  // would write all N positions per tick).
   void spread_costs(const int n) {
     const int ng = n_groups_;
     if (ng == 0 || std::int64_t(group_cost_.extent(0)) < n ||
@@ -376,11 +381,11 @@ class TreeForce final : public ForceSolver<Space> {
 
   // Public for nvcc (device lambdas): group bounding boxes, smallest |a_old|, target flags,
   // and the walk's sorted particles in the force precision, written where the boxes read the
-  // positions (the groups cover every particle; a kernel of its own re-read them, 0.13 ms per
-  // evaluation at 2^23 on the H100). Everything is read in sorted order: positions from the
-  // moments' gather, |a_old|^2 from a2_sorted_ (the walks store it there; gathered through
-  // `order` only after a rebuild, a restart or a direct first step). Gathering x and a
-  // through `order` in a thread per group took 1.7-1.9 ms per tick at 2^23 on the H100.
+  // positions (the groups cover every particle, so a kernel of its own would read them again).
+  // Everything is read in sorted order: positions from the moments' gather, |a_old|^2 from
+  // a2_sorted_ (the walks store it there; gathered through `order` only after a rebuild, a
+  // restart or a direct first step): gathering x and a through `order` in a thread per group
+  // reads a sector per value.
   template <class T>
   void prepare_groups(const Particles<Space>& p, const Targets<Space>& targets) {
     const int n = p.n;
@@ -398,12 +403,12 @@ class TreeForce final : public ForceSolver<Space> {
       // are reset (clear_slots), instead of filling all N rows per walk.
       if (std::int64_t(slot_.extent(0)) < n) {
         ensure_size(slot_, n, "hayate::gravity::tree_slot");
-        Kokkos::deep_copy(slot_, -1);
+        Kokkos::deep_copy(space_, slot_, -1);
       }
       const auto slot = slot_;
       const auto index = targets.index;
       Kokkos::parallel_for(
-          "hayate::gravity::tree_slots", Kokkos::RangePolicy<Space>(0, targets.count),
+          "hayate::gravity::tree_slots", Kokkos::RangePolicy<Space>(space_, 0, targets.count),
           KOKKOS_LAMBDA(const int k) { slot(index(k)) = k; });
     }
     const auto order = tree_.order();
@@ -412,7 +417,7 @@ class TreeForce final : public ForceSolver<Space> {
     if (!a2_valid_) {
       const auto a = p.acc;
       Kokkos::parallel_for(
-          "hayate::gravity::tree_gather_a2", Kokkos::RangePolicy<Space>(0, n),
+          "hayate::gravity::tree_gather_a2", Kokkos::RangePolicy<Space>(space_, 0, n),
           KOKKOS_LAMBDA(const int k) {
             const int i = order(k);
             a2(k) = norm2_exact(a(i, 0), a(i, 1), a(i, 2));
@@ -515,7 +520,7 @@ class TreeForce final : public ForceSolver<Space> {
     const auto begin = tree_.begin();
     const auto end = tree_.end();
     Kokkos::parallel_for(
-        "hayate::gravity::tree_pack_nodes", Kokkos::RangePolicy<Space>(0, nn),
+        "hayate::gravity::tree_pack_nodes", Kokkos::RangePolicy<Space>(space_, 0, nn),
         KOKKOS_LAMBDA(const int k) {
           const int s = bfs ? k : bfs_of(k);  // the moments are stored breadth-first
           const Body<T> c{T(mono(s, 0)), T(mono(s, 1)), T(mono(s, 2)), T(mono(s, 3))};
@@ -556,7 +561,7 @@ class TreeForce final : public ForceSolver<Space> {
     const auto slot = slot_;
     const auto index = targets.index;
     Kokkos::parallel_for(
-        "hayate::gravity::tree_clear_slots", Kokkos::RangePolicy<Space>(0, targets.count),
+        "hayate::gravity::tree_clear_slots", Kokkos::RangePolicy<Space>(space_, 0, targets.count),
         KOKKOS_LAMBDA(const int k) { slot(index(k)) = -1; });
   }
 
@@ -566,14 +571,14 @@ class TreeForce final : public ForceSolver<Space> {
   void rebuild(const Particles<Space>& p, core::Timers& timers, Particles<Space>* reorder) {
     // The automatic rule weighs walks against the last rebuild's cost, and a run's first
     // build also pays one-off costs (first kernel launches, allocations, the permutation of
-    // the initial conditions' random order): 44 ms instead of ~6 ms at 2^23 on the H100, which
-    // kept the first tree for the whole of a benchmark (walks 25% slower). So the first build
-    // is done twice and the second one timed; it yields the same tree.
+    // the initial conditions' random order), several times a later rebuild's, which kept the
+    // first tree far too long. So the first build is done twice and the second one timed; it
+    // yields the same tree.
     if (!tree_.built() && params_.rebuild_every == 0) build_and_reorder(p, timers, reorder);
     const auto start = std::chrono::steady_clock::now();
     build_and_reorder(p, timers, reorder);
     a2_valid_ = false;  // a new order
-    Kokkos::fence();
+    space_.fence();
     clock_.rebuilt(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     since_build_ = 0;
     groups_valid_ = false;
@@ -585,7 +590,7 @@ class TreeForce final : public ForceSolver<Space> {
     tree_.build(p.x, p.n, timers);
     if (reorder != nullptr) {
       auto scope = timers.scope("tree_reorder");
-      permute_particles(*reorder, spare_, tree_.order());
+      permute_particles(space_, *reorder, spare_, tree_.order());
       tree_.reset_order();
     }
   }
@@ -651,20 +656,30 @@ class TreeForce final : public ForceSolver<Space> {
       k.skip = tree_.skip();
       k.begin = tree_.begin();
       k.end = tree_.end();
-      Kokkos::parallel_for(label, Kokkos::TeamPolicy<Space>(n_groups, team_size), k);
+      Kokkos::parallel_for(label, Kokkos::TeamPolicy<Space>(space_, n_groups, team_size), k);
       return;
     }
     d.launch_order = launch_order_valid_ ? launch_order_.data() : nullptr;
     if (!diagnostic && params_.dear_first) d.group_cost = group_cost_.data();
-    if (params_.quadrupole)
-      launch_group<T, GroupWalkKernel<Space, T, Acc, tpt, WithPotential, M, true>>(d, label);
+    if (params_.kernel == WalkKernel::Portable)
+      launch_group<T, Acc, WithPotential, M, PortableWalkTeam>(d, label);
     else
-      launch_group<T, GroupWalkKernel<Space, T, Acc, tpt, WithPotential, M, false>>(d, label);
+      launch_group<T, Acc, WithPotential, M, WalkTeam<Space>>(d, label);
     if (!diagnostic && params_.dear_first) order_groups_by_cost();
   }
 
-  template <class T, class Kernel, class Data>
-  void launch_group(const Data& d, const char* label) {
+  template <class T, class Acc, bool WithPotential, Mac M, class Team>
+  void launch_group(const WalkData<Space, T>& d, const char* label) {
+    if (params_.quadrupole)
+      launch_group_kernel<T, GroupWalkKernel<Space, T, Acc, tpt, WithPotential, M, true, Team>>(
+          d, label);
+    else
+      launch_group_kernel<T, GroupWalkKernel<Space, T, Acc, tpt, WithPotential, M, false, Team>>(
+          d, label);
+  }
+
+  template <class T, class Kernel>
+  void launch_group_kernel(const WalkData<Space, T>& d, const char* label) {
     const int n_groups = n_groups_;
     static_assert(team_size <= 128, "the walk's scan packs per-team counts in 8-bit fields");
     Kernel k;
@@ -676,29 +691,16 @@ class TreeForce final : public ForceSolver<Space> {
     static_assert(Kernel::kTeam == team_size, "the walk kernel's slots assume this team size");
     k.shape.ts = team_size;
     k.shape.levels = tree_.levels();
-    Kokkos::TeamPolicy<Space> policy(n_groups, team_size);
+    Kokkos::TeamPolicy<Space> policy(space_, n_groups, team_size);
     policy.set_scratch_size(0, Kokkos::PerTeam(Kernel::scratch0(k.shape)));
-#ifdef KOKKOS_ENABLE_CUDA
-    if constexpr (std::is_same<Space, Kokkos::Cuda>::value) {
-      k.warp = uses_cuda_walk<Space>(params_.kernel) && team_size == 32;
-      if (k.warp) {
-        const int slots = cuda::sm_id_count() * cuda::slots_per_sm;
-        const std::size_t need = std::size_t(slots) * std::size_t(k.shape.stack());
-        if (slot_busy_.extent(0) == 0)
-          slot_busy_ = Kokkos::View<unsigned*, Mem>("hayate::gravity::tree_slot_busy",
-                                                    slots / cuda::slots_per_sm);
-        if (stack_pool_.extent(0) < need)
-          stack_pool_ = Tree<Space>::template uninitialized<Kokkos::View<WalkLink*, Mem>>(
-              "hayate::gravity::tree_stack_pool", need);
-        k.stack_pool = stack_pool_.data();
-        k.slot_busy = slot_busy_.data();
-      }
-    }
-#endif
-    if (!k.warp) policy.set_scratch_size(1, Kokkos::PerTeam(Kernel::scratch1(k.shape)));
+    if constexpr (Kernel::Team::scratch_stack)
+      policy.set_scratch_size(1, Kokkos::PerTeam(Kernel::scratch1(k.shape)));
+    else
+      k.stacks = walk_stacks_.get(space_, k.shape.stack());
     Kokkos::parallel_for(label, policy, k);
     int overflowed = 0;
-    Kokkos::deep_copy(overflowed, overflow_);
+    Kokkos::deep_copy(space_, overflowed, overflow_);
+    space_.fence();
     if (overflowed)
       throw std::runtime_error("tree walk: traversal stack overflow (a tree deeper than " +
                                std::to_string(tree_.levels()) + " levels?)");
@@ -747,12 +749,13 @@ class TreeForce final : public ForceSolver<Space> {
       return groups_d_;
   }
 
+  Space space_;
   Precision precision_;
   TreeParams params_;
   double G_, eps_;
   DirectSolver<Space> direct_;
   Tree<Space> tree_;
-  Particles<Space> spare_;  // the other copy of the particles for tree.reorder
+  Particles<Space> spare_;  // the other copy of the particles, for reordering
   bool have_old_acc_ = false;
   int since_build_ = 0, rebuilds_ = 0;
   RebuildClock clock_;
@@ -768,10 +771,10 @@ class TreeForce final : public ForceSolver<Space> {
   Kokkos::View<int*, Mem> group_cost_, launch_order_;
   Kokkos::View<std::uint64_t*, Mem> cost_key_;
   bool launch_order_valid_ = false;
-  RadixSortBuffers<Space> sort_buffers_;
+  core::RadixSortBuffers<Space> sort_buffers_;
   Kokkos::View<int, Mem> overflow_;
-  Kokkos::View<WalkLink*, Mem> stack_pool_;  // tree.kernel = cuda: the walk's traversal stacks
-  Kokkos::View<unsigned*, Mem> slot_busy_;   // and their per-multiprocessor busy words
+  // The group walk's traversal stacks where its team primitives do not take level-1 scratch.
+  typename WalkTeam<Space>::template Store<Space> walk_stacks_;
   Kokkos::View<Body<float>*, Mem> bodies_f_, nodes_f_;
   Kokkos::View<Body<double>*, Mem> bodies_d_, nodes_d_;
   Kokkos::View<NodeGeom<float>*, Mem> geom_f_;

@@ -15,7 +15,11 @@
 //             they were loaded for the test; particles and nodes with quadrupoles are staged in
 //             scratch a tile at a time, one per thread).
 // Both orders are fixed by the tree, so results are reproducible run to run on a backend.
-#include "cuda/warp_team.hpp"
+// The group walk's team primitives (barrier, scan, traversal stack, the traversal itself) are a
+// template argument: Kokkos' (PortableWalkTeam, below) or, on GPUs, a warp's own
+// (cuda::WarpWalkTeam, backends/cuda/tree_walk.hpp).
+#include "cuda/tree_walk.hpp"
+#include "exec/exec_traits.hpp"
 #include "gravity/direct.hpp"
 #include "gravity/pair.hpp"
 
@@ -28,19 +32,9 @@ namespace hayate::gravity {
 
 enum class Mac { Acceleration, Theta };
 enum class Walk { Particle, Group };
-// The group walk's team primitives: Kokkos' (portable) or a warp's own (cuda, teams of one
-// warp on the cuda backend; backends/cuda/warp_team.hpp). Auto = cuda where it runs.
-enum class WalkKernel { Auto, Portable, Cuda };
-
-template <class Space>
-constexpr bool uses_cuda_walk(WalkKernel kernel) {
-#ifdef KOKKOS_ENABLE_CUDA
-  return std::is_same<Space, Kokkos::Cuda>::value && kernel != WalkKernel::Portable;
-#else
-  (void)kernel;
-  return false;
-#endif
-}
+// The group walk's team primitives: Auto = the space's own (WalkTeam below), Portable = Kokkos'
+// on every space (the reference the GPU's warp primitives are tested against).
+enum class WalkKernel { Auto, Portable };
 
 // What the opening test needs of a node besides its centre of mass and mass, worked out when
 // the nodes are packed for a walk (TreeForce::pack), so a test is a few multiplies: b2 = b_J^2
@@ -68,8 +62,7 @@ struct alignas(8) WalkLink {
 // A node as the group walk reads it: centre of mass and mass, the opening test's terms and the
 // child link side by side in one 32-byte (float) record, so a node test issues its loads at
 // once, from one sector. Kept in three arrays, the link and the test's second term were loaded
-// only after the first term's test, a second round trip to L2 per traversal round (the node
-// tests were 14% of the walk's stall samples on the H100; the walk kernel is ~1% faster).
+// only after the first term's test, a second round trip to L2 per traversal round.
 template <class T>
 struct alignas(4 * sizeof(T)) GroupNode {
   Body<T> c;
@@ -85,34 +78,23 @@ struct alignas(4 * sizeof(T)) NodeRecord {
   Quadrupole<T> q;
 };
 
-// Per-space group shape: a warp per group on GPUs, one thread with 16 targets on CPUs.
-// The per-node and per-group reductions (moments, group boxes) give each node or group the
-// vector lanes of one thread: on GPUs 8 lanes read its members side by side (4 nodes per warp,
-// 16 per team; with 32 lanes the shuffles of the 13-double reduction made the moments 2.7x
-// slower than a thread per node), a plain loop on CPUs. The moments take 4 lanes a node on
-// GPUs (8 nodes per warp): a level's nodes hold ~8-20 members, so 8 lanes left half of them
-// idle in the second round of loads (Plummer at 2^23 on the H100: 0.456 -> 0.413 ms an
-// evaluation; 2 lanes 0.568).
+// Per-space group shape, from the space's traits: a team of one vector-width of threads (a warp)
+// per group on GPUs, one thread with 16 targets on CPUs. The per-node and per-group reductions
+// (moments, group boxes) give each node or group the vector lanes of one thread: on GPUs 8 lanes
+// read a group's members side by side (4 groups per warp, 16 per team; with 32 lanes the
+// shuffles of the 13-double reduction cost more than they saved), and the moments 4 lanes a node
+// (a level's nodes hold ~8-20 members, so 8 lanes left half of them idle in the second round of
+// loads); a plain loop on CPUs.
 template <class Space>
 struct TreeDefaults {
-  static constexpr int team_size = 1;
-  static constexpr int targets_per_thread = 16;
-  static constexpr int reduce_lanes = 1;
-  static constexpr int reduce_per_team = 1;
-  static constexpr int moment_lanes = 1;
-  static constexpr int moment_per_team = 1;
+  static constexpr bool gpu = core::ExecTraits<Space>::is_gpu;
+  static constexpr int team_size = gpu ? core::ExecTraits<Space>::vector_length : 1;
+  static constexpr int targets_per_thread = gpu ? 1 : 16;
+  static constexpr int reduce_lanes = gpu ? 8 : 1;
+  static constexpr int reduce_per_team = gpu ? 16 : 1;
+  static constexpr int moment_lanes = gpu ? 4 : 1;
+  static constexpr int moment_per_team = gpu ? 32 : 1;
 };
-#ifdef KOKKOS_ENABLE_CUDA
-template <>
-struct TreeDefaults<Kokkos::Cuda> {
-  static constexpr int team_size = 32;
-  static constexpr int targets_per_thread = 1;
-  static constexpr int reduce_lanes = 8;
-  static constexpr int reduce_per_team = 16;
-  static constexpr int moment_lanes = 4;
-  static constexpr int moment_per_team = 32;
-};
-#endif
 
 // |a|^2 with explicit fused multiply-adds, so the walk that stores an acceleration and a later
 // gather from the stored values give the same bits whatever the compiler contracts.
@@ -128,7 +110,7 @@ KOKKOS_INLINE_FUNCTION double norm2_exact(const double ax, const double ay, cons
 // particles have spread past their build-time cell (a stale tree): their children overlap and
 // are nearly as large as they are, so opening one yields many nodes accepted close to the
 // bound, whose errors add up to several times dacc. In a fresh tree g is 1 for nearly every
-// node (docs/gravity.md).
+// node (docs/dev/gravity.md).
 template <Mac M, class T>
 KOKKOS_INLINE_FUNCTION bool group_accepts(const Body<T>& c, const NodeGeom<T>& ng,
                                           const GroupBox<T>& box, const T parameter) {
@@ -279,13 +261,60 @@ struct GroupWalkShape {
   KOKKOS_INLINE_FUNCTION int stack() const { return slots() * (levels + 2); }
 };
 
+// The group walk's team primitives in their portable form: Kokkos' team barrier and team scan,
+// the traversal stack in level-1 team scratch, and GroupWalkKernel::traverse.
+struct PortableWalkTeam {
+  // The stack comes from level-1 scratch: nothing to allocate or hand to the kernel.
+  static constexpr bool scratch_stack = true;
+  struct Stacks {};
+  template <class Space>
+  struct Store {};
+
+  template <class Member>
+  KOKKOS_INLINE_FUNCTION static void sync(const Member& team) {
+    team.team_barrier();
+  }
+
+  // Exclusive scan of `mine` over the team; `all` gets the team's total through `total` in
+  // scratch. U: std::uint32_t or std::uint64_t.
+  template <class U, class Member, class Total>
+  KOKKOS_INLINE_FUNCTION static U scan(const Member& team, const U mine, U& all,
+                                       const Total& total) {
+    const U before = team.team_scan(mine);
+    if (team.team_rank() == team.team_size() - 1) total(0) = std::uint64_t(before + mine);
+    team.team_barrier();
+    all = U(total(0));
+    return before;
+  }
+
+  template <class Kernel, class Member, class Lists, class Box, class Link, class Total, class Body,
+            class Acc>
+  KOKKOS_INLINE_FUNCTION static void traverse(const Kernel& k, const Member& team, const Lists& l,
+                                              const Box& box, Link* stack, const Total& total,
+                                              const Body* ti, Acc (*v)[4], int& n_listed,
+                                              int& n_ranges) {
+    k.traverse(team, l, box, stack, total, ti, v, n_listed, n_ranges);
+  }
+};
+
+// The team primitives the group walk takes on a space: a warp's own on GPUs, where a team is one
+// warp; Kokkos' elsewhere. Both list the same entries in the same order, so the sums are the
+// same bit for bit (test CudaWalkKernelMatchesPortableBitwise).
+template <class Space>
+using WalkTeam = std::conditional_t<core::ExecTraits<Space>::is_gpu, cuda::WarpWalkTeam<WalkLink>,
+                                    PortableWalkTeam>;
+
 // Quad: nodes with their quadrupoles (tree.quadrupole) or monopoles only. A template argument
 // rather than a test, so the monopole kernel's registers are not set by the quadrupole loop.
-template <class Space, class T, class Acc, int TPT, bool WithPotential, Mac M, bool Quad>
+// TeamOps: PortableWalkTeam or cuda::WarpWalkTeam (WalkTeam).
+template <class Space, class T, class Acc, int TPT, bool WithPotential, Mac M, bool Quad,
+          class TeamOps>
 struct GroupWalkKernel {
   using Mem = typename Space::memory_space;
   using Member = typename Kokkos::TeamPolicy<Space>::member_type;
   using Policy = MonopolePolicy<T, Acc>;
+  using Team = TeamOps;
+  using Node = GroupNode<T>;
   template <class V>
   using Scratch = Kokkos::View<V*, typename Space::scratch_memory_space, Kokkos::MemoryUnmanaged>;
 
@@ -302,12 +331,8 @@ struct GroupWalkKernel {
   const GroupNode<T>* tree_nodes = nullptr;  // breadth-first
   int* overflow = nullptr;                   // set when the traversal stack is too small
   GroupWalkShape shape;
-  // tree.kernel = cuda (backends/cuda/warp_team.hpp): a team of one warp scans by shuffles,
-  // synchronizes with __syncwarp and takes its stack from `stack_pool` through a
-  // per-multiprocessor slot instead of Kokkos' level-1 scratch. Raw pointers, as in WalkData.
-  bool warp = false;
-  WalkLink* stack_pool = nullptr;  // slots x shape.stack() families
-  unsigned* slot_busy = nullptr;   // a word of busy slots per multiprocessor
+  // Where the team primitives take the traversal stacks from when not from level-1 scratch.
+  typename Team::Stacks stacks;
 
   static std::size_t scratch0(const GroupWalkShape& s) {
     const std::size_t node_list =
@@ -324,8 +349,7 @@ struct GroupWalkKernel {
   // Accepted nodes: with quadrupoles their indices, staged a tile at a time with their
   // quadrupoles when flushed; monopoles are listed as the centre of mass and mass that the node
   // test has already loaded, so a flush only sums them. Staged from indices, each tile of 32
-  // monopoles cost a gather from global memory and two barriers (~55 instructions a tile,
-  // the gather's wait ~3% of the walk's stall samples on the H100).
+  // monopoles would cost a gather from global memory and two barriers.
   struct Lists {
     // range_offset(r): the range's particle count while listed, its first particle's position
     // among the listed particles once place_ranges has run (at a flush).
@@ -333,33 +357,36 @@ struct GroupWalkKernel {
     Scratch<Body<T>> node_body;        // monopoles
     Scratch<Body<T>> tile;             // particles
     Scratch<NodeRecord<T>> tile_node;  // nodes with quadrupoles
-    Scratch<WalkLink> ahead;           // cuda kernel: the families a round pushes and the next pops
+    Scratch<WalkLink> ahead;  // warp traversal: the families a round pushes and the next pops
   };
 
-  // The team's barrier over scratch: a warp's own on CUDA when the team is one warp.
-  KOKKOS_INLINE_FUNCTION void sync(const Member& team) const {
-#if defined(__CUDA_ARCH__)
-    if (warp) {
-      __syncwarp();
-      return;
-    }
-#endif
-    team.team_barrier();
-  }
+  // The team's barrier over scratch.
+  KOKKOS_INLINE_FUNCTION void sync(const Member& team) const { Team::sync(team); }
 
-  // Exclusive scan of `mine` over the team; `all` gets the team's total (through `total` in
-  // scratch on the portable path). U: std::uint32_t or std::uint64_t.
+  // Exclusive scan of `mine` over the team; `all` gets the team's total (`total` in scratch
+  // carries it where the primitives need it). U: std::uint32_t or std::uint64_t.
   template <class U>
   KOKKOS_INLINE_FUNCTION U scan(const Member& team, const U mine, U& all,
                                 const Scratch<std::uint64_t>& total) const {
-#if defined(__CUDA_ARCH__)
-    if (warp) return hayate::cuda::warp_exclusive_scan(mine, team.team_rank(), all);
-#endif
-    const U before = team.team_scan(mine);
-    if (team.team_rank() == team.team_size() - 1) total(0) = std::uint64_t(before + mine);
-    team.team_barrier();
-    all = U(total(0));
-    return before;
+    return Team::scan(team, mine, all, total);
+  }
+
+  // What both traversals do with a node: test it for the group; list it when accepted (with
+  // quadrupoles its index, else its centre of mass and mass as the test loaded them); list
+  // its particle range when it is an opened leaf.
+  KOKKOS_INLINE_FUNCTION bool accepts(const Node& gn, const GroupBox<T>& box) const {
+    return group_accepts<M>(gn.c, gn.geom, box, d.parameter);
+  }
+  KOKKOS_INLINE_FUNCTION void list_node(const Lists& l, const int at, const int node,
+                                        const Body<T>& c) const {
+    if constexpr (Quad)
+      l.nodes(at) = node;
+    else
+      l.node_body(at) = c;
+  }
+  KOKKOS_INLINE_FUNCTION void list_range(const Lists& l, const int at, const WalkLink& lk) const {
+    l.range_begin(at) = lk.first;
+    l.range_offset(at) = -lk.count;
   }
 
   // Turns the listed ranges' particle counts into their offsets among the listed particles and
@@ -387,8 +414,7 @@ struct GroupWalkKernel {
   // Sums m staged point masses (particles, or monopole nodes) get(0) .. get(m - 1) onto the
   // thread's targets, in that order. Four are loaded before they are summed: left to itself,
   // nvcc issued each shared load only after the previous point's sums in the 64-register
-  // monopole kernel, and the loads' latency stalled every point (14.5% of the walk's stall
-  // samples on the H100).
+  // monopole kernel, and the loads' latency stalled every point.
   template <class Get>
   KOKKOS_INLINE_FUNCTION void sum_points(const Get& get, const int m, const Body<T>* ti,
                                          Acc (*v)[4]) const {
@@ -522,10 +548,10 @@ struct GroupWalkKernel {
           if (child < family.count) {
             valid[j] = true;
             node[j] = family.first + child;
-            const GroupNode<T> gn = tree_nodes[node[j]];
+            const Node gn = tree_nodes[node[j]];
             lk[j] = gn.link;
             c[j] = gn.c;
-            accept[j] = group_accepts<M>(gn.c, gn.geom, box, d.parameter);
+            accept[j] = accepts(gn, box);
             if (accept[j])
               mine += 1;
             else if (lk[j].count < 0)
@@ -551,15 +577,9 @@ struct GroupWalkKernel {
       for (int j = 0; j < kFan; ++j) {
         if (!valid[j]) continue;
         if (accept[j]) {
-          if constexpr (Quad)
-            l.nodes(at_node) = node[j];
-          else
-            l.node_body(at_node) = c[j];
-          ++at_node;
+          list_node(l, at_node++, node[j], c[j]);
         } else if (lk[j].count < 0) {
-          l.range_begin(at_range) = lk[j].first;
-          l.range_offset(at_range) = -lk[j].count;
-          ++at_range;
+          list_range(l, at_range++, lk[j]);
         } else {
           stack[at_family++] = lk[j];
         }
@@ -570,89 +590,6 @@ struct GroupWalkKernel {
       sync(team);
     }
   }
-
-#if defined(__CUDA_ARCH__)
-  // The traversal of the cuda kernel (a team of one warp, a child per lane): the rounds, lists
-  // and order of traverse(), with two changes to a round's chain of waits. Its counts come from
-  // three ballots, not a scan of five dependent shuffles. And the next round's node records are
-  // requested as soon as those counts are known: the families that the next round pops are the
-  // top of the stack, mostly the ones just pushed, whose links the lanes that opened them pass
-  // on through scratch, so a round no longer waits for a load from the stack and then for the
-  // node's load (together 8.6% of the walk's stall samples on the H100).
-  KOKKOS_INLINE_FUNCTION void traverse_warp(const Member& team, const Lists& l,
-                                            const GroupBox<T>& box, WalkLink* stack,
-                                            const Scratch<std::uint64_t>& total, const Body<T>* ti,
-                                            Acc (*v)[4], int& n_listed, int& n_ranges) const {
-    constexpr unsigned all_lanes = 0xffffffffu;
-    const int rank = team.team_rank();
-    const unsigned lanes_below = (1u << rank) - 1u;
-    const int f = rank / kFamily, child = rank % kFamily;
-    const int stack_cap = shape.stack();
-    // Round 0 tests the root, a family of one.
-    int sp = 1, node = 0;
-    bool valid = rank == 0;
-    GroupNode<T> gn{};
-    if (valid) gn = tree_nodes[0];
-    while (sp > 0) {
-      const int families = sp < kFamilies ? sp : kFamilies;
-      const bool accept = valid && group_accepts<M>(gn.c, gn.geom, box, d.parameter);
-      const bool leaf = valid && !accept && gn.link.count < 0;
-      const bool open = valid && !accept && !leaf;
-      const unsigned accepted = __ballot_sync(all_lanes, accept);
-      const unsigned leaves = __ballot_sync(all_lanes, leaf);
-      const unsigned opened = __ballot_sync(all_lanes, open);
-      const int add_nodes = __popc(accepted), add_ranges = __popc(leaves),
-                add_families = __popc(opened);
-      sp -= families;
-      if (sp + add_families > stack_cap) {
-        if (rank == 0) *overflow = 1;
-        break;
-      }
-      // The next round pops stack positions next_sp - next_families .. next_sp - 1; those from
-      // `fresh` on are pushed now (push k at sp + k, in lane order) and go through scratch,
-      // the others were stacked by earlier rounds.
-      const int next_sp = sp + add_families;
-      const int next_families = next_sp < kFamilies ? next_sp : kFamilies;
-      const int next_base = next_sp - next_families;
-      const int fresh = sp > next_base ? sp - next_base : 0;
-      if (open) {
-        const int at = sp + __popc(opened & lanes_below);
-        if (at >= next_base)
-          l.ahead(at - next_base) = gn.link;
-        else
-          stack[at] = gn.link;
-      }
-      __syncwarp();
-      WalkLink family{0, 0};
-      if (f < next_families) family = f >= fresh ? l.ahead(f) : stack[next_base + f];
-      const bool next_valid = child < family.count;
-      const int next_node = family.first + child;
-      make_room(team, l, total, ti, v, add_nodes, add_ranges, n_listed, n_ranges);
-      // Requested after the flushes: before them the record was live through their sums (the
-      // walk 1-2% slower on the H100).
-      GroupNode<T> next_gn{};
-      if (next_valid) next_gn = tree_nodes[next_node];
-      if (accept) {
-        const int at = n_listed + __popc(accepted & lanes_below);
-        if constexpr (Quad)
-          l.nodes(at) = node;
-        else
-          l.node_body(at) = gn.c;
-      } else if (leaf) {
-        const int at = n_ranges + __popc(leaves & lanes_below);
-        l.range_begin(at) = gn.link.first;
-        l.range_offset(at) = -gn.link.count;
-      }
-      n_listed += add_nodes;
-      n_ranges += add_ranges;
-      sp = next_sp;
-      valid = next_valid;
-      node = next_node;
-      gn = next_gn;
-      __syncwarp();
-    }
-  }
-#endif
 
   KOKKOS_INLINE_FUNCTION void operator()(const Member& team) const {
     const int g =
@@ -672,7 +609,7 @@ struct GroupWalkKernel {
     l.range_offset = Scratch<int>(team.team_scratch(0), shape.range_list());
     l.tile = Scratch<Body<T>>(team.team_scratch(0), ts);
     l.ahead = Scratch<WalkLink>(team.team_scratch(0), kFamilies);
-    // total(0): the portable scan's total and the cuda kernel's stack slot; total(1): the
+    // total(0): the portable scan's total and the warp primitives' stack slot; total(1): the
     // entries summed, counted by the first thread at each flush in scratch (no counter live
     // through the traversal) and stored once at the end. Added up in global memory, every
     // flush waited for a round trip to L2.
@@ -681,33 +618,19 @@ struct GroupWalkKernel {
     const int stack_cap = shape.stack();
     WalkLink* stack = nullptr;
     int slot = -1;
-#if defined(__CUDA_ARCH__)
-    if (warp) {
-      if (rank == 0) total(0) = std::uint64_t(hayate::cuda::acquire_sm_slot(slot_busy));
-      __syncwarp();
-      slot = int(total(0));
-      stack = stack_pool + std::size_t(slot) * std::size_t(stack_cap);
-    }
-#endif
-    if (slot < 0) stack = Scratch<WalkLink>(team.team_scratch(1), stack_cap).data();
+    if constexpr (Team::scratch_stack)
+      stack = Scratch<WalkLink>(team.team_scratch(1), stack_cap).data();
+    else
+      stack = Team::take_stack(team, stacks, total, stack_cap, slot);
 
     Body<T> ti[TPT];
     Acc v[TPT][4];
     d.template load_targets<TPT>(gb, ge, rank, ts, ti, v);
     int n_listed = 0, n_ranges = 0;
-#if defined(__CUDA_ARCH__)
-    if constexpr (kFan == 1) {
-      if (warp) traverse_warp(team, l, box, stack, total, ti, v, n_listed, n_ranges);
-    }
-    if (!warp || kFan != 1) traverse(team, l, box, stack, total, ti, v, n_listed, n_ranges);
-#else
-    traverse(team, l, box, stack, total, ti, v, n_listed, n_ranges);
-#endif
-#if defined(__CUDA_ARCH__)
-    // Every lane is past its last stack access (a round's last barrier, or the counts before
+    Team::traverse(*this, team, l, box, stack, total, ti, v, n_listed, n_ranges);
+    // Every thread is past its last stack access (a round's last barrier, or the counts before
     // an overflow's break).
-    if (slot >= 0 && rank == 0) hayate::cuda::release_sm_slot(slot_busy, slot);
-#endif
+    if constexpr (!Team::scratch_stack) Team::give_stack(team, stacks, slot);
     const int n_particles = place_ranges(team, l, n_ranges, total);
     count_cost(rank, total, n_listed + n_particles);
     if (d.group_cost != nullptr && rank == 0) d.group_cost[gb] = int(total(1));

@@ -1,11 +1,14 @@
 #pragma once
 // Helpers of the gravity end-to-end tests: run an input string, read its CSV output.
 #include "exec/dispatch.hpp"
+#include "gravity/problem.hpp"
+#include "run/checkpoint.hpp"
 #include "run/driver.hpp"
 #include "run/registry.hpp"
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -38,6 +41,29 @@ inline core::RunResult run_input(const std::string& yaml, const std::string& dir
   const core::Config config =
       core::Registry::instance().loader().load_string(yaml, "test.yaml", overrides);
   return core::run_problem(config, core::RunOptions{backend, dir, true});
+}
+
+// Runs `yaml` (plus overrides) to its end as `hayate run` does, but with the problem made here:
+// on the instance `space` and with options no input can set. Writes checkpoint.bin at the end.
+template <class Space>
+void run_gravity(const std::string& yaml, const std::string& dir, const Space& space,
+                 const gravity::ProblemOptions& options = {},
+                 const std::vector<std::string>& overrides = {}) {
+  const core::Config config =
+      core::Registry::instance().loader().load_string(yaml, "test.yaml", overrides);
+  std::filesystem::create_directories(dir);
+  core::RunContext ctx{config, core::space_name<Space>(), dir, {}, true};
+  gravity::GravityProblem<Space> problem(config, space, options);
+  problem.initialize(ctx);
+  const std::int64_t last = problem.total_steps();
+  problem.output(ctx, problem.current_step() >= last);
+  while (problem.current_step() < last) {
+    problem.advance(ctx);
+    problem.output(ctx, problem.current_step() >= last);
+  }
+  core::CheckpointWriter checkpoint("gravity");
+  problem.save(checkpoint);
+  checkpoint.write(ctx.path("checkpoint.bin"));
 }
 
 }  // namespace hayate::test

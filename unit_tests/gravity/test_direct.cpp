@@ -67,7 +67,7 @@ Reference reference(const HostSet& s, double G, double eps) {
 template <class Space>
 struct DeviceSet {
   Particles<Space> p;
-  explicit DeviceSet(const HostSet& s) : p(s.n) {
+  explicit DeviceSet(const HostSet& s) : p(Space(), s.n) {
     auto x = Kokkos::create_mirror_view(p.x);
     auto v = Kokkos::create_mirror_view(p.v);
     auto m = Kokkos::create_mirror_view(p.m);
@@ -134,7 +134,7 @@ TYPED_TEST(GravityDirect, MatchesSerialReferenceForEveryPrecisionAndShape) {
                                 {0, 16, 7, 4}, {0, 32, 3, 8}, {0, 64, 1, 8}};
   for (const Precision prec : {Precision::Float, Precision::Double, Precision::Mixed}) {
     for (const DirectShape& shape : shapes) {
-      DirectSolver<Space> solver(prec, shape, G, eps);
+      DirectSolver<Space> solver(Space(), prec, shape, G, eps);
       ForceOutput<Space> out{Kokkos::View<double* [3], typename Space::memory_space>("a", n),
                              Kokkos::View<double*, typename Space::memory_space>("pot", n),
                              {}};
@@ -159,7 +159,7 @@ TYPED_TEST(GravityDirect, SplitSumsAreWrittenAndIdenticalOnEveryCall) {
   const HostSet hs = random_set(n, 5);
   DeviceSet<Space> ds(hs);
   for (const Precision prec : {Precision::Float, Precision::Double}) {
-    DirectSolver<Space> solver(prec, {0, 32, 7, 1}, 1.0, 0.05);
+    DirectSolver<Space> solver(Space(), prec, {0, 32, 7, 1}, 1.0, 0.05);
     V first("first", n);
     for (int call = 0; call < 4; ++call) {
       ForceOutput<Space> out{V("a", n), {}, {}};
@@ -193,7 +193,7 @@ TYPED_TEST(GravityDirect, SubsetOfTargetsIsCompactAndExact) {
   auto h = Kokkos::create_mirror_view(index);
   for (std::size_t k = 0; k < idx.size(); ++k) h(k) = idx[k];
   Kokkos::deep_copy(index, h);
-  DirectSolver<Space> solver(Precision::Double, {0, 32, 3}, 1.0, 0.1);
+  DirectSolver<Space> solver(Space(), Precision::Double, {0, 32, 3}, 1.0, 0.1);
   ForceOutput<Space> out{
       Kokkos::View<double* [3], typename Space::memory_space>("a", idx.size()), {}, {}};
   solver.compute(ds.p.x, ds.p.m, n, {index, int(idx.size())}, false, out);
@@ -210,7 +210,7 @@ TYPED_TEST(GravityDirect, HermiteJerkMatchesReference) {
   for (int i = 0; i < n; ++i) all[i] = i;
   for (const Precision prec : {Precision::Double, Precision::Mixed}) {
     for (const int splits : {1, 3}) {
-      DirectSolver<Space> solver(prec, {0, 16, splits}, 1.0, 0.05);
+      DirectSolver<Space> solver(Space(), prec, {0, 16, splits}, 1.0, 0.05);
       using V = Kokkos::View<double* [3], typename Space::memory_space>;
       ForceOutput<Space> out{V("a", n), {}, V("j", n)};
       solver.compute_hermite(ds.p.x, ds.p.v, ds.p.m, n, false, out);
@@ -227,7 +227,7 @@ TYPED_TEST(GravityDirect, ForceSumConservesMomentum) {
   const HostSet hs = random_set(n, 99);
   DeviceSet<Space> ds(hs);
   for (const Precision prec : {Precision::Float, Precision::Double, Precision::Mixed}) {
-    DirectSolver<Space> solver(prec, {}, 1.0, 0.02);
+    DirectSolver<Space> solver(Space(), prec, {}, 1.0, 0.02);
     ForceOutput<Space> out{Kokkos::View<double* [3], typename Space::memory_space>("a", n), {}, {}};
     solver.compute(ds.p.x, ds.p.m, n, {{}, n}, false, out);
     auto a = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out.acc);

@@ -1,7 +1,10 @@
 // End-to-end gravity runs per backend: Kepler energy and period, Plummer virial equilibrium,
-// bitwise restarts for every integrator, and bad-input errors through the real binary.
+// bitwise restarts for every integrator, every kernel on the problem's instance, and bad-input
+// errors through the real binary.
 #include "cli_runner.hpp"
+#include "compat/kokkos_compat.hpp"
 #include "gravity_test_util.hpp"
+#include "launch_log.hpp"
 #include "run/checkpoint.hpp"
 #include "test_spaces.hpp"
 
@@ -232,10 +235,11 @@ checkpoint: {at_end: true}
   }
 }
 
-// tree.reorder keeps the particles in the tree's order. The forces are those of the same tree
-// (its sort is stable and the keys are distinct here), so the trajectory is the same bit for
-// bit, and snapshots and force-error samples, which go by the initial conditions' order, must
-// not see the permutation.
+// The tree keeps the particles in its order (TreeParams::reorder; without it, the reference
+// here, they stay in the initial conditions' order). The forces are those of the same tree (its
+// sort is stable and the keys are distinct here), so the trajectory is the same bit for bit, and
+// snapshots and force-error samples, which go by the initial conditions' order, must not see
+// the permutation.
 TYPED_TEST(GravityRun, TreeReorderKeepsTrajectorySnapshotsAndSamples) {
   const char* yaml = R"(
 problem: gravity
@@ -247,15 +251,16 @@ tree: {rebuild_every: 3, leaf_size: 8}
 time: {integrator: block, dt: 0.01, max_level: 4}
 run: {steps: 5}
 output: {every: 5, snapshot_every: 2, force_error_every: 5, force_error_sample: 64}
-checkpoint: {at_end: true}
 )";
   auto read_all = [](const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   };
   const std::string on = this->dir("reorder_on"), off = this->dir("reorder_off");
-  run_input(yaml, on, this->backend());
-  run_input(yaml, off, this->backend(), {"tree.reorder=false"});
+  hayate::gravity::ProblemOptions without;
+  without.tree_reorder = false;
+  hayate::test::run_gravity(yaml, on, TypeParam());
+  hayate::test::run_gravity(yaml, off, TypeParam(), without);
   const std::string snap_on = read_all(on + "/snapshots.xyz");
   EXPECT_FALSE(snap_on.empty());
   EXPECT_EQ(snap_on, read_all(off + "/snapshots.xyz"));
@@ -282,6 +287,55 @@ checkpoint: {at_end: true}
   EXPECT_NE(id_on, identity);
   std::sort(id_on.begin(), id_on.end());
   EXPECT_EQ(id_on, identity);
+}
+
+// A problem made on an instance apart from the default one launches every kernel there: the
+// initial conditions' upload, the direct solver (leapfrog and Hermite), the tree (rebuilds,
+// reordering, group walks, block steps), diagnostics, snapshots and force-error samples.
+TYPED_TEST(GravityRun, RunsOnTheGivenInstance) {
+  using Space = TypeParam;
+  const char* yaml = R"(
+problem: gravity
+precision: mixed
+system: {n: 600, softening: 0.05, seed: 12}
+initial: {type: plummer}
+time: {dt: 0.01, max_level: 3}
+run: {steps: 2}
+output: {every: 1, snapshot_every: 1, force_error_every: 1, force_error_sample: 50}
+)";
+  hayate::compat::IndependentInstance<Space> inst;
+  std::vector<std::pair<std::string, std::uint32_t>> kernels;
+  std::vector<std::string> elsewhere;
+  {
+    hayate::test::KernelLaunchLog log;
+    const std::vector<std::vector<std::string>> runs{
+        {"time.integrator=leapfrog"},
+        {"time.integrator=hermite"},
+        {"solver=tree", "time.integrator=leapfrog"},
+        {"solver=tree", "time.integrator=block", "tree.rebuild_every=1"},
+        {"solver=tree", "tree.first_step=direct", "tree.quadrupole=false"}};
+    for (std::size_t k = 0; k < runs.size(); ++k)
+      hayate::test::run_gravity(yaml, this->dir("instance_" + std::to_string(k)), inst.space(), {},
+                                runs[k]);
+    kernels = log.hayate_kernels();
+    elsewhere = log.elsewhere(hayate::compat::tools_device_id(inst.space()));
+  }
+  ASSERT_FALSE(kernels.empty());
+  auto ran = [&](const std::string& name) {
+    return std::any_of(kernels.begin(), kernels.end(),
+                       [&](const auto& k) { return k.first == name; });
+  };
+  for (const char* name :
+       {"hayate::gravity::identity", "hayate::gravity::pack", "hayate::gravity::direct_tiles",
+        "hayate::gravity::kick", "hayate::gravity::hermite_correct", "hayate::gravity::thermo",
+        "hayate::gravity::sample_rows", "hayate::gravity::tree_keys",
+        "hayate::gravity::permute_particles", "hayate::gravity::tree_moments",
+        "hayate::gravity::tree_group_boxes", "hayate::gravity::tree_walk",
+        "hayate::gravity::block_active", "hayate::gravity::block_kick"})
+    EXPECT_TRUE(ran(name)) << name;
+  std::string names;
+  for (const auto& name : elsewhere) names += name + " ";
+  EXPECT_TRUE(elsewhere.empty()) << names;
 }
 
 TYPED_TEST(GravityRun, ReadsBackItsOwnSnapshotExactly) {
@@ -323,22 +377,20 @@ TEST(GravityInput, BadInputsFailWithLocationAndExitCode2) {
       {"problem: gravity\ninitial:\n  type: file\n  file: does_not_exist.xyz\n", "run --quiet",
        "bad_file.yaml:4:9"},
       {"problem: gravity\ninitial:\n  type: file\n", "run --quiet", "bad_nofile.yaml"},
-      {"problem: gravity\ndirect:\n  tile: 4096\n", "run --quiet --backend serial",
-       "bad_tile.yaml:3:9"},
+      {"problem: gravity\ndirect:\n  i_per_thread: 4\n", "check",
+       "bad_moved.yaml:3:3: 'direct.i_per_thread' moved to 'tuning.i_per_thread'"},
       {"problem: gravity\nsolver: tree\ntime:\n  integrator: hermite\n", "run --quiet",
        "bad_hermite.yaml:2:9"},
       {"problem: gravity\ntree:\n  dacc: -1\n", "check", "bad_dacc.yaml:3:9"},
-      {"problem: gravity\ntree:\n  walk: warp\n", "check", "bad_walk.yaml:3:9"},
-      {"problem: gravity\nsolver: tree\ntree:\n  sort: cuda\n", "run --quiet --backend serial",
-       "bad_sort.yaml:4:9"},
-      {"problem: gravity\ndirect:\n  i_per_thread: 3\n", "run --quiet --backend serial",
-       "bad_ipt.yaml:3:17"},
-      {"problem: gravity\nsolver: tree\ntree:\n  kernel: cuda\n", "run --quiet --backend serial",
-       "bad_kernel.yaml:4:11"},
+      {"problem: gravity\ntree:\n  walk: particle\n", "check",
+       "bad_walk.yaml:3:3: 'tree.walk' was removed"},
+      {"problem: gravity\nsolver: tree\ntree:\n  curve: morton\n", "check",
+       "bad_curve.yaml:4:3: 'tree.curve' was removed"},
+      {"problem: gravity\ntuning:\n  i_per_thread: 3\n", "check", "bad_ipt.yaml:3:17"},
   };
-  const char* names[] = {"bad_eps",    "bad_solver", "bad_key",     "bad_ecc",  "bad_file",
-                         "bad_nofile", "bad_tile",   "bad_hermite", "bad_dacc", "bad_walk",
-                         "bad_sort",   "bad_ipt",    "bad_kernel"};
+  const char* names[] = {"bad_eps",  "bad_solver", "bad_key",   "bad_ecc",
+                         "bad_file", "bad_nofile", "bad_moved", "bad_hermite",
+                         "bad_dacc", "bad_walk",   "bad_curve", "bad_ipt"};
   for (std::size_t k = 0; k < cases.size(); ++k) {
     const std::string path = write_file(std::string(names[k]) + ".yaml", cases[k].yaml);
     const bool run = cases[k].command.rfind("run", 0) == 0;

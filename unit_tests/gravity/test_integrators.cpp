@@ -26,7 +26,7 @@ TYPED_TEST(GravityIntegrators, BlockSelectListsTheDueParticlesInOrder) {
   const int max_level = 5;
   Kokkos::View<int*, Mem> work;  // reused across sizes, as a run reuses it across ticks
   for (const int n : {1, 77, 4096, 4097, 3 * 4096 + 5, 20000}) {
-    Particles<Space> p(n);
+    Particles<Space> p(Space(), n);
     auto level = Kokkos::create_mirror_view(p.level);
     for (int i = 0; i < n; ++i) {
       // Runs of one level over whole chunks (4096..8191 all at the finest level) and mixed
@@ -43,7 +43,7 @@ TYPED_TEST(GravityIntegrators, BlockSelectListsTheDueParticlesInOrder) {
       std::vector<int> expect;
       for (int i = 0; i < n; ++i)
         if (tick % (std::int64_t(1) << (max_level - level(i))) == 0) expect.push_back(i);
-      const int count = block_select(p, tick, max_level, active, row, work);
+      const int count = block_select(Space(), p, tick, max_level, active, row, work);
       ASSERT_EQ(count, int(expect.size())) << "n " << n << " tick " << tick;
       auto got = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), active);
       for (int k = 0; k < count; ++k)
@@ -65,7 +65,7 @@ TYPED_TEST(GravityIntegrators, BlockLevelsFindTheCoarsestAndFinest) {
   Kokkos::View<int*, Mem> work;
   for (const int n : {1, 77, 4096, 4097, 3 * 4096 + 5, 20000}) {
     for (int where = 0; where < 3; ++where) {
-      Particles<Space> p(n);
+      Particles<Space> p(Space(), n);
       auto level = Kokkos::create_mirror_view(p.level);
       for (int i = 0; i < n; ++i)
         level(i) = 3 + int(hayate::util::uniform01(7 + n, where, i) * 5);  // 3..7
@@ -74,7 +74,7 @@ TYPED_TEST(GravityIntegrators, BlockLevelsFindTheCoarsestAndFinest) {
       level(hi) = 11;
       level(lo) = 1;  // wins where lo == hi (n = 1)
       Kokkos::deep_copy(p.level, level);
-      const LevelRange r = block_levels(p, work);
+      const LevelRange r = block_levels(Space(), p, work);
       int expect_lo = level(0), expect_hi = level(0);
       for (int i = 0; i < n; ++i) {
         expect_lo = std::min(expect_lo, level(i));
