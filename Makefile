@@ -1,11 +1,12 @@
 # Thin wrapper for the README commands. Everything installs from this repository's own files:
 # Debian packages (scripts/install_deps.sh), then Kokkos from Debian's trilinos source (cmake/).
+SHELL := /bin/bash
 PRESET ?= openmp
 JOBS ?= $(shell nproc)
 BUILD := build/$(PRESET)
 HAYATE := $(BUILD)/hayate
 
-.PHONY: all deps configure build run test cuda debug-test bench docs clean
+.PHONY: all deps configure build run test cuda cuda-check debug-test bench docs clean
 
 all: build
 
@@ -28,6 +29,13 @@ test: build
 # CUDA binary (sm_90) with the OpenMP host backend; builds here, runs on the GPU machine.
 cuda:
 	$(MAKE) build PRESET=cuda
+
+# CI's CUDA gate: the cuda preset's hayate compiles, and no kernel starts spilling or passes an
+# occupancy step in registers against benchmarks/reference/cuda-resources.json.
+cuda-check: deps
+	cmake --preset cuda-check
+	cmake --build --preset cuda-check -j $(JOBS) 2>&1 | tee build/cuda-check/ptxas.log | grep -v '^ptxas info\|^    [0-9]* bytes stack' ; test $${PIPESTATUS[0]} -eq 0
+	python3 scripts/cuda_resources.py check build/cuda-check/ptxas.log
 
 debug-test:
 	$(MAKE) test PRESET=debug
