@@ -22,9 +22,9 @@ function(hayate_check_kokkos_views)
     message(FATAL_ERROR
       "hayate: Kokkos ${Kokkos_VERSION} compiled by ${CMAKE_CXX_COMPILER_ID} "
       "${CMAKE_CXX_COMPILER_VERSION} produces broken default-constructed Views (a program that "
-      "assigns to one crashes; exit ${_run}). This is the GCC 12.2-12.4 miscompilation of the "
-      "tracker's constexpr constructor in Kokkos' mdspan-based View (Kokkos issue 7464, fixed "
-      "by Kokkos pull request 8223). Any of these works: a Kokkos that contains the fix, Kokkos "
+      "assigns to one crashes; the probe ended with ${_run}). This is the GCC 12.2-12.4 "
+      "miscompilation of the tracker's constexpr constructor in Kokkos' mdspan-based View "
+      "(Kokkos issue 7464, fixed by Kokkos pull request 8223). Any of these works: a Kokkos that contains the fix, Kokkos "
       "configured with -DKokkos_ENABLE_IMPL_VIEW_LEGACY=ON, or GCC 13 or later (or clang) for "
       "both Kokkos and hayate. See docs/user/building.md.")
   endif()
