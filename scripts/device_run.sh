@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# One call on a GPU machine, over builds carried there packed (scripts/pack_cuda_build.sh): a
+# list of actions run in order, each writing into OUT; a short summary is printed last.
+#
+#   scripts/device_run.sh OUT ACTION...
+#     unpack ARCHIVE                  tar -xJf ARCHIVE from the repository root
+#     info BUILD                      hayate info and nvidia-smi
+#     tests BUILD [FILTER]            BUILD's unit tests (default filter: the CUDA and common ones)
+#     ab BASE NEW [ROUNDS]            benchmarks/regress.sh BASE NEW OUT/ab-<NEW>
+#     sanitize BUILD TOOL FILTER      compute-sanitizer --tool TOOL over BUILD's tests in FILTER
+#
+# Example: scripts/device_run.sh out unpack .deps/ab.tar.xz tests build/cuda ab build/cuda-base build/cuda
+set -uo pipefail
+out=${1:?usage: device_run.sh OUT ACTION...}
+shift
+mkdir -p "$out"
+here=$(cd "$(dirname "$0")/.." && pwd)
+summary="$out/summary.txt"
+: >"$summary"
+note() { echo "$*" | tee -a "$summary"; }
+libs() { echo "$1/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; }
+name_of() { echo "$1" | tr '/' '_'; }
+
+while [ $# -gt 0 ]; do
+  action=$1
+  shift
+  case "$action" in
+    unpack)
+      (cd "$here" && tar -xJf "$1") && note "unpacked $1" || note "unpack $1: FAILED"
+      shift ;;
+    info)
+      LD_LIBRARY_PATH=$(libs "$1") "$1/hayate" info >"$out/info-$(name_of "$1").txt" 2>&1
+      nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,driver_version --format=csv \
+        >>"$out/info-$(name_of "$1").txt" 2>&1
+      note "info $1: $(head -n 1 "$out/info-$(name_of "$1").txt")"
+      shift ;;
+    tests)
+      build=$1
+      shift
+      filter='-*/serial.*:*/openmp.*'
+      if [ $# -gt 0 ] && [ "${1#-}" = "$1" ] && ! [[ "$1" =~ ^(unpack|info|tests|ab|sanitize)$ ]]; then
+        filter=$1
+        shift
+      fi
+      log="$out/tests-$(name_of "$build").txt"
+      start=$SECONDS
+      (cd "$build/unit_tests" && LD_LIBRARY_PATH=$(libs "$here/$build") OMP_PROC_BIND=false \
+         HAYATE_TEST_BINARY="$here/$build/hayate" HAYATE_TEST_SOURCE_DIR="$here" \
+         ./hayate_tests --gtest_filter="$filter") >"$log" 2>&1
+      rc=$?
+      note "tests $build ($filter): exit $rc, $(grep -E '^\[  (PASSED|FAILED)  \]' "$log" | tr '\n' ' ')($((SECONDS - start)) s)"
+      grep -E '^\[  FAILED  \] ' "$log" | head -n 20 | tee -a "$summary" ;;
+    ab)
+      base=$1 new=$2
+      shift 2
+      rounds=3
+      if [ $# -gt 0 ] && [[ "$1" =~ ^[0-9]+$ ]]; then rounds=$1; shift; fi
+      start=$SECONDS
+      ROUNDS=$rounds bash "$here/benchmarks/regress.sh" "$base" "$new" "$out/ab-$(name_of "$new")" \
+        >"$out/ab-$(name_of "$new").txt" 2>&1
+      note "ab $base -> $new: exit $? ($((SECONDS - start)) s)"
+      tail -n 30 "$out/ab-$(name_of "$new").txt" >>"$summary" ;;
+    sanitize)
+      build=$1 tool=$2 filter=$3
+      shift 3
+      log="$out/sanitize-$tool-$(name_of "$build").txt"
+      (cd "$build/unit_tests" && LD_LIBRARY_PATH=$(libs "$here/$build") OMP_PROC_BIND=false \
+         HAYATE_TEST_BINARY="$here/$build/hayate" HAYATE_TEST_SOURCE_DIR="$here" \
+         compute-sanitizer --tool "$tool" --error-exitcode 9 ./hayate_tests \
+         --gtest_filter="$filter") >"$log" 2>&1
+      note "sanitize $tool $build ($filter): exit $?, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -n 1)" ;;
+    *)
+      note "unknown action '$action'"
+      exit 2 ;;
+  esac
+done
+cat "$summary"
