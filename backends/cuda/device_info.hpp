@@ -37,5 +37,15 @@ inline DeviceInfo device_info(const Kokkos::Cuda& space) {
   return info;
 }
 
+// GPUs the CUDA runtime sees (0 when it sees none or fails); callable before Kokkos starts.
+inline int device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky error so a later Kokkos start sees a clean runtime
+    return 0;
+  }
+  return count;
+}
+
 }  // namespace hayate::cuda
 #endif

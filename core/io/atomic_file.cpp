@@ -1,10 +1,11 @@
 #include "io/atomic_file.hpp"
 
+#include "config/error.hpp"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <stdexcept>
 
 namespace hayate::core {
 
@@ -14,12 +15,27 @@ std::string part_name(const std::string& path) {
 }
 }  // namespace
 
+void throw_write_error(const std::string& path, int error) {
+  throw RuntimeFailure("cannot write '" + path +
+                       "': " + (error != 0 ? std::strerror(error) : "the write failed"));
+}
+
+void check_output_name(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::symlink_status(path, ec);
+  if (ec || !std::filesystem::exists(status)) return;
+  if (std::filesystem::is_directory(status))
+    throw RuntimeFailure("cannot write '" + path + "': a folder of that name is in the way");
+  if (!std::filesystem::is_regular_file(status) && !std::filesystem::is_symlink(status))
+    throw RuntimeFailure("cannot write '" + path + "': it exists and is not a regular file");
+}
+
 AtomicFile::AtomicFile(std::string path, bool binary) : path_(std::move(path)) {
+  check_output_name(path_);
+  errno = 0;
   out_.open(part_name(path_), binary ? std::ios::out | std::ios::binary | std::ios::trunc
                                      : std::ios::out | std::ios::trunc);
-  if (!out_) {
-    throw std::runtime_error("cannot write '" + part_name(path_) + "': " + std::strerror(errno));
-  }
+  if (!out_) throw_write_error(part_name(path_), errno);
 }
 
 AtomicFile::AtomicFile(AtomicFile&& other) noexcept
@@ -29,10 +45,7 @@ AtomicFile::AtomicFile(AtomicFile&& other) noexcept
 
 AtomicFile& AtomicFile::operator=(AtomicFile&& other) noexcept {
   if (this != &other) {
-    try {
-      commit();
-    } catch (...) {
-    }
+    discard();
     path_ = std::move(other.path_);
     out_ = std::move(other.out_);
     other.path_.clear();
@@ -41,22 +54,31 @@ AtomicFile& AtomicFile::operator=(AtomicFile&& other) noexcept {
 }
 
 AtomicFile::~AtomicFile() {
-  try {
-    commit();
-  } catch (...) {
-    // Destructors must not throw; the ".part" file stays on disk with everything written.
-  }
+  discard();
+}
+
+void AtomicFile::discard() noexcept {
+  if (!out_.is_open()) return;
+  out_.close();
+  std::remove(part_name(path_).c_str());
 }
 
 void AtomicFile::commit() {
   if (!out_.is_open()) return;
+  errno = 0;
   out_.flush();
-  const bool ok = static_cast<bool>(out_);
+  if (!out_) {
+    const int error = errno;
+    discard();
+    throw_write_error(path_, error);
+  }
   out_.close();
-  if (!ok) throw std::runtime_error("write error on '" + part_name(path_) + "'");
+  if (!out_) throw_write_error(path_, errno);
   if (std::rename(part_name(path_).c_str(), path_.c_str()) != 0) {
-    throw std::runtime_error("cannot rename '" + part_name(path_) + "' to '" + path_ +
-                             "': " + std::strerror(errno));
+    const int error = errno;
+    std::remove(part_name(path_).c_str());
+    throw RuntimeFailure("cannot rename '" + part_name(path_) + "' to '" + path_ +
+                         "': " + std::strerror(error));
   }
 }
 
@@ -66,10 +88,11 @@ void write_file_atomic(const std::string& path, const std::string& contents) {
   file.commit();
 }
 
-void make_directories(const std::string& path) {
+bool make_directories(const std::string& path) {
   std::error_code ec;
-  std::filesystem::create_directories(path, ec);
-  if (ec) throw std::runtime_error("cannot create folder '" + path + "': " + ec.message());
+  const bool created = std::filesystem::create_directories(path, ec);
+  if (ec) throw RuntimeFailure("cannot create folder '" + path + "': " + ec.message());
+  return created;
 }
 
 }  // namespace hayate::core

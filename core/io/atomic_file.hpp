@@ -1,6 +1,9 @@
 #pragma once
-// Files are written under "<name>.part" and renamed to their final name when complete, so a
-// reader never sees half a file; a run that fails still commits what it wrote.
+// Whole files (run.yaml, checkpoints, timers, pictures, per-snapshot tables) are written under
+// "<name>.part" and renamed to their final name by an explicit commit, so a reader never sees
+// half a file. A write that fails throws RuntimeFailure naming the file and the system's reason;
+// a file destroyed without a commit is removed: a half-written file never takes a final name.
+// Files that grow over a run (time series, trajectories) are SeriesFile (series_file.hpp).
 #include <fstream>
 #include <string>
 
@@ -14,16 +17,18 @@ class AtomicFile {
   AtomicFile& operator=(const AtomicFile&) = delete;
   AtomicFile(AtomicFile&& other) noexcept;
   AtomicFile& operator=(AtomicFile&& other) noexcept;
-  // Commits what was written: a file is never silently lost.
+  // Uncommitted: the ".part" file is removed (the failure that skipped the commit is reported).
   ~AtomicFile();
 
   std::ostream& stream() { return out_; }
   bool is_open() const { return out_.is_open(); }
   const std::string& path() const { return path_; }
-  // Flushes, closes and renames to the final name. Throws std::runtime_error on I/O failure.
+  // Flushes, closes and renames to the final name. Throws RuntimeFailure on I/O failure.
   void commit();
 
  private:
+  void discard() noexcept;
+
   std::string path_;
   std::ofstream out_;
 };
@@ -31,7 +36,15 @@ class AtomicFile {
 // Writes a whole file at once through AtomicFile.
 void write_file_atomic(const std::string& path, const std::string& contents);
 
-// Creates a folder and its parents; throws std::runtime_error naming the path on failure.
-void make_directories(const std::string& path);
+// Creates a folder and its parents; throws RuntimeFailure naming the path on failure. Returns
+// whether the folder itself was created (false: it existed).
+bool make_directories(const std::string& path);
+
+// "cannot write 'PATH': REASON" as a RuntimeFailure; `error` is an errno value (0: unknown).
+[[noreturn]] void throw_write_error(const std::string& path, int error);
+
+// Throws RuntimeFailure when `path` (a final output name) is taken by a folder or another
+// non-file, which a rename at the end of the run could not replace.
+void check_output_name(const std::string& path);
 
 }  // namespace hayate::core

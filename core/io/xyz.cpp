@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+#include <charconv>
 #include <fstream>
 #include <sstream>
 
@@ -15,7 +17,75 @@ const XyzColumn* XyzFrame::column(const std::string& name) const {
   return nullptr;
 }
 
+namespace {
+
+// The step a frame's comment pairs name ("step" in any case); none when absent or not a number.
+template <class Pairs>
+std::optional<std::int64_t> frame_step(const Pairs& pairs) {
+  for (const auto& [key, value] : pairs) {
+    if (key.size() != 4) continue;
+    std::string lower = key;
+    for (char& c : lower) c = char(std::tolower(static_cast<unsigned char>(c)));
+    if (lower != "step") continue;
+    std::int64_t step = 0;
+    const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), step);
+    if (ec == std::errc() && ptr == value.data() + value.size()) return step;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::pair<std::string, std::string>> parse_comment(const std::string& line,
+                                                               const std::string& path,
+                                                               int line_no);
+
+// Reads an earlier run's trajectory: the bytes of its whole frames up to step `after`,
+// stopping at the first frame that is later, incomplete (a killed run) or malformed.
+std::uint64_t keep_frames(std::istream& in, const std::string& path, std::int64_t after,
+                          std::optional<std::int64_t>& last) {
+  std::uint64_t kept = 0, offset = 0;
+  std::string line;
+  const auto next = [&] {
+    if (!std::getline(in, line) || in.eof()) return false;
+    offset += line.size() + 1;
+    return true;
+  };
+  while (next()) {
+    std::int64_t n = 0;
+    const auto [ptr, ec] = std::from_chars(line.data(), line.data() + line.size(), n);
+    if (ec != std::errc() || ptr != line.data() + line.size() || n < 0 || !next()) break;
+    std::optional<std::int64_t> step;
+    try {
+      step = frame_step(parse_comment(line, path, 0));
+    } catch (const InputError&) {
+    }
+    if (!step || *step > after) break;
+    std::int64_t read = 0;
+    while (read < n && next()) ++read;
+    if (read < n) break;
+    kept = offset;
+    last = step;
+  }
+  return kept;
+}
+
+}  // namespace
+
+XyzWriter::XyzWriter(RunOutputs& outputs, const std::string& path,
+                     std::optional<std::int64_t> resume_after) {
+  SeriesFile::Keep keep;
+  if (resume_after)
+    keep = [&](std::istream& in, const std::string& source) {
+      return keep_frames(in, source, *resume_after, last_kept_);
+    };
+  file_ = outputs.open(path, false, "", keep);
+  if (file_->kept() == 0) last_kept_.reset();
+}
+
 void XyzWriter::write(const XyzFrame& f) {
+  if (last_kept_) {
+    const auto step = frame_step(f.info);
+    if (step && *step <= *last_kept_) return;
+  }
   const std::size_t n = f.size();
   for (const auto& c : f.columns) {
     if (c.values.size() != n * static_cast<std::size_t>(c.components))
@@ -29,7 +99,7 @@ void XyzWriter::write(const XyzFrame& f) {
   header += "Properties=species:S:1";
   for (const auto& c : f.columns) header += fmt::format(":{}:R:{}", c.name, c.components);
   for (const auto& [key, value] : f.info) header += " " + key + "=" + value;
-  auto& out = file_.stream();
+  auto& out = file_->stream();
   out << n << '\n' << header << '\n';
   std::string line;
   for (std::size_t i = 0; i < n; ++i) {
@@ -39,7 +109,7 @@ void XyzWriter::write(const XyzFrame& f) {
         line += fmt::format(" {}", c.values[i * c.components + k]);
     out << line << '\n';
   }
-  out.flush();
+  file_->end_record();
 }
 
 namespace {

@@ -1,10 +1,12 @@
 #pragma once
 // Extended XYZ (as read by OVITO and ASE): a count line, a comment line with key=value pairs
 // (Lattice, Properties, Time, ...), then one line per particle.
-#include "io/atomic_file.hpp"
+#include "io/series_file.hpp"
 
 #include <array>
+#include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -27,16 +29,22 @@ struct XyzFrame {
   const XyzColumn* column(const std::string& name) const;
 };
 
+// A trajectory: a series of frames in `outputs`, each on disk when write() returns. A frame's
+// step is its "step" (or "Step") comment pair. With `resume_after` (a restart from that step) it
+// continues the file an earlier run left: frames up to that step kept, later ones dropped, and
+// frames of steps the file already holds skipped.
 class XyzWriter {
  public:
   XyzWriter() = default;
-  explicit XyzWriter(const std::string& path) : file_(path) {}
-  bool is_open() const { return file_.is_open(); }
+  XyzWriter(RunOutputs& outputs, const std::string& path,
+            std::optional<std::int64_t> resume_after = {});
+  bool is_open() const { return file_ != nullptr; }
+  // Throws RuntimeFailure naming the file when the write fails.
   void write(const XyzFrame& frame);
-  void commit() { file_.commit(); }
 
  private:
-  AtomicFile file_;
+  std::shared_ptr<SeriesFile> file_;
+  std::optional<std::int64_t> last_kept_;
 };
 
 // Reads frame `index` (0 = first, -1 = last) of an extended XYZ file. Malformed content raises

@@ -1,16 +1,23 @@
 #include "run/driver.hpp"
 
 #include "compat/kokkos_compat.hpp"
-#include "io/atomic_file.hpp"
 #include "exec/dispatch.hpp"
+#include "io/atomic_file.hpp"
+#include "io/folder_lock.hpp"
 #include "run/progress.hpp"
 #include "run/registry.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#ifdef KOKKOS_ENABLE_CUDA
+#include "cuda/device_info.hpp"
+#endif
+
 #include <algorithm>
 #include <ctime>
+#include <filesystem>
+#include <optional>
 #include <sstream>
 
 #ifndef HAYATE_VERSION
@@ -60,17 +67,62 @@ std::string resolve_backend(const Config& config, const std::string& cli_backend
   return name;
 }
 
+std::string resolve_output_dir(const Config& config, const std::string& cli_output) {
+  if (!cli_output.empty()) return cli_output;
+  const std::string dir = config.string("output.directory");
+  if (dir.empty()) return "out/" + config.input_stem();
+  // An input names a folder below the working directory, or an absolute one: a relative path
+  // that climbs above it would let an input written elsewhere write anywhere.
+  const std::filesystem::path path(dir);
+  if (path.is_relative()) {
+    const auto normal = path.lexically_normal();
+    if (!normal.empty() && *normal.begin() == "..")
+      config.fail("output.directory",
+                  "a relative output folder must stay below the working directory; give an "
+                  "absolute path to write elsewhere");
+  }
+  return dir;
+}
+
+int gpu_device_count() {
+#ifdef KOKKOS_ENABLE_CUDA
+  return cuda::device_count();
+#else
+  return 0;
+#endif
+}
+
+void check_launch_options(int threads, bool threads_given, int device, bool device_given) {
+  constexpr int max_threads = 4096;
+  if (threads_given && (threads < 1 || threads > max_threads))
+    throw InputError(SourceLocation{"--threads " + std::to_string(threads), 0, 0},
+                     "expected a number of threads in [1, " + std::to_string(max_threads) + "]");
+  if (device_given) {
+    const int count = gpu_device_count();
+    if (device < 0 || device >= count)
+      throw InputError(
+          SourceLocation{"--device " + std::to_string(device), 0, 0},
+          count == 0 ? std::string("no GPU to select (this build or this machine has none)")
+                     : fmt::format("no such GPU (devices 0 to {} exist)", count - 1));
+  }
+}
+
 namespace {
 
-std::string run_yaml(const Config& config, const std::string& backend, const std::string& outdir) {
+std::string utc_stamp() {
+  std::time_t now = std::time(nullptr);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  return stamp;
+}
+
+std::string run_yaml(const Config& config, const std::string& backend, const std::string& outdir,
+                     const std::string& started) {
   YAML::Emitter out;
   out << YAML::Comment("Resolved input of this run: defaults filled in, overrides applied.");
   out << YAML::BeginMap;
   for (auto it = config.tree().begin(); it != config.tree().end(); ++it)
     out << YAML::Key << it->first << YAML::Value << it->second;
-  std::time_t now = std::time(nullptr);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
   out << YAML::Key << "hayate" << YAML::Value << YAML::BeginMap;
   out << YAML::Key << "version" << YAML::Value << HAYATE_VERSION;
   out << YAML::Key << "commit" << YAML::Value << HAYATE_GIT_COMMIT;
@@ -81,46 +133,76 @@ std::string run_yaml(const Config& config, const std::string& backend, const std
       << dispatch_backend(backend, [](auto space) { return space.concurrency(); });
   out << YAML::Key << "input" << YAML::Value << config.input_file();
   out << YAML::Key << "output" << YAML::Value << outdir;
-  out << YAML::Key << "started" << YAML::Value << stamp;
+  out << YAML::Key << "started" << YAML::Value << started;
   out << YAML::EndMap << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
+}
+
+// After a failure: the first error is the one reported (the caller rethrows it); the problem's
+// writers are drained, every series keeps what it holds and timers.csv is written, and whatever
+// fails on the way is only logged.
+void keep_after_failure(std::unique_ptr<Problem>& problem, RunContext& ctx) noexcept {
+  problem.reset();
+  for (const auto& failure : ctx.outputs.keep_written())
+    spdlog::warn("while stopping after the error below: {}", failure);
+  try {
+    ctx.timers.write_csv(ctx.path("timers.csv"));
+  } catch (const std::exception& e) {
+    spdlog::warn("while stopping after the error below: {}", e.what());
+  }
 }
 
 }  // namespace
 
 RunResult run_problem(const Config& config, const RunOptions& options) {
   const std::string backend = resolve_backend(config, options.backend);
-  std::string outdir = options.output_dir;
-  if (outdir.empty()) outdir = config.string("output.directory");
-  if (outdir.empty()) outdir = "out/" + config.input_stem();
-  make_directories(outdir);
-
-  RunContext ctx{config, backend, outdir, {}, options.quiet};
+  const std::string outdir = resolve_output_dir(config, options.output_dir);
   const ProblemInfo& info = Registry::instance().find(config.problem());
-  write_file_atomic(ctx.path("run.yaml"), run_yaml(config, backend, outdir));
+
+  // What can be refused is refused before the output folder is touched: the checkpoint and the
+  // problem itself (its cross-key checks, the files it reads).
+  const std::string restart = config.string("checkpoint.restart");
+  std::optional<CheckpointReader> checkpoint;
+  if (!restart.empty()) {
+    checkpoint.emplace(restart);
+    if (checkpoint->problem() != config.problem())
+      config.fail("checkpoint.restart", "'" + restart + "' holds a '" + checkpoint->problem() +
+                                            "' state, not '" + config.problem() + "'");
+  }
+  std::unique_ptr<Problem> problem = info.create(config, backend);
+
+  const bool created = make_directories(outdir);
+  const std::string started = utc_stamp();
+  FolderLock lock(outdir, this_process() + ", input " + config.input_file() + ", started " + started);
+  RunContext ctx{config, backend, outdir, {}, options.quiet};
+  try {
+    auto scope = ctx.timers.scope("setup");
+    if (!checkpoint) {
+      problem->initialize(ctx);
+    } else {
+      problem->restore(*checkpoint, ctx);
+      if (!options.quiet)
+        spdlog::info("restarted from {} at step {}", restart, problem->current_step());
+    }
+  } catch (const InputError&) {
+    // Refused before anything was written: the folder stays as it was.
+    problem.reset();
+    lock = FolderLock();
+    std::error_code ec;
+    if (created) std::filesystem::remove(outdir, ec);
+    throw;
+  }
+  checkpoint.reset();
+  write_file_atomic(ctx.path("run.yaml"), run_yaml(config, backend, outdir, started));
   if (!options.quiet)
     spdlog::info("{}: problem {} on {}, output in {}", config.input_file(), config.problem(),
                  backend, outdir);
 
-  std::unique_ptr<Problem> problem = info.create(config, backend);
-  const std::string restart = config.string("checkpoint.restart");
-  {
-    auto scope = ctx.timers.scope("setup");
-    if (restart.empty()) {
-      problem->initialize(ctx);
-    } else {
-      const CheckpointReader checkpoint(restart);
-      if (checkpoint.problem() != config.problem())
-        config.fail("checkpoint.restart", "'" + restart + "' holds a '" + checkpoint.problem() +
-                                              "' state, not '" + config.problem() + "'");
-      problem->restore(checkpoint, ctx);
-      if (!options.quiet)
-        spdlog::info("restarted from {} at step {}", restart, problem->current_step());
-    }
-  }
-
   const std::int64_t every = config.integer("checkpoint.every");
   const auto write_checkpoint = [&] {
+    // Only a good state is saved, and the series hold every row up to it.
+    problem->check_state(ctx);
+    problem->flush_output();
     auto scope = ctx.timers.scope("checkpoint");
     CheckpointWriter writer(config.problem());
     problem->save(writer);
@@ -141,10 +223,11 @@ RunResult run_problem(const Config& config, const RunOptions& options) {
     }
     if (config.boolean("checkpoint.at_end") && !(every > 0 && last % every == 0))
       write_checkpoint();
+    problem->flush_output();
+    ctx.outputs.commit();
   } catch (...) {
-    // Keep what was measured: timers and every file the problem wrote are committed.
-    problem.reset();
-    ctx.timers.write_csv(ctx.path("timers.csv"));
+    progress.interrupt();
+    keep_after_failure(problem, ctx);
     throw;
   }
   progress.finish(problem->current_step());

@@ -70,15 +70,16 @@ int main(int argc, char** argv) {
   run->add_option("--set", overrides, "Override a key: --set system.n=4096 (repeatable)");
   run->add_option("--output", output, "Output folder (overrides output.directory)");
   run->add_flag("--quiet", quiet, "Only warnings and errors");
-  run->add_option("--threads", threads, "Host threads for the OpenMP backend");
-  run->add_option("--device", device, "GPU index for the CUDA backend");
+  auto* run_threads = run->add_option("--threads", threads, "Host threads for the OpenMP backend");
+  auto* run_device = run->add_option("--device", device, "GPU index for the CUDA backend");
 
   auto* check = app.add_subcommand("check", "Validate an input file without running it");
   check->add_option("input", input, "YAML input file")->required();
   check->add_option("--set", overrides, "Override a key, validated like the file");
 
   auto* info = app.add_subcommand("info", "Print version, Kokkos configuration and devices");
-  info->add_option("--threads", threads, "Host threads for the OpenMP backend");
+  auto* info_threads =
+      info->add_option("--threads", threads, "Host threads for the OpenMP backend");
 
   auto* schema = app.add_subcommand("schema", "Print the input reference (Markdown)");
   schema->add_option("problem", schema_problem, "Only this problem");
@@ -120,16 +121,19 @@ int main(int argc, char** argv) {
     if (*check) {
       const Config config = Registry::instance().loader().load_file(input, overrides);
       const ProblemInfo& problem = Registry::instance().find(config.problem());
+      resolve_output_dir(config, "");
       if (problem.check) problem.check(config);
       std::printf("%s: ok (problem %s)\n", input.c_str(), config.problem().c_str());
       return ok;
     }
     if (*info) {
+      check_launch_options(threads, info_threads->count() > 0, -1, false);
       KokkosSession session(threads, -1);
       std::cout << info_text();
       return ok;
     }
     // run: validate before touching the device so bad input fails fast.
+    check_launch_options(threads, run_threads->count() > 0, device, run_device->count() > 0);
     const Config config = Registry::instance().loader().load_file(input, overrides);
     KokkosSession session(threads, device);
     const RunResult result = run_problem(config, RunOptions{backend, output, quiet});

@@ -2,6 +2,7 @@
 // What the driver needs from a physics. A Problem is constructed from a validated Config for one
 // execution space, then either initialized or restored from a checkpoint, and stepped.
 #include "config/config.hpp"
+#include "io/series_file.hpp"
 #include "run/checkpoint.hpp"
 #include "run/timers.hpp"
 
@@ -16,6 +17,9 @@ struct RunContext {
   std::string output_dir;  // exists when the problem is constructed
   Timers timers;
   bool quiet = false;
+  // The run's series files (time series, trajectories): problems open theirs here and the
+  // driver commits them, after the last step or after a failure.
+  RunOutputs outputs;
 
   std::string path(const std::string& file) const { return output_dir + "/" + file; }
 };
@@ -35,8 +39,17 @@ class Problem {
   // Advances one step.
   virtual void advance(RunContext& ctx) = 0;
   // Called after initialize/restore and after every step; the problem applies its own output
-  // cadence. `final` is true once, after the last step.
+  // cadence. `final` is true once, after the last step. Series are opened in ctx.outputs
+  // (restore continues them from the checkpoint's step); the driver commits them.
   virtual void output(RunContext& ctx, bool final) = 0;
+  // Throws RuntimeFailure naming the step and the quantity when the state is not fit to go on
+  // or to be saved (not finite, exploded, particles lost). Problems check what is cheap every
+  // step themselves; the driver calls this before every checkpoint, so that a checkpoint always
+  // holds a good state.
+  virtual void check_state(RunContext& ctx) { (void)ctx; }
+  // Hands every record computed so far to its file. The driver calls it before every
+  // checkpoint, so the files hold at least what the checkpoint has passed.
+  virtual void flush_output() {}
 };
 
 }  // namespace hayate::core

@@ -46,6 +46,11 @@ void Progress::update(std::int64_t step) {
   }
 }
 
+void Progress::interrupt() {
+  if (drawn_) std::fprintf(stderr, "\r\033[K");
+  drawn_ = false;
+}
+
 void Progress::finish(std::int64_t step) {
   if (quiet_) return;
   if (drawn_) std::fprintf(stderr, "\r\033[K");

@@ -10,6 +10,8 @@ class Progress {
   Progress(std::int64_t first_step, std::int64_t last_step, bool quiet, double interval_s);
   void update(std::int64_t step);
   void finish(std::int64_t step);
+  // The run stopped on an error: clears a line drawn in place, so the error starts a line.
+  void interrupt();
 
  private:
   using Clock = std::chrono::steady_clock;

@@ -33,13 +33,13 @@ double Timers::total() const {
 }
 
 void Timers::write_csv(const std::string& path) const {
-  CsvWriter csv(path, {"phase", "calls", "total_s", "mean_s", "percent"});
   const double all = total();
+  std::vector<std::vector<CsvValue>> rows;
   for (const auto& p : phases_) {
-    csv.row({p.name, p.calls, p.seconds, p.calls ? p.seconds / p.calls : 0.0,
-             all > 0 ? 100.0 * p.seconds / all : 0.0});
+    rows.push_back({p.name, p.calls, p.seconds, p.calls ? p.seconds / p.calls : 0.0,
+                    all > 0 ? 100.0 * p.seconds / all : 0.0});
   }
-  csv.commit();
+  write_csv_file(path, {"phase", "calls", "total_s", "mean_s", "percent"}, rows);
 }
 
 }  // namespace hayate::core

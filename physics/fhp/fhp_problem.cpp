@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <vector>
 
 namespace hayate::fhp {
@@ -114,7 +115,8 @@ class FhpProblem final : public core::Problem {
     step_ = 0;
     fields_.reset();
     profile_.assign(3 * std::size_t(shape_.ny), 0.0);
-    open_output(ctx);
+    mass_ = engine_->totals().mass;
+    open_output(ctx, std::nullopt);
     if (!ctx.quiet)
       spdlog::info("fhp: {} on {}x{} sites, {} kernel, {} particles", model_name(model_), shape_.nx,
                    shape_.ny, kernel_name(kernel_), engine_->totals().mass);
@@ -141,7 +143,8 @@ class FhpProblem final : public core::Problem {
       const auto saved = cp.get_vector<double>("profile_sums");
       if (saved.size() == profile_.size()) profile_ = saved;
     }
-    open_output(ctx);
+    mass_ = engine_->totals().mass;
+    open_output(ctx, step_);
   }
 
   void save(CheckpointWriter& cp) const override {
@@ -170,6 +173,7 @@ class FhpProblem final : public core::Problem {
     if (step_ % every_ == 0 || final) {
       auto scope = ctx.timers.scope("totals");
       const Totals t = engine_->totals();
+      guard(t);
       const double m = double(std::max<std::int64_t>(1, t.mass));
       csv_.row(
           {step_, t.mass, t.momentum_x(), t.momentum_y(), t.momentum_x() / m, t.momentum_y() / m});
@@ -200,10 +204,24 @@ class FhpProblem final : public core::Problem {
     }
   }
 
+  void check_state(RunContext&) override { guard(engine_->totals()); }
+
  private:
-  void open_output(RunContext& ctx) {
-    csv_ = core::CsvWriter(ctx.path("fields.csv"),
-                           {"step", "mass", "momentum_x", "momentum_y", "mean_ux", "mean_uy"});
+  // Collisions, walls, obstacles and the forcing all conserve the particles: a change in their
+  // number means the lattice lost some.
+  void guard(const Totals& t) const {
+    if (t.mass != mass_)
+      throw core::RuntimeFailure(
+          fmt::format("fhp: the lattice holds {} particles at step {}, not the {} it started with "
+                      "(particles lost: the backend computed wrong results)",
+                      t.mass, step_, mass_));
+  }
+
+  // A fresh fields.csv, or (resume_after: the checkpoint's step) the folder's one continued.
+  void open_output(RunContext& ctx, std::optional<std::int64_t> resume_after) {
+    csv_ = core::CsvWriter(ctx.outputs, ctx.path("fields.csv"),
+                           {"step", "mass", "momentum_x", "momentum_y", "mean_ux", "mean_uy"},
+                           resume_after);
   }
 
   void write_snapshot(RunContext& ctx, bool final) {
@@ -216,15 +234,15 @@ class FhpProblem final : public core::Problem {
                        int(config_.integer("output.arrows")), config_.real("output.speed_max"));
     if (config_.boolean("output.profile")) {
       // Row averages over all columns: the velocity profile across a channel.
-      core::CsvWriter profile(ctx.path(stem + "_profile.csv"),
-                              {"row", "y", "density", "ux", "fluid_fraction"});
+      std::vector<std::vector<core::CsvValue>> rows;
       const double samples = double(fields_.samples()), nx = double(shape_.nx);
       for (int y = 0; y < shape_.ny; ++y) {
         const double m = profile_[3 * y], px2 = profile_[3 * y + 1], fluid = profile_[3 * y + 2];
-        profile.row({std::int64_t(y), y * sqrt3_2, fluid > 0 ? m / fluid : 0.0,
-                     m > 0 ? 0.5 * px2 / m : 0.0, fluid / (samples * nx)});
+        rows.push_back({std::int64_t(y), y * sqrt3_2, fluid > 0 ? m / fluid : 0.0,
+                        m > 0 ? 0.5 * px2 / m : 0.0, fluid / (samples * nx)});
       }
-      profile.commit();
+      core::write_csv_file(ctx.path(stem + "_profile.csv"),
+                           {"row", "y", "density", "ux", "fluid_fraction"}, rows);
     }
   }
 
@@ -239,6 +257,7 @@ class FhpProblem final : public core::Problem {
   std::vector<double> profile_;  // per row: particles, x momentum (half units), fluid sites
   std::unique_ptr<Engine<Space>> engine_;
   std::int64_t step_ = 0;
+  std::int64_t mass_ = 0;  // particles on the lattice: conserved
   core::CsvWriter csv_;
 };
 

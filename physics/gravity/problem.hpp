@@ -11,6 +11,7 @@
 #include "gravity/tree_solver.hpp"
 #include "io/csv_writer.hpp"
 #include "io/xyz.hpp"
+#include "run/guard.hpp"
 #include "run/problem.hpp"
 
 #include <fmt/format.h>
@@ -18,12 +19,16 @@
 
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
 namespace hayate::gravity {
 
 enum class Integrator { Leapfrog, Block, Hermite };
+
+// The largest relative energy error a run may reach before it is stopped as blown up.
+inline constexpr double max_energy_error = 1.0;
 
 inline Integrator parse_integrator(const std::string& name) {
   if (name == "block") return Integrator::Block;
@@ -138,11 +143,11 @@ class GravityProblem final : public core::Problem {
       if (integrator_ == Integrator::Hermite) {
         hermite_forces(p_.acc, p_.jerk, ctx);
       } else {
-        solver().prepare(p_, ctx.timers, 0);
+        prepare(ctx, 0);
         all_forces(ctx);
       }
     }
-    open_output(ctx);
+    open_output(ctx, std::nullopt);
   }
 
   void restore(const core::CheckpointReader& cp, core::RunContext& ctx) override {
@@ -163,7 +168,7 @@ class GravityProblem final : public core::Problem {
     cp.get_view("level", p_.level);
     if (cp.has("id")) cp.get_view("id", p_.id);  // absent from earlier versions' checkpoints
     solver().restore(cp, p_.n);
-    open_output(ctx);
+    open_output(ctx, step_);
   }
 
   void save(core::CheckpointWriter& cp) const override {
@@ -187,6 +192,7 @@ class GravityProblem final : public core::Problem {
   std::int64_t total_steps() const override { return steps_; }
 
   void advance(core::RunContext& ctx) override {
+    advancing_ = true;
     switch (integrator_) {
       case Integrator::Leapfrog:
         leapfrog_step(ctx);
@@ -199,17 +205,19 @@ class GravityProblem final : public core::Problem {
         break;
     }
     ++step_;
+    advancing_ = false;
   }
 
   void output(core::RunContext& ctx, bool final) override {
     if (step_ % every_ == 0 || final) thermo_row(ctx);
     if ((snapshot_every_ > 0 && step_ % snapshot_every_ == 0) || final) snapshot(ctx);
     if (force_error_every_ > 0 && (step_ % force_error_every_ == 0 || final)) force_error(ctx);
-    if (final) {
-      thermo_.commit();
-      snapshots_.commit();
-      if (force_errors_.is_open()) force_errors_.commit();
-    }
+  }
+
+  // Before a checkpoint: finite particles and a bounded energy error (one energy evaluation).
+  void check_state(core::RunContext& ctx) override {
+    check_finite();
+    guard_energy(measure(ctx));
   }
 
  private:
@@ -257,6 +265,7 @@ class GravityProblem final : public core::Problem {
 
   void hermite_forces(const Vec& acc, const Vec& jerk, core::RunContext& ctx) {
     // The constructor only builds the direct solver for Hermite (the factory checks it).
+    check_finite(p_.x, "position");
     auto scope = ctx.timers.scope("direct");
     direct_->solver().compute_hermite(p_.x, p_.v, p_.m, p_.n, false, {acc, {}, jerk});
   }
@@ -267,7 +276,7 @@ class GravityProblem final : public core::Problem {
       kick(space_, p_, 0.5 * dt_);
       drift(space_, p_, dt_);
     }
-    solver().prepare(p_, ctx.timers, 0);
+    prepare(ctx, 0);
     all_forces(ctx);
     auto scope = ctx.timers.scope("integrate");
     kick(space_, p_, 0.5 * dt_);
@@ -312,7 +321,7 @@ class GravityProblem final : public core::Problem {
         coarsest_due = max_level_ - zeros <= levels.coarsest ? 0 : max_level_ - zeros;
       }
       // May reorder the particles: select after it.
-      solver().prepare(p_, ctx.timers, coarsest_due);
+      prepare(ctx, coarsest_due);
       {
         auto scope = ctx.timers.scope("integrate");
         count = block_select(space_, p_, tick, max_level_, active_, row_, select_work_);
@@ -326,27 +335,62 @@ class GravityProblem final : public core::Problem {
     time_ += dt_;
   }
 
-  void thermo_row(core::RunContext& ctx) {
+  // Every force evaluation (and the tree build before it) sees finite positions only.
+  void prepare(core::RunContext& ctx, int coarsest_due) {
+    check_finite(p_.x, "position");
+    solver().prepare(p_, ctx.timers, coarsest_due);
+  }
+
+  void check_finite() const {
+    check_finite(p_.x, "position");
+    check_finite(p_.v, "velocity");
+  }
+
+  void check_finite(const Vec& view, const char* what) const {
+    const std::int64_t row = core::first_non_finite(space_, view);
+    if (row < 0) return;
+    const int id = on_host(space_, Kokkos::subview(p_.id, row))();
+    throw core::RuntimeFailure(
+        fmt::format("gravity: the {} of particle {} is not finite {} step {}; reduce time.dt or "
+                    "raise system.softening",
+                    what, id, advancing_ ? "in" : "at", advancing_ ? step_ + 1 : step_));
+  }
+
+  Thermo measure(core::RunContext& ctx) {
     solver().accelerations(p_, {{}, p_.n}, true, {tmp_acc_, p_.pot, {}}, ctx.timers, true);
-    Thermo t;
-    {
-      auto scope = ctx.timers.scope("diagnostics");
-      t = measure_thermo(space_, p_);
-    }
-    auto scope = ctx.timers.scope("output");
+    auto scope = ctx.timers.scope("diagnostics");
+    return measure_thermo(space_, p_);
+  }
+
+  // The relative energy error (absolute when the initial energy is 0).
+  double energy_error(double e) const { return e0_ != 0 ? (e - e0_) / std::fabs(e0_) : e - e0_; }
+
+  // A run whose energy is not finite, or has moved by more than its own size, has blown up.
+  void guard_energy(const Thermo& t) const {
     const double e = t.etotal();
     if (!std::isfinite(e))
       throw core::RuntimeFailure(fmt::format(
           "gravity: the energy is not finite at step {} (time {}); reduce time.dt or raise "
           "system.softening",
           step_, time_));
+    if (have_e0_ && !(std::fabs(energy_error(e)) <= max_energy_error))
+      throw core::RuntimeFailure(fmt::format(
+          "gravity: the energy error is {:.3g} at step {} (time {}), beyond {}: the integration "
+          "has blown up; reduce time.dt (block steps: time.eta) or raise system.softening",
+          energy_error(e), step_, time_, max_energy_error));
+  }
+
+  void thermo_row(core::RunContext& ctx) {
+    const Thermo t = measure(ctx);
+    auto scope = ctx.timers.scope("output");
+    guard_energy(t);
+    const double e = t.etotal();
     if (!have_e0_) {
       e0_ = e;
       have_e0_ = true;
     }
     thermo_.row({step_, time_, t.ke, t.pe, e, t.p[0], t.p[1], t.p[2], t.l[0], t.l[1], t.l[2],
-                 t.virial_ratio(), e0_ != 0 ? (e - e0_) / std::fabs(e0_) : e - e0_,
-                 force_evaluations_});
+                 t.virial_ratio(), energy_error(e), force_evaluations_});
   }
 
   void snapshot(core::RunContext& ctx) {
@@ -374,14 +418,17 @@ class GravityProblem final : public core::Problem {
     snapshots_.write(f);
   }
 
-  void open_output(core::RunContext& ctx) {
-    thermo_ = core::CsvWriter(ctx.path("thermo.csv"),
+  // Fresh series, or (resume_after: the checkpoint's step) the folder's series continued.
+  void open_output(core::RunContext& ctx, std::optional<std::int64_t> resume_after) {
+    thermo_ = core::CsvWriter(ctx.outputs, ctx.path("thermo.csv"),
                               {"step", "time", "ke", "pe", "etotal", "px", "py", "pz", "lx", "ly",
-                               "lz", "virial_ratio", "energy_error", "force_evaluations"});
-    snapshots_ = core::XyzWriter(ctx.path("snapshots.xyz"));
+                               "lz", "virial_ratio", "energy_error", "force_evaluations"},
+                              resume_after);
+    snapshots_ = core::XyzWriter(ctx.outputs, ctx.path("snapshots.xyz"), resume_after);
     if (force_error_every_ > 0)
-      force_errors_ = core::CsvWriter(ctx.path("force_error.csv"),
-                                      {"step", "time", "samples", "p50", "p90", "p99", "max"});
+      force_errors_ =
+          core::CsvWriter(ctx.outputs, ctx.path("force_error.csv"),
+                          {"step", "time", "samples", "p50", "p90", "p99", "max"}, resume_after);
     if (!ctx.quiet)
       spdlog::info("gravity: {} particles, {} solver, {} precision, {} integrator", p_.n,
                    config_.string("solver"), config_.string("precision"),
@@ -406,6 +453,7 @@ class GravityProblem final : public core::Problem {
   double time_ = 0;
   double e0_ = 0;
   bool have_e0_ = false;
+  bool advancing_ = false;  // inside advance(): a failure is in step step_ + 1
   std::int64_t force_evaluations_ = 0;  // targets evaluated by block steps (this run segment)
   core::CsvWriter thermo_;
   core::XyzWriter snapshots_;

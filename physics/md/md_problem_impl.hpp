@@ -7,6 +7,7 @@
 #include "md_problem.hpp"
 #include "md_setup.hpp"
 #include "md_system.hpp"
+#include "run/guard.hpp"
 #include "run/problem.hpp"
 
 #include <fmt/format.h>
@@ -15,6 +16,7 @@
 #include <cmath>
 #include <memory>
 #include <numeric>
+#include <optional>
 
 namespace hayate::md {
 
@@ -25,11 +27,16 @@ class MdProblem final : public core::Problem {
       : steps_(config.integer("run.steps")),
         thermo_every_(config.integer("output.thermo_every")),
         dump_every_(config.integer("output.dump_every")),
-        system_(make_system(config, space, backend)) {}
+        system_(make_system(config, space, backend)) {
+    const auto& masses = system_.type_set().mass;
+    lightest_ = *std::min_element(masses.begin(), masses.end());
+    dt_ = system_.params().dt;
+    reach_ = system_.type_set().max_cutoff() + system_.params().skin;
+  }
 
   void initialize(core::RunContext& ctx) override {
     system_.initialize();
-    open_output(ctx);
+    open_output(ctx, std::nullopt);
   }
 
   void restore(const core::CheckpointReader& cp, core::RunContext& ctx) override {
@@ -38,7 +45,7 @@ class MdProblem final : public core::Problem {
     } catch (const std::runtime_error& e) {
       ctx.config.fail("checkpoint.restart", e.what());
     }
-    open_output(ctx);
+    open_output(ctx, system_.step());
   }
 
   void save(core::CheckpointWriter& cp) const override { system_.save(cp); }
@@ -57,6 +64,11 @@ class MdProblem final : public core::Problem {
     if (system_.needs_rebuild()) {
       auto scope = ctx.timers.scope("neighbor");
       system_.rebuild();
+      if (system_.lost_atoms() > 0)
+        throw core::RuntimeFailure(fmt::format(
+            "md: {} atoms lost in step {} (positions not finite): the integration has blown "
+            "up; reduce run.dt",
+            system_.lost_atoms(), system_.step()));
     }
     {
       auto scope = ctx.timers.scope("force");
@@ -71,11 +83,7 @@ class MdProblem final : public core::Problem {
     auto scope = ctx.timers.scope("output");
     if (step % thermo_every_ == 0 || final) {
       const Thermo t = system_.thermo();
-      if (!std::isfinite(t.etotal) || !std::isfinite(t.press))
-        throw core::RuntimeFailure(fmt::format(
-            "md: non-finite energy or pressure at step {} (time step too large or atoms "
-            "overlapping)",
-            step));
+      guard(t);
       if (step != last_thermo_) thermo_.row({t.step, t.temp, t.pe, t.ke, t.etotal, t.press});
       last_thermo_ = step;
     }
@@ -83,10 +91,17 @@ class MdProblem final : public core::Problem {
       dump_.write(frame());
       last_dump_ = step;
     }
-    if (final) {
-      thermo_.commit();
-      if (dump_.is_open()) dump_.commit();
-    }
+  }
+
+  // Before a checkpoint: finite positions and the thermo guard on the current state (the
+  // energy and pressure are the last computed).
+  void check_state(core::RunContext&) override {
+    if (core::first_non_finite(system_.space(), system_.positions()) >= 0)
+      throw core::RuntimeFailure(
+          fmt::format("md: atoms lost at step {} (positions not finite): the integration has "
+                      "blown up; reduce run.dt",
+                      system_.step()));
+    guard(system_.thermo());
   }
 
   // The current configuration in atom-id order.
@@ -126,14 +141,33 @@ class MdProblem final : public core::Problem {
     return MdSystem<Space, Real, Style>(init, read_params(config, backend, init.size()), space);
   }
 
-  void open_output(core::RunContext& ctx) {
-    thermo_ =
-        core::CsvWriter(ctx.path("thermo.csv"), {"step", "temp", "pe", "ke", "etotal", "press"});
-    if (dump_every_ > 0) dump_ = core::XyzWriter(ctx.path("dump.xyz"));
+  // Not finite, or so hot that the lightest atoms' rms speed carries them past the neighbor
+  // cutoff in one step: no stable integration looks like that.
+  void guard(const Thermo& t) const {
+    if (!std::isfinite(t.etotal) || !std::isfinite(t.press) || !std::isfinite(t.temp))
+      throw core::RuntimeFailure(fmt::format(
+          "md: the energy, pressure or temperature is not finite at step {} (time step too "
+          "large or atoms overlapping)",
+          t.step));
+    const double per_step = std::sqrt(3.0 * std::max(t.temp, 0.0) / lightest_) * dt_;
+    if (per_step > reach_)
+      throw core::RuntimeFailure(fmt::format(
+          "md: the temperature is {:.3g} at step {}: atoms move about {:.3g} per step, beyond "
+          "the neighbor cutoff {:.3g}; the integration has blown up (reduce run.dt)",
+          t.temp, t.step, per_step, reach_));
+  }
+
+  // Fresh series, or (resume_after: the checkpoint's step) the folder's series continued.
+  void open_output(core::RunContext& ctx, std::optional<std::int64_t> resume_after) {
+    thermo_ = core::CsvWriter(ctx.outputs, ctx.path("thermo.csv"),
+                              {"step", "temp", "pe", "ke", "etotal", "press"}, resume_after);
+    if (dump_every_ > 0)
+      dump_ = core::XyzWriter(ctx.outputs, ctx.path("dump.xyz"), resume_after);
   }
 
   std::int64_t steps_, thermo_every_, dump_every_;
   MdSystem<Space, Real, Style> system_;
+  double lightest_ = 1, dt_ = 0, reach_ = 0;  // the thermo guard's lightest mass, step, cutoff
   core::CsvWriter thermo_;
   core::XyzWriter dump_;
   std::int64_t last_thermo_ = -1, last_dump_ = -1;

@@ -136,7 +136,7 @@ class MdSystem {
   // positions and builds the list from them.
   void rebuild() {
     owned_packed_ = false;
-    wrap();
+    lost_ = wrap();
     bins_.bin(space_, ConstVec(x_), box_, cutneigh_);
     permute(bins_.atoms);
     Kokkos::deep_copy(space_, x_build_, x_);
@@ -157,6 +157,7 @@ class MdSystem {
     if (params_.every > 0 && step_ - last_build_ >= params_.every) return true;
     if (!params_.check) return false;
     const double half = 0.5 * params_.skin;
+    // A position that is not finite forces the rebuild that counts it (wrap()).
     return max_displacement2() > half * half;
   }
 
@@ -168,7 +169,9 @@ class MdSystem {
         KOKKOS_LAMBDA(int i, double& v) {
           const double dx = double(x(i, 0) - xb(i, 0)), dy = double(x(i, 1) - xb(i, 1)),
                        dz = double(x(i, 2) - xb(i, 2));
-          const double r2 = dx * dx + dy * dy + dz * dz;
+          const double d2 = dx * dx + dy * dy + dz * dz;
+          // A position that is not finite counts as the farthest move (NaN would not compare).
+          const double r2 = compat::isfinite(d2) ? d2 : 1e300;
           v = r2 > v ? r2 : v;
         },
         Kokkos::Max<double>(m));
@@ -422,22 +425,32 @@ class MdSystem {
     build_list();
   }
 
-  // Wraps x into [0, L).
-  void wrap() {
+  // Wraps x into [0, L); returns the number of atoms lost (a position that is not finite).
+  int wrap() {
     owned_packed_ = false;
     const auto x = x_;
     const Box<Real> box = box_;
-    Kokkos::parallel_for(
-        "hayate::md::wrap", Kokkos::RangePolicy<Space>(space_, 0, natoms_), KOKKOS_LAMBDA(int i) {
+    int lost = 0;
+    Kokkos::parallel_reduce(
+        "hayate::md::wrap", Kokkos::RangePolicy<Space>(space_, 0, natoms_),
+        KOKKOS_LAMBDA(int i, int& count) {
+          bool finite = true;
           for (int d = 0; d < 3; ++d) {
             const Real l = box.length[d];
             Real p = x(i, d);
+            finite = finite && compat::isfinite(p);
             p -= l * compat::floor(p / l);
             if (p >= l) p -= l;  // rounding of tiny negative values
             x(i, d) = p;
           }
-        });
+          if (!finite) ++count;
+        },
+        lost);
+    return lost;
   }
+
+  // Atoms whose position was not finite at the last rebuild: the run has blown up.
+  int lost_atoms() const { return lost_; }
 
   // New atom k is old atom perm(k).
   void permute(const Kokkos::View<int*, Mem>& perm) {
@@ -498,6 +511,7 @@ class MdSystem {
   ForceCompute<Space, Real, Style> force_;
   EnergyVirial ev_;
   std::int64_t step_ = 0, last_build_ = 0, rebuilds_ = 0;
+  int lost_ = 0;  // atoms lost at the last rebuild (wrap())
   mutable bool kick_pending_ = false;  // see finish_step()
   bool owned_packed_ = false;          // q_ holds the atoms' current records (see kick_drift())
 };

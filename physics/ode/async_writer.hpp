@@ -1,7 +1,8 @@
 #pragma once
 // A host thread that runs file-writing jobs in order. At most two batches are in flight (one
 // being written, one queued), so the stepping loop only waits when the disk is slower than the
-// model for two whole batches: double buffering.
+// model for two whole batches: double buffering. The first job that fails stops the writing:
+// later jobs are dropped, and the failure is rethrown once, by the next submit() or flush().
 #include <condition_variable>
 #include <deque>
 #include <exception>
@@ -29,6 +30,7 @@ class AsyncWriter {
     std::unique_lock<std::mutex> lock(mutex_);
     done_.wait(lock, [&] { return jobs_.size() + busy_ < 2; });
     rethrow(lock);
+    if (failed_) return;
     jobs_.push_back(std::move(job));
     wake_.notify_all();
   }
@@ -55,13 +57,18 @@ class AsyncWriter {
       if (jobs_.empty()) return;
       auto job = std::move(jobs_.front());
       jobs_.pop_front();
+      if (failed_) {
+        done_.notify_all();
+        continue;
+      }
       busy_ = 1;
       lock.unlock();
       try {
         job();
       } catch (...) {
         lock.lock();
-        if (!error_) error_ = std::current_exception();
+        if (!failed_) error_ = std::current_exception();
+        failed_ = true;
         lock.unlock();
       }
       lock.lock();
@@ -75,6 +82,7 @@ class AsyncWriter {
   std::deque<std::function<void()>> jobs_;
   std::size_t busy_ = 0;
   bool stop_ = false;
+  bool failed_ = false;  // a job failed: later ones are dropped
   std::exception_ptr error_;
   std::thread thread_;
 };

@@ -3,20 +3,23 @@
 #include "ode/ode_problem.hpp"
 
 #include "exec/dispatch.hpp"
-#include "io/atomic_file.hpp"
 #include "io/csv_writer.hpp"
+#include "io/series_file.hpp"
 #include "ode/async_writer.hpp"
 #include "ode/engine.hpp"
 #include "ode/reference.hpp"
 #include "ode/tuning.hpp"
+#include "run/guard.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <memory>
+#include <optional>
 
 namespace hayate::ode {
 
@@ -163,6 +166,8 @@ class Runner {
                                 AdaptiveStats& stats) = 0;
   virtual void evaluate(double t) = 0;
   virtual std::vector<double> states() = 0;
+  // The first state value ([index * M + m]) that is not finite, or -1.
+  virtual std::int64_t first_non_finite_state() = 0;
   // Values at offsets into [states | variables] (each [index * M + m]).
   virtual std::vector<double> gather(const std::vector<std::int64_t>& offsets) = 0;
 };
@@ -208,6 +213,9 @@ class DeviceRunner final : public Runner {
   }
   void evaluate(double t) override { engine_.evaluate(t); }
   std::vector<double> states() override { return engine_.states_host(); }
+  std::int64_t first_non_finite_state() override {
+    return core::first_non_finite(engine_.space(), engine_.x());
+  }
   std::vector<double> gather(const std::vector<std::int64_t>& offsets) override {
     using Mem = typename Space::memory_space;
     const Space& space = engine_.space();
@@ -261,6 +269,12 @@ class HostRunner final : public Runner {
   }
   void evaluate(double t) override { h_->evaluate(t); }
   std::vector<double> states() override { return h_->x(); }
+  std::int64_t first_non_finite_state() override {
+    const auto& x = h_->x();
+    for (std::size_t i = 0; i < x.size(); ++i)
+      if (!std::isfinite(x[i])) return std::int64_t(i);
+    return -1;
+  }
   std::vector<double> gather(const std::vector<std::int64_t>& offsets) override {
     const auto nx = static_cast<std::int64_t>(h_->x().size());
     std::vector<double> row;
@@ -338,11 +352,12 @@ class OdeProblem final : public core::Problem {
           program_.max_stack);
   }
 
+  // A run that stopped early still hands the rows it computed to trace.csv.
   ~OdeProblem() override {
     try {
-      flush();
+      flush_output();
     } catch (const std::exception& e) {
-      spdlog::error("ode: writing output failed: {}", e.what());
+      spdlog::warn("ode: while stopping: {}", e.what());
     }
   }
 
@@ -350,7 +365,7 @@ class OdeProblem final : public core::Problem {
     runner_->set_states(x0_);
     runner_->set_params(params_);
     step_ = 0;
-    open_output(ctx);
+    open_output(ctx, std::nullopt);
   }
 
   void restore(const CheckpointReader& cp, RunContext& ctx) override {
@@ -361,7 +376,7 @@ class OdeProblem final : public core::Problem {
     h_ = cp.get<double>("h");
     runner_->set_states(cp.get_vector<double>("x"));
     runner_->set_params(params_);
-    open_output(ctx);
+    open_output(ctx, step_);
   }
 
   void save(CheckpointWriter& cp) const override {
@@ -386,6 +401,7 @@ class OdeProblem final : public core::Problem {
         runner_->advance(step_, steps, dt_);
     }
     step_ += steps;
+    check_states();
   }
 
   void output(RunContext& ctx, bool final) override {
@@ -393,20 +409,33 @@ class OdeProblem final : public core::Problem {
     record();
     if (dump_every_ > 0 && (step_ % (dump_every_ * every_) == 0 || final)) dump();
     if (final) {
-      flush();
+      flush_output();
       if (method_ == Method::RK45 && !ctx.quiet)
         spdlog::info("rk45: {} steps accepted, {} rejected, last step {:.4g}", stats_.accepted,
                      stats_.rejected, h_);
-      const auto x = runner_->states();
-      for (std::size_t i = 0; i < x.size(); ++i)
-        if (!std::isfinite(x[i]))
-          throw core::RuntimeFailure(
-              fmt::format("ode: state {} of member {} is not finite at t = {} (reduce dt?)",
-                          model_->state_names[i / M_], i % M_, double(step_) * dt_));
     }
   }
 
+  void check_state(RunContext&) override { check_states(); }
+
+  // The trace rows computed so far and the state dumps, through the writer thread to disk.
+  void flush_output() override {
+    submit_batch();
+    writer_.flush();
+  }
+
  private:
+  // After every output interval: one reduction over all states of all members.
+  void check_states() {
+    const std::int64_t i = runner_->first_non_finite_state();
+    if (i < 0) return;
+    const std::size_t k = std::size_t(i);
+    throw core::RuntimeFailure(fmt::format(
+        "ode: state {} of member {} is not finite at step {} (t = {}); reduce run.dt (rk45: "
+        "run.rtol)",
+        model_->state_names[k / M_], k % M_, step_, double(step_) * dt_));
+  }
+
   void select_outputs(const Config& config) {
     std::vector<std::string> patterns = config.strings("output.variables");
     if (patterns.empty()) patterns.push_back("*");
@@ -476,19 +505,41 @@ class OdeProblem final : public core::Problem {
       for (std::size_t m = 0; m < M_; ++m) params_[j * M_ + m] = member_value(sweeps[j], m);
   }
 
-  void open_output(RunContext& ctx) {
-    trace_path_ = ctx.path("trace.csv");
+  // Fresh files, or (resume_after: the checkpoint's step) the folder's trace and dumps continued.
+  void open_output(RunContext& ctx, std::optional<std::int64_t> resume_after) {
     std::vector<std::string> header{"step", "t"};
     header.insert(header.end(), columns_.begin(), columns_.end());
-    auto csv = std::make_shared<core::CsvWriter>(trace_path_, header);
-    csv_ = csv;
+    csv_ = std::make_shared<core::CsvWriter>(ctx.outputs, ctx.path("trace.csv"), header,
+                                             resume_after);
     if (dump_every_ > 0) {
-      auto file = std::make_shared<core::AtomicFile>(ctx.path("states.bin"), true);
-      const char magic[8] = {'H', 'Y', 'T', 'O', 'D', 'E', '0', '1'};
+      // "HYTODE01", u64 states, u64 members, then per dump: i64 step, f64 t, the states.
+      std::string head = "HYTODE01";
       const std::uint64_t dims[2] = {program_.n_states, M_};
-      file->stream().write(magic, 8);
-      file->stream().write(reinterpret_cast<const char*>(dims), sizeof dims);
-      dump_file_ = file;
+      head.append(reinterpret_cast<const char*>(dims), sizeof dims);
+      const std::uint64_t record = 16 + 8 * program_.n_states * M_;
+      core::SeriesFile::Keep keep;
+      dump_last_kept_.reset();
+      if (resume_after)
+        keep = [&, record, after = *resume_after](std::istream& in, const std::string& path) {
+          std::string have(head.size(), '\0');
+          if (!in.read(have.data(), std::streamsize(have.size()))) return std::uint64_t(0);
+          if (have != head)
+            throw core::InputError(core::SourceLocation{path, 0, 0},
+                                   "the state dumps to continue hold another model or ensemble; "
+                                   "restart into another output folder or move the file away");
+          std::uint64_t kept = head.size();
+          std::vector<char> dump(record);
+          while (in.read(dump.data(), std::streamsize(record))) {
+            std::int64_t step = 0;
+            std::memcpy(&step, dump.data(), sizeof step);
+            if (step > after) break;
+            kept += record;
+            dump_last_kept_ = step;
+          }
+          return kept;
+        };
+      dump_file_ = ctx.outputs.open(ctx.path("states.bin"), true, head, keep);
+      if (dump_file_->kept() == 0) dump_last_kept_.reset();
     }
   }
 
@@ -498,6 +549,12 @@ class OdeProblem final : public core::Problem {
     batch_.push_back(double(step_));
     batch_.push_back(t);
     const auto row = runner_->gather(offsets_);
+    for (std::size_t c = 0; c < row.size(); ++c)
+      if (!std::isfinite(row[c]))
+        throw core::RuntimeFailure(
+            fmt::format("ode: output '{}' is not finite at step {} (t = {}); reduce run.dt (rk45: "
+                        "run.rtol)",
+                        columns_[c], step_, t));
     batch_.insert(batch_.end(), row.begin(), row.end());
     if (batch_.size() >= rows_per_batch_ * (columns_.size() + 2)) submit_batch();
   }
@@ -518,22 +575,17 @@ class OdeProblem final : public core::Problem {
   }
 
   void dump() {
+    if (dump_last_kept_ && step_ <= *dump_last_kept_) return;  // the earlier run's dump
     auto file = dump_file_;
     const std::int64_t step = step_;
     const double t = double(step_) * dt_;
     writer_.submit([file, step, t, x = runner_->states()] {
-      file->stream().write(reinterpret_cast<const char*>(&step), sizeof step);
-      file->stream().write(reinterpret_cast<const char*>(&t), sizeof t);
-      file->stream().write(reinterpret_cast<const char*>(x.data()),
-                           std::streamsize(x.size() * sizeof(double)));
+      auto& out = file->stream();
+      out.write(reinterpret_cast<const char*>(&step), sizeof step);
+      out.write(reinterpret_cast<const char*>(&t), sizeof t);
+      out.write(reinterpret_cast<const char*>(x.data()), std::streamsize(x.size() * sizeof(double)));
+      file->end_record();
     });
-  }
-
-  void flush() {
-    submit_batch();
-    writer_.flush();
-    if (csv_) csv_->commit();
-    if (dump_file_) dump_file_->commit();
   }
 
   std::unique_ptr<FlatModel> model_;
@@ -550,9 +602,9 @@ class OdeProblem final : public core::Problem {
   std::vector<std::int64_t> offsets_;
   std::vector<std::string> columns_;
   bool needs_eval_ = false;
-  std::string trace_path_;
   std::shared_ptr<core::CsvWriter> csv_;
-  std::shared_ptr<core::AtomicFile> dump_file_;
+  std::shared_ptr<core::SeriesFile> dump_file_;
+  std::optional<std::int64_t> dump_last_kept_;  // the last dump kept from the earlier run
   std::vector<double> batch_;
   AsyncWriter writer_;
 };

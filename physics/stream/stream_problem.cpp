@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <limits>
+#include <optional>
 
 namespace hayate::stream {
 namespace {
@@ -36,7 +38,7 @@ class StreamProblem final : public core::Problem {
   void initialize(RunContext& ctx) override {
     arrays_.fill();
     step_ = 0;
-    open_output(ctx);
+    open_output(ctx, std::nullopt);
   }
 
   void restore(const CheckpointReader& cp, RunContext& ctx) override {
@@ -47,7 +49,7 @@ class StreamProblem final : public core::Problem {
     cp.get_view("a", arrays_.a);
     cp.get_view("b", arrays_.b);
     cp.get_view("c", arrays_.c);
-    open_output(ctx);
+    open_output(ctx, step_);
   }
 
   void save(CheckpointWriter& cp) const override {
@@ -92,6 +94,13 @@ class StreamProblem final : public core::Problem {
   void verify(RunContext& ctx) {
     Real ea, eb, ec;
     expected_values<Real>(step_, scalar_, ea, eb, ec);
+    if (!std::isfinite(double(ea)) || !std::isfinite(double(eb)) || !std::isfinite(double(ec)))
+      throw core::RuntimeFailure(fmt::format(
+          "stream: the values overflow {} after {} rounds with run.scalar = {} (they grow "
+          "{:.4g}x per round); the results cannot be checked: use |run.scalar| <= 0.414 or "
+          "fewer rounds",
+          sizeof(Real) == 4 ? "float" : "double", step_, double(scalar_),
+          std::fabs(double(scalar_) * double(scalar_) + 2 * double(scalar_))));
     const double worst = arrays_.max_relative_error(ea, eb, ec);
     // Devices may contract b + s*c into an FMA, so allow a few rounding steps per round.
     const double tolerance = 16.0 * std::numeric_limits<Real>::epsilon() * double(step_ + 1);
@@ -107,9 +116,11 @@ class StreamProblem final : public core::Problem {
     }
   }
 
-  void open_output(RunContext& ctx) {
-    csv_ = core::CsvWriter(ctx.path("stream.csv"),
-                           {"step", "copy_GBps", "scale_GBps", "add_GBps", "triad_GBps"});
+  // A fresh stream.csv, or (resume_after: the checkpoint's step) the folder's one continued.
+  void open_output(RunContext& ctx, std::optional<std::int64_t> resume_after) {
+    csv_ = core::CsvWriter(ctx.outputs, ctx.path("stream.csv"),
+                           {"step", "copy_GBps", "scale_GBps", "add_GBps", "triad_GBps"},
+                           resume_after);
   }
 
   std::int64_t n_, steps_, every_;
@@ -121,6 +132,25 @@ class StreamProblem final : public core::Problem {
   double best_rate_[4] = {0, 0, 0, 0};
   core::CsvWriter csv_;
 };
+
+// One round maps a -> (s^2 + 2s) a (and b, c follow a), so for |s^2 + 2s| > 1 the values grow
+// geometrically: a run that would overflow the element type is refused before it starts.
+void validate(const Config& config) {
+  const double s = config.real("run.scalar");
+  const double growth = std::fabs(s * s + 2 * s);
+  if (!(growth > 1)) return;
+  const bool single = config.string("system.precision") == "float";
+  const double largest =
+      single ? double(std::numeric_limits<float>::max()) : std::numeric_limits<double>::max();
+  // |a_n| = g^n and |c_n| = |1 + s| g^(n-1) <= 2 g^n: safe while 2 g^n stays below the largest.
+  const double rounds = (std::log(largest) - std::log(2.0)) / std::log(growth);
+  if (double(config.integer("run.steps")) > rounds)
+    config.fail("run.steps",
+                fmt::format("with run.scalar = {} the values grow {:.4g}x per round and overflow "
+                            "{} after about {:.0f} rounds; use at most that many rounds or "
+                            "|run.scalar| <= 0.414 (the default keeps them bounded)",
+                            s, growth, single ? "float" : "double", std::floor(rounds)));
+}
 
 void declare(core::Schema& s) {
   s.section("system", "The arrays");
@@ -149,14 +179,17 @@ void declare(core::Schema& s) {
 void register_problem(core::Registry& registry) {
   registry.add(core::ProblemInfo{
       "stream", "Memory-bandwidth probe: STREAM copy/scale/add/triad on the chosen backend",
-      declare, [](const Config& config, const std::string& backend) {
+      declare,
+      [](const Config& config, const std::string& backend) {
+        validate(config);
         return core::dispatch_backend(backend, [&](auto space) -> std::unique_ptr<core::Problem> {
           using Space = decltype(space);
           if (config.string("system.precision") == "float")
             return std::make_unique<StreamProblem<Space, float>>(config, space);
           return std::make_unique<StreamProblem<Space, double>>(config, space);
         });
-      }});
+      },
+      validate});
 }
 
 }  // namespace hayate::stream

@@ -61,6 +61,7 @@ void run_gravity(const std::string& yaml, const std::string& dir, const Space& s
     problem.advance(ctx);
     problem.output(ctx, problem.current_step() >= last);
   }
+  ctx.outputs.commit();
   core::CheckpointWriter checkpoint("gravity");
   problem.save(checkpoint);
   checkpoint.write(ctx.path("checkpoint.bin"));
