@@ -1,8 +1,8 @@
 #include "run/driver.hpp"
 
 #include "compat/kokkos_compat.hpp"
-#include "io/atomic_file.hpp"
 #include "exec/dispatch.hpp"
+#include "io/atomic_file.hpp"
 #include "run/progress.hpp"
 #include "run/registry.hpp"
 
@@ -89,7 +89,10 @@ std::string run_yaml(const Config& config, const std::string& backend, const std
 }  // namespace
 
 RunResult run_problem(const Config& config, const RunOptions& options) {
-  const std::string backend = resolve_backend(config, options.backend);
+  // Everything `hayate check` checks, the restart checkpoint included, before anything is
+  // written: a run refused here leaves the output folder as it was.
+  ValidatedRun validated = validate_run(config, options.backend);
+  const std::string backend = validated.backend;
   std::string outdir = options.output_dir;
   if (outdir.empty()) outdir = config.string("output.directory");
   if (outdir.empty()) outdir = "out/" + config.input_stem();
@@ -103,19 +106,16 @@ RunResult run_problem(const Config& config, const RunOptions& options) {
                  backend, outdir);
 
   std::unique_ptr<Problem> problem = info.create(config, backend);
-  const std::string restart = config.string("checkpoint.restart");
   {
     auto scope = ctx.timers.scope("setup");
-    if (restart.empty()) {
+    if (!validated.checkpoint) {
       problem->initialize(ctx);
     } else {
-      const CheckpointReader checkpoint(restart);
-      if (checkpoint.problem() != config.problem())
-        config.fail("checkpoint.restart", "'" + restart + "' holds a '" + checkpoint.problem() +
-                                              "' state, not '" + config.problem() + "'");
-      problem->restore(checkpoint, ctx);
+      problem->restore(*validated.checkpoint, ctx);
+      validated.checkpoint.reset();  // its bytes are on the device now
       if (!options.quiet)
-        spdlog::info("restarted from {} at step {}", restart, problem->current_step());
+        spdlog::info("restarted from {} at step {}", config.string("checkpoint.restart"),
+                     problem->current_step());
     }
   }
 

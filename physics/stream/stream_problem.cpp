@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <limits>
 
 namespace hayate::stream {
@@ -21,6 +22,33 @@ using core::CheckpointReader;
 using core::CheckpointWriter;
 using core::Config;
 using core::RunContext;
+
+// Checks a checkpoint against the input before anything is made from it: n, the precision
+// (from the arrays' size), the step within run.steps, every value finite.
+void check_checkpoint(const Config& config, const CheckpointReader& cp) {
+  const std::int64_t n = config.integer("system.n");
+  const auto saved_n = cp.get<std::int64_t>("n", 0, std::numeric_limits<std::int64_t>::max());
+  if (saved_n != n)
+    core::checkpoint_mismatch(config, "system.n", cp,
+                              fmt::format("holds n = {}, the input {}", saved_n, n));
+  const std::int64_t steps = config.integer("run.steps");
+  const auto step = cp.get<std::int64_t>("step", 0, std::numeric_limits<std::int64_t>::max());
+  if (step > steps)
+    core::checkpoint_mismatch(config, "run.steps", cp,
+                              fmt::format("is at step {}, beyond run.steps = {}", step, steps));
+  const bool single = config.string("system.precision") == "float";
+  const std::size_t element = single ? sizeof(float) : sizeof(double);
+  for (const char* name : {"a", "b", "c"}) {
+    const std::size_t bytes = cp.size(name);
+    if (bytes != std::size_t(n) * element && bytes == std::size_t(n) * (12 - element))
+      core::checkpoint_mismatch(config, "system.precision", cp,
+                                fmt::format("holds {} arrays", single ? "double" : "float"));
+    if (single)
+      cp.check_reals<float>(name, std::size_t(n));
+    else
+      cp.check_reals<double>(name, std::size_t(n));
+  }
+}
 
 template <class Space, class Real>
 class StreamProblem final : public core::Problem {
@@ -40,10 +68,8 @@ class StreamProblem final : public core::Problem {
   }
 
   void restore(const CheckpointReader& cp, RunContext& ctx) override {
-    if (cp.get<std::int64_t>("n") != n_)
-      ctx.config.fail("system.n",
-                      fmt::format("the checkpoint holds n = {}", cp.get<std::int64_t>("n")));
-    step_ = cp.get<std::int64_t>("step");
+    check_checkpoint(ctx.config, cp);
+    step_ = cp.get<std::int64_t>("step", 0, steps_);
     cp.get_view("a", arrays_.a);
     cp.get_view("b", arrays_.b);
     cp.get_view("c", arrays_.c);
@@ -148,15 +174,19 @@ void declare(core::Schema& s) {
 
 void register_problem(core::Registry& registry) {
   registry.add(core::ProblemInfo{
-      "stream", "Memory-bandwidth probe: STREAM copy/scale/add/triad on the chosen backend",
-      declare, [](const Config& config, const std::string& backend) {
+      "stream",
+      "Memory-bandwidth probe: STREAM copy/scale/add/triad on the chosen backend",
+      declare,
+      [](const Config& config, const std::string& backend) {
         return core::dispatch_backend(backend, [&](auto space) -> std::unique_ptr<core::Problem> {
           using Space = decltype(space);
           if (config.string("system.precision") == "float")
             return std::make_unique<StreamProblem<Space, float>>(config, space);
           return std::make_unique<StreamProblem<Space, double>>(config, space);
         });
-      }});
+      },
+      {},
+      check_checkpoint});
 }
 
 }  // namespace hayate::stream
