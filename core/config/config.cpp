@@ -1,5 +1,7 @@
 #include "config/config.hpp"
 
+#include "config/input_file.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -62,7 +64,7 @@ std::vector<std::string> split(const std::string& path, char sep) {
 }
 
 std::string describe(const YAML::Node& n) {
-  if (n.IsScalar()) return "'" + n.Scalar() + "'";
+  if (n.IsScalar()) return quoted(n.Scalar());
   if (n.IsSequence()) return "a list";
   if (n.IsMap()) return "a mapping";
   return "nothing";
@@ -90,8 +92,13 @@ class Validator {
       p = cut == std::string::npos ? std::string() : p.substr(0, cut);
     }
     const YAML::Mark m = node.Mark();
-    if (m.line < 0) return fallback;
-    return SourceLocation{file_, m.line + 1, m.column + 1};
+    if (m.line >= 0) return SourceLocation{file_, m.line + 1, m.column + 1};
+    // No position in the file: a section an override created on its way to its key
+    // ("--set nosuch.key=1" makes "nosuch"). Blame that override, not the file's first line.
+    if (!path.empty())
+      for (const auto& [key, where] : overrides_)
+        if (key.compare(0, path.size() + 1, path + ".") == 0) return where;
+    return fallback;
   }
 
   static YAML::Node key_node(const YAML::Node& map, const std::string& name) {
@@ -107,7 +114,7 @@ class Validator {
   // Validates mapping `in` against `section`; fills `out` in schema order.
   void section(const Section& section, const YAML::Node& in, const std::string& prefix,
                YAML::Node& out, const SourceLocation& here, const Section& root) {
-    const std::string shown = prefix.empty() ? "top level" : "'" + prefix + "'";
+    const std::string shown = prefix.empty() ? "top level" : quoted(prefix);
     if (!in.IsNull() && !in.IsMap()) {
       report(at(prefix, in, here),
              fmt::format("expected a mapping at {}, got {}", shown, describe(in)));
@@ -125,7 +132,7 @@ class Validator {
         const std::string path = prefix.empty() ? name : prefix + "." + name;
         const SourceLocation key_at = at(path, key, here);
         if (!seen.insert(name).second) {
-          report(key_at, fmt::format("duplicate key '{}'", path));
+          report(key_at, fmt::format("duplicate key {}", quoted(path)));
           continue;
         }
         if (!section.find(name) && !former_key(path, key_at, it->second, here))
@@ -187,7 +194,7 @@ class Validator {
       const std::string child = path + "." + it->first.Scalar();
       const SourceLocation child_at = at(child, it->first, here);
       if (!former_key(child, child_at, it->second, here))
-        report(child_at, fmt::format("unknown key '{}'", child));
+        report(child_at, fmt::format("unknown key {}", quoted(child)));
     }
     return true;
   }
@@ -214,7 +221,7 @@ class Validator {
         for (std::size_t i = 0; i < names.size(); ++i) hint += (i ? ", " : "") + names[i];
       }
     }
-    report(where, fmt::format("unknown key '{}'{}", path, hint));
+    report(where, fmt::format("unknown key {}{}", quoted(path), hint));
   }
 
   bool in_range(const KeySpec& k, double v) const {
@@ -267,14 +274,14 @@ class Validator {
           return true;
         }
         const std::string near = nearest(text, k.choices);
-        report(where, fmt::format("'{}': expected {}, got '{}'{}", path, expected, text,
+        report(where, fmt::format("'{}': expected {}, got {}{}", path, expected, quoted(text),
                                   near.empty() ? "" : "; did you mean '" + near + "'?"));
         return false;
       }
       default:
         break;
     }
-    report(where, fmt::format("'{}': expected {}, got '{}'", path, expected, text));
+    report(where, fmt::format("'{}': expected {}, got {}", path, expected, quoted(text)));
     return false;
   }
 
@@ -345,7 +352,7 @@ void apply_overrides(YAML::Node& root, const std::vector<std::string>& overrides
                      std::map<std::string, SourceLocation>& origin,
                      std::vector<Diagnostic>& diagnostics) {
   for (const auto& arg : overrides) {
-    const SourceLocation where{"--set " + arg, 0, 0};
+    const SourceLocation where{"--set " + echo(arg), 0, 0};
     const auto eq = arg.find('=');
     const std::string path = eq == std::string::npos ? arg : trim(arg.substr(0, eq));
     if (eq == std::string::npos || path.empty()) {
@@ -374,7 +381,7 @@ void apply_overrides(YAML::Node& root, const std::vector<std::string>& overrides
         current[parts[i]] = YAML::Node(YAML::NodeType::Map);
         next = current[parts[i]];
       } else if (!next.IsMap()) {
-        diagnostics.push_back({where, fmt::format("'{}' is not a section", parts[i])});
+        diagnostics.push_back({where, fmt::format("{} is not a section", quoted(parts[i]))});
         ok = false;
       }
       current.reset(next);
@@ -503,11 +510,7 @@ std::string Config::to_yaml() const {
 
 Config ConfigLoader::load_file(const std::string& file,
                                const std::vector<std::string>& overrides) const {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(SourceLocation{file, 0, 0}, "cannot open the input file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return load_string(text.str(), file, overrides);
+  return load_string(read_regular_file(file, "input file", max_input_file_bytes), file, overrides);
 }
 
 Config ConfigLoader::load_string(const std::string& text, const std::string& file,
@@ -545,7 +548,7 @@ Config ConfigLoader::load_string(const std::string& text, const std::string& fil
                                                     : SourceLocation{file, problem.Mark().line + 1,
                                                                      problem.Mark().column + 1};
     const std::string near = nearest(name, problems_);
-    throw InputError(where, "'problem': expected one of: " + choices + ", got '" + name + "'" +
+    throw InputError(where, "'problem': expected one of: " + choices + ", got " + quoted(name) +
                                 (near.empty() ? "" : "; did you mean '" + near + "'?"));
   }
 

@@ -34,6 +34,8 @@ class Config {
   std::vector<Config> records(const std::string& path) const;
 
   SourceLocation where(const std::string& path) const;
+  // The full key path of `path` in messages (with a record item's prefix: "obstacles[2].file").
+  std::string key_path(const std::string& path) const { return prefix_ + path; }
   // Reports a problem-level check (e.g. "box smaller than the cutoff") at the key's position.
   [[noreturn]] void fail(const std::string& path, const std::string& message) const;
 

@@ -3,10 +3,24 @@
 //   "HAYATECK" | u32 version | string problem | u64 count | count x (string name, u64 size, bytes)
 //   | u64 FNV-1a of everything before it.   (string = u64 length + bytes)
 // A problem saves every piece of state it needs to continue bitwise-identically.
+//
+// The checksum only catches accidents: a crafted file can carry any value with a valid checksum.
+// So nothing read from a checkpoint is trusted. The reader checks the container (every length
+// against the bytes left, the entry count against the file size, names unique); the typed
+// accessors check each entry's size, that reals are finite, booleans 0 or 1, and that integers
+// (counts, steps, indices, types) lie in the range the caller gives; each problem then checks the
+// entries against its input (ProblemInfo::check_restart) before anything is allocated from them.
+// A failure is an InputError (exit 2) at the input key that named the file, naming the entry.
+#include "config/error.hpp"
+#include "config/input_file.hpp"
+
 #include <Kokkos_Core.hpp>
 
+#include <array>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -14,6 +28,8 @@
 #include <vector>
 
 namespace hayate::core {
+
+class Config;
 
 inline constexpr std::uint32_t checkpoint_format_version = 1;
 
@@ -51,51 +67,223 @@ class CheckpointWriter {
   std::vector<std::pair<std::string, std::vector<char>>> entries_;
 };
 
+namespace detail {
+template <class T>
+struct is_real_array : std::false_type {};
+template <class T, std::size_t N>
+struct is_real_array<std::array<T, N>> : std::is_floating_point<T> {};
+}  // namespace detail
+
 class CheckpointReader {
  public:
-  // Throws InputError when the file is missing, truncated, of another version or corrupt.
-  explicit CheckpointReader(const std::string& path);
+  // Throws InputError when the file is missing, not a regular file, too large, truncated, of
+  // another version or corrupt. `origin`: the input key that named the file (messages point
+  // there); empty: messages point at the path.
+  explicit CheckpointReader(const std::string& path, FileOrigin origin = {});
 
   const std::string& path() const { return path_; }
   const std::string& problem() const { return problem_; }
+  const FileOrigin& origin() const { return origin_; }
   bool has(const std::string& name) const { return entries_.count(name) != 0; }
-  const std::vector<char>& bytes(const std::string& name) const;
-  std::string get_string(const std::string& name) const {
-    const auto& b = bytes(name);
-    return std::string(b.begin(), b.end());
+  // Every entry's name, in name order.
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const auto& e : entries_) out.push_back(e.first);
+    return out;
   }
+  // Bytes of an entry (throws when absent).
+  std::size_t size(const std::string& name) const { return find(name).size; }
+  // A copy of an entry's bytes.
+  std::vector<char> bytes(const std::string& name) const {
+    const Entry& e = find(name);
+    return std::vector<char>(data_.begin() + std::ptrdiff_t(e.offset),
+                             data_.begin() + std::ptrdiff_t(e.offset + e.size));
+  }
+  std::string get_string(const std::string& name, std::size_t max_length = 4096) const {
+    const Entry& e = find(name);
+    if (e.size > max_length)
+      fail(name, "holds a string of " + std::to_string(e.size) + " bytes, at most " +
+                     std::to_string(max_length) + " expected");
+    return std::string(data_.data() + e.offset, e.size);
+  }
+
+  // One value of exactly sizeof(T) bytes. Reals (and arrays of reals) must be finite, booleans
+  // 0 or 1. An integer used as a count, step or index goes through the ranged overload below.
   template <class T>
   T get(const std::string& name) const {
-    const auto& b = sized(name, sizeof(T));
+    static_assert(std::is_trivially_copyable<T>::value, "checkpoint values must be plain data");
+    const Entry& e = sized(name, sizeof(T));
+    const char* p = data_.data() + e.offset;
+    if constexpr (std::is_same<T, bool>::value) {
+      if (p[0] != 0 && p[0] != 1)
+        fail(name, "holds " + std::to_string(int(p[0])) + ", not a boolean");
+    }
     T value;
-    std::memcpy(&value, b.data(), sizeof(T));
+    std::memcpy(&value, p, sizeof(T));
+    if constexpr (std::is_floating_point<T>::value) {
+      if (!std::isfinite(value)) fail(name, "holds a value that is not finite");
+    } else if constexpr (detail::is_real_array<T>::value) {
+      for (std::size_t k = 0; k < value.size(); ++k)
+        if (!std::isfinite(value[k])) fail(name, "holds a value that is not finite", k);
+    }
     return value;
   }
+  // An integer in [lo, hi].
+  template <class T>
+  T get(const std::string& name, T lo, T hi) const {
+    static_assert(std::is_integral<T>::value && !std::is_same<T, bool>::value,
+                  "a ranged entry is an integer");
+    const T value = get<T>(name);
+    if (value < lo || value > hi) out_of_range(name, value, lo, hi);
+    return value;
+  }
+
+  // A list of reals (each finite) of any length, or of exactly `count` elements.
   template <class T>
   std::vector<T> get_vector(const std::string& name) const {
-    const auto& b = bytes(name);
-    if (b.size() % sizeof(T) != 0) mismatch(name, b.size(), sizeof(T));
-    std::vector<T> values(b.size() / sizeof(T));
-    std::memcpy(values.data(), b.data(), b.size());
-    return values;
+    static_assert(std::is_floating_point<T>::value,
+                  "a list of integers needs a count and a range (get_vector(name, count, lo, hi))");
+    const Entry& e = find(name);
+    if (e.size % sizeof(T) != 0) mismatch(name, e.size, sizeof(T));
+    return values<T>(name, e.size / sizeof(T));
   }
-  // Fills an already-sized contiguous View; its size must match the saved one.
+  template <class T>
+  std::vector<T> get_vector(const std::string& name, std::size_t count) const {
+    static_assert(std::is_floating_point<T>::value,
+                  "a list of integers needs a range (get_vector(name, count, lo, hi))");
+    sized(name, count * sizeof(T));
+    return values<T>(name, count);
+  }
+  // A list of exactly `count` integers, each in [lo, hi].
+  template <class T>
+  std::vector<T> get_vector(const std::string& name, std::size_t count, T lo, T hi) const {
+    static_assert(std::is_integral<T>::value, "a ranged list holds integers");
+    sized(name, count * sizeof(T));
+    std::vector<T> v = values<T>(name, count);
+    for (std::size_t k = 0; k < count; ++k)
+      if (v[k] < lo || v[k] > hi) out_of_range(name, v[k], lo, hi, k);
+    return v;
+  }
+
+  // Fills an already-sized contiguous View of reals; its size must match the saved one and
+  // every value must be finite.
   template <class View>
   void get_view(const std::string& name, const View& view) const {
-    auto host = Kokkos::create_mirror_view(Kokkos::HostSpace(), view);
-    const auto& b = sized(name, host.span() * sizeof(typename View::value_type));
-    std::memcpy(host.data(), b.data(), b.size());
+    using T = typename View::non_const_value_type;
+    static_assert(std::is_floating_point<T>::value,
+                  "a View of integers needs a range: get_view(name, view, lo, hi)");
+    get_view_if(
+        name, view, [](const T& v) { return std::isfinite(v); }, "not finite");
+  }
+  // The same for a View of integers, each in [lo, hi].
+  template <class View>
+  void get_view(const std::string& name, const View& view, typename View::non_const_value_type lo,
+                typename View::non_const_value_type hi) const {
+    using T = typename View::non_const_value_type;
+    static_assert(std::is_integral<T>::value, "a ranged View holds integers");
+    auto host = mirror(name, view);
+    const T* p = host.data();
+    for (std::size_t k = 0; k < host.span(); ++k)
+      if (p[k] < lo || p[k] > hi) out_of_range(name, p[k], lo, hi, k);
+    Kokkos::deep_copy(view, host);
+  }
+  // The same with a predicate each element must meet; `problem` says what a failing one is.
+  template <class View, class Predicate>
+  void get_view_if(const std::string& name, const View& view, Predicate ok,
+                   const char* problem) const {
+    auto host = mirror(name, view);
+    const auto* p = host.data();
+    for (std::size_t k = 0; k < host.span(); ++k)
+      if (!ok(p[k])) fail(name, std::string("holds a value that is ") + problem, k);
     Kokkos::deep_copy(view, host);
   }
 
+  // Checks, without copying, that an entry holds exactly `count` finite reals of type T (and,
+  // with `positive`, each > 0).
+  template <class T>
+  void check_reals(const std::string& name, std::size_t count, bool positive = false) const {
+    static_assert(std::is_floating_point<T>::value, "reals");
+    const Entry& e = sized(name, count * sizeof(T));
+    for (std::size_t k = 0; k < count; ++k) {
+      T v;
+      std::memcpy(&v, data_.data() + e.offset + k * sizeof(T), sizeof(T));
+      if (!std::isfinite(v)) fail(name, "holds a value that is not finite", k);
+      if (positive && !(v > 0)) fail(name, "holds a value that is not positive", k);
+    }
+  }
+
+  // Raw elements of an entry of exactly `count` elements of T, unchecked beyond the size: for
+  // validators that look at the whole array (permutations, masks).
+  template <class T>
+  std::vector<T> raw_vector(const std::string& name, std::size_t count) const {
+    sized(name, count * sizeof(T));
+    return values<T>(name, count);
+  }
+
+  // An InputError about entry `name` (its element `element`, when given): at the input key that
+  // named the checkpoint, naming the file, the entry and its byte offset in the file.
+  [[noreturn]] void fail(const std::string& name, const std::string& message,
+                         std::size_t element = npos) const;
+  // An InputError about the file as a whole.
+  [[noreturn]] void fail_file(const std::string& message) const;
+
+  static constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
+
  private:
-  const std::vector<char>& sized(const std::string& name, std::size_t expected) const;
+  struct Entry {
+    std::size_t offset = 0, size = 0;
+  };
+  const Entry& find(const std::string& name) const;
+  const Entry& sized(const std::string& name, std::size_t expected) const;
   [[noreturn]] void mismatch(const std::string& name, std::size_t have, std::size_t want) const;
+  template <class T>
+  [[noreturn]] void out_of_range(const std::string& name, T value, T lo, T hi,
+                                 std::size_t element = npos) const {
+    fail(name,
+         "holds " + std::to_string(value) + ", expected an integer in [" + std::to_string(lo) +
+             ", " + std::to_string(hi) + "]",
+         element);
+  }
+  template <class T>
+  std::vector<T> values(const std::string& name, std::size_t count) const {
+    std::vector<T> v(count);
+    if (count > 0) std::memcpy(v.data(), data_.data() + find(name).offset, count * sizeof(T));
+    return v;
+  }
+  template <class View>
+  auto mirror(const std::string& name, const View& view) const {
+    auto host = Kokkos::create_mirror_view(Kokkos::HostSpace(), view);
+    if (!host.span_is_contiguous()) throw std::logic_error("checkpoint: non-contiguous view");
+    const Entry& e = sized(name, host.span() * sizeof(typename View::value_type));
+    if (e.size > 0) std::memcpy(host.data(), data_.data() + e.offset, e.size);
+    return host;
+  }
 
   std::string path_;
+  FileOrigin origin_;
   std::string problem_;
-  std::map<std::string, std::vector<char>> entries_;
+  std::vector<char> data_;  // the whole file; entries are ranges of it
+  std::map<std::string, Entry> entries_;
 };
+
+// The checkpoint does not fit the input: an InputError at input key `key` (where the mismatching
+// value was given), naming the checkpoint: "'system.n': the checkpoint 'c.bin' <message>".
+[[noreturn]] void checkpoint_mismatch(const Config& config, const std::string& key,
+                                      const CheckpointReader& checkpoint,
+                                      const std::string& message);
+
+// Whether `values` (integers read from a checkpoint) hold each of 0 .. values.size() - 1 once;
+// the index of the first repeated or out-of-range element, or npos.
+template <class T>
+std::size_t first_non_permutation(const std::vector<T>& values) {
+  std::vector<char> seen(values.size(), 0);
+  for (std::size_t k = 0; k < values.size(); ++k) {
+    const T v = values[k];
+    if (v < 0 || std::uint64_t(v) >= values.size() || seen[std::size_t(v)]) return k;
+    seen[std::size_t(v)] = 1;
+  }
+  return CheckpointReader::npos;
+}
 
 std::uint64_t fnv1a(const void* data, std::size_t bytes,
                     std::uint64_t hash = 1469598103934665603ull);

@@ -155,20 +155,14 @@ void keep_after_failure(std::unique_ptr<Problem>& problem, RunContext& ctx) noex
 }  // namespace
 
 RunResult run_problem(const Config& config, const RunOptions& options) {
-  const std::string backend = resolve_backend(config, options.backend);
+  // Everything `hayate check` checks, the restart checkpoint included, before the output
+  // folder is touched: a run refused here leaves it as it was.
+  ValidatedRun validated = validate_run(config, options.backend);
+  const std::string backend = validated.backend;
   const std::string outdir = resolve_output_dir(config, options.output_dir);
   const ProblemInfo& info = Registry::instance().find(config.problem());
 
-  // What can be refused is refused before the output folder is touched: the checkpoint and the
-  // problem itself (its cross-key checks, the files it reads).
-  const std::string restart = config.string("checkpoint.restart");
-  std::optional<CheckpointReader> checkpoint;
-  if (!restart.empty()) {
-    checkpoint.emplace(restart);
-    if (checkpoint->problem() != config.problem())
-      config.fail("checkpoint.restart", "'" + restart + "' holds a '" + checkpoint->problem() +
-                                            "' state, not '" + config.problem() + "'");
-  }
+  // The problem is made before the folder is touched too: its constructor may still refuse.
   std::unique_ptr<Problem> problem = info.create(config, backend);
 
   const bool created = make_directories(outdir);
@@ -177,12 +171,13 @@ RunResult run_problem(const Config& config, const RunOptions& options) {
   RunContext ctx{config, backend, outdir, {}, options.quiet};
   try {
     auto scope = ctx.timers.scope("setup");
-    if (!checkpoint) {
+    if (!validated.checkpoint) {
       problem->initialize(ctx);
     } else {
-      problem->restore(*checkpoint, ctx);
+      problem->restore(*validated.checkpoint, ctx);
       if (!options.quiet)
-        spdlog::info("restarted from {} at step {}", restart, problem->current_step());
+        spdlog::info("restarted from {} at step {}", config.string("checkpoint.restart"),
+                     problem->current_step());
     }
   } catch (const InputError&) {
     // Refused before anything was written: the folder stays as it was.
@@ -192,7 +187,7 @@ RunResult run_problem(const Config& config, const RunOptions& options) {
     if (created) std::filesystem::remove(outdir, ec);
     throw;
   }
-  checkpoint.reset();
+  validated.checkpoint.reset();  // its bytes are on the device now
   write_file_atomic(ctx.path("run.yaml"), run_yaml(config, backend, outdir, started));
   if (!options.quiet)
     spdlog::info("{}: problem {} on {}, output in {}", config.input_file(), config.problem(),

@@ -76,6 +76,7 @@ int main(int argc, char** argv) {
   auto* check = app.add_subcommand("check", "Validate an input file without running it");
   check->add_option("input", input, "YAML input file")->required();
   check->add_option("--set", overrides, "Override a key, validated like the file");
+  check->add_option("--backend", backend, "Validate for this backend, as run --backend would");
 
   auto* info = app.add_subcommand("info", "Print version, Kokkos configuration and devices");
   auto* info_threads =
@@ -120,9 +121,8 @@ int main(int argc, char** argv) {
     }
     if (*check) {
       const Config config = Registry::instance().loader().load_file(input, overrides);
-      const ProblemInfo& problem = Registry::instance().find(config.problem());
+      validate_run(config, backend);  // what `run` checks before it writes anything
       resolve_output_dir(config, "");
-      if (problem.check) problem.check(config);
       std::printf("%s: ok (problem %s)\n", input.c_str(), config.problem().c_str());
       return ok;
     }

@@ -1,7 +1,9 @@
 #include "run/registry.hpp"
 
 #include "exec/dispatch.hpp"
+#include "run/driver.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace hayate::core {
@@ -50,6 +52,23 @@ ConfigLoader Registry::loader() const {
   // The loader looks schemas up through the global registry, which is where problems live.
   if (this != &instance()) throw std::logic_error("loader() of a non-global registry");
   return ConfigLoader(names(), &lookup);
+}
+
+ValidatedRun validate_run(const Config& config, const std::string& cli_backend) {
+  ValidatedRun run;
+  run.backend = resolve_backend(config, cli_backend);
+  const ProblemInfo& info = Registry::instance().find(config.problem());
+  if (info.check) info.check(config, run.backend);
+  const std::string restart = config.string("checkpoint.restart");
+  if (restart.empty()) return run;
+  run.checkpoint = std::make_unique<CheckpointReader>(
+      restart, FileOrigin{config.where("checkpoint.restart"), "checkpoint.restart"});
+  if (run.checkpoint->problem() != config.problem())
+    config.fail("checkpoint.restart", quoted(restart, 4 * echo_limit) + " holds a " +
+                                          quoted(run.checkpoint->problem()) + " state, not '" +
+                                          config.problem() + "'");
+  if (info.check_restart) info.check_restart(config, *run.checkpoint);
+  return run;
 }
 
 void declare_common_keys(Schema& s, const std::vector<std::string>& problems) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "config/input_file.hpp"
 #include "io/png.hpp"
 
 #include <cctype>
@@ -54,6 +55,8 @@ std::vector<Obstacle> read_obstacles(const core::Config& config) {
       o.file = item.string("file");
       if (!o.file.empty() && o.file[0] != '/') o.file = folder_of(config.input_file()) + o.file;
       o.threshold = item.real("threshold");
+      core::require_regular_file(o.file, "mask image", core::max_image_file_bytes,
+                                 {item.where("file"), item.key_path("file")});
       int w = 0, h = 0;
       try {
         read_mask(o.file, w, h);

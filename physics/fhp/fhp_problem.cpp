@@ -17,6 +17,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -64,6 +66,62 @@ void validate(const Config& config) {
   const auto v = config.reals("init.velocity");
   if (std::hypot(v[0], v[1]) + std::fabs(config.real("init.shear_amplitude")) > 0.5)
     config.fail("init.velocity", "initial speeds above 0.5 are outside the lattice gas' range");
+}
+
+// What `hayate check` and `hayate run` check before anything is written: the cross-key
+// checks and the obstacles (mask images read).
+void check_input(const Config& config, const std::string& /*backend*/) {
+  validate(config);
+  read_obstacles(config);
+}
+
+// Checks a checkpoint against the input before anything is made from it: the lattice size and
+// model, the step within run.steps, and every site: solid exactly where the input's walls and
+// obstacles are, no rest particle in a model without one; the field and profile sums finite.
+void check_checkpoint(const Config& config, const CheckpointReader& cp) {
+  const auto nx = cp.get<std::int32_t>("nx", 0, 1 << 30),
+             ny = cp.get<std::int32_t>("ny", 0, 1 << 30);
+  if (nx != config.integer("system.nx") || ny != config.integer("system.ny"))
+    core::checkpoint_mismatch(
+        config, nx != config.integer("system.nx") ? "system.nx" : "system.ny", cp,
+        fmt::format("holds a {}x{} lattice, the input {}x{}", nx, ny, config.integer("system.nx"),
+                    config.integer("system.ny")));
+  const Model model = parse_model(config.string("system.model"));
+  const auto saved_model = cp.get<std::int32_t>("model", 0, 1 << 30);
+  if (saved_model != int(model))
+    core::checkpoint_mismatch(config, "system.model", cp,
+                              fmt::format("was written by model number {}, the input asks for {}",
+                                          saved_model, model_name(model)));
+  const std::int64_t steps = config.integer("run.steps");
+  const auto step = cp.get<std::int64_t>("step", 0, std::numeric_limits<std::int64_t>::max());
+  if (step > steps)
+    core::checkpoint_mismatch(config, "run.steps", cp,
+                              fmt::format("is at step {}, beyond run.steps = {}", step, steps));
+  const LatticeShape shape{nx, ny};
+  const auto solid =
+      solid_sites(shape, config.string("system.boundary_x") == "walls",
+                  config.string("system.boundary_y") == "walls", read_obstacles(config));
+  const auto sites = cp.raw_vector<std::uint8_t>("sites", std::size_t(shape.sites()));
+  const bool rest = channels(model) > 6;
+  for (std::size_t i = 0; i < sites.size(); ++i) {
+    const bool is_solid = (sites[i] >> solid_bit) & 1u;
+    if (is_solid != (solid[i] != 0))
+      core::checkpoint_mismatch(
+          config, "obstacles", cp,
+          fmt::format("has {} site at column {}, row {}, where the input's walls and obstacles "
+                      "have {}",
+                      is_solid ? "a solid" : "a fluid", i % std::size_t(nx), i / std::size_t(nx),
+                      solid[i] ? "a solid one" : "fluid"));
+    if (!rest && ((sites[i] >> rest_bit) & 1u))
+      cp.fail("sites", "holds a rest particle, which " + model_name(model) + " does not have", i);
+  }
+  if (cp.has("field_sums")) {
+    if (cp.size("field_sums") % sizeof(double) != 0)
+      cp.fail("field_sums", "does not hold whole reals");
+    cp.check_reals<double>("field_sums", cp.size("field_sums") / sizeof(double));
+    cp.get<std::int32_t>("field_samples", 0, 1 << 30);
+  }
+  if (cp.has("profile_sums")) cp.get_vector<double>("profile_sums");
 }
 
 template <class Space>
@@ -123,26 +181,17 @@ class FhpProblem final : public core::Problem {
   }
 
   void restore(const CheckpointReader& cp, RunContext& ctx) override {
-    if (cp.get<std::int32_t>("nx") != shape_.nx || cp.get<std::int32_t>("ny") != shape_.ny)
-      ctx.config.fail("system.nx",
-                      fmt::format("the checkpoint holds a {}x{} lattice",
-                                  cp.get<std::int32_t>("nx"), cp.get<std::int32_t>("ny")));
-    if (cp.get<std::int32_t>("model") != int(model_))
-      ctx.config.fail("system.model", fmt::format("the checkpoint was written by fhp{}",
-                                                  cp.get<std::int32_t>("model")));
-    step_ = cp.get<std::int64_t>("step");
-    cp.get_view("sites", sites_);
+    check_checkpoint(config_, cp);  // sizes, solid sites and states checked before use
+    step_ = cp.get<std::int64_t>("step", 0, steps_);
+    cp.get_view("sites", sites_, std::uint8_t(0), std::uint8_t(255));
     engine_->load(sites_);
-    if (cp.has("field_sums") &&
-        cp.bytes("field_sums").size() == fields_.sums().span() * sizeof(double)) {
+    if (cp.has("field_sums") && cp.size("field_sums") == fields_.sums().span() * sizeof(double)) {
       cp.get_view("field_sums", fields_.sums());
-      fields_.set_samples(cp.get<std::int32_t>("field_samples"));
+      fields_.set_samples(cp.get<std::int32_t>("field_samples", 0, 1 << 30));
     }
     profile_.assign(3 * std::size_t(shape_.ny), 0.0);
-    if (cp.has("profile_sums")) {
-      const auto saved = cp.get_vector<double>("profile_sums");
-      if (saved.size() == profile_.size()) profile_ = saved;
-    }
+    if (cp.has("profile_sums") && cp.size("profile_sums") == profile_.size() * sizeof(double))
+      profile_ = cp.get_vector<double>("profile_sums", profile_.size());
     mass_ = engine_->totals().mass;
     open_output(ctx, step_);
   }
@@ -152,6 +201,7 @@ class FhpProblem final : public core::Problem {
     cp.put<std::int32_t>("ny", shape_.ny);
     cp.put<std::int32_t>("model", int(model_));
     cp.put<std::int64_t>("step", step_);
+    // Which sites are solid (walls and obstacles) is in the site bytes themselves.
     engine_->store(sites_);
     space_.fence();
     cp.put_view("sites", sites_);
@@ -382,7 +432,7 @@ void register_problem(core::Registry& registry) {
           return std::make_unique<FhpProblem<Space>>(config, space);
         });
       },
-      validate});
+      check_input, check_checkpoint});
 }
 
 }  // namespace hayate::fhp

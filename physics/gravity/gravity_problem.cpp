@@ -145,26 +145,41 @@ void declare(core::Schema& s) {
   s.removed("tree.curve", "keys follow the Peano-Hilbert curve");
 }
 
+// Cross-key checks the schema cannot express.
+void check_keys(const core::Config& config) {
+  if (config.string("initial.type") == "galaxy") {
+    const double total = config.real("initial.galaxy.bulge_mass") +
+                         config.real("initial.galaxy.disk_mass") +
+                         config.real("initial.galaxy.halo_mass");
+    if (!(total > 0))
+      config.fail("initial.galaxy.halo_mass", "the galaxy needs a positive total mass");
+  }
+  if (config.string("time.integrator") == "hermite" && config.string("solver") != "direct")
+    config.fail("solver", "the Hermite integrator needs the direct solver (jerks)");
+}
+
+// What `hayate check` and `hayate run` check before anything is written: the cross-key checks
+// and a particle file, read and checked (generated models are made by the run itself).
+void check(const core::Config& config, const std::string& /*backend*/) {
+  check_keys(config);
+  if (config.string("initial.type") == "file") make_initial_conditions(config);
+}
+
 }  // namespace
 
 void register_problem(core::Registry& registry) {
-  registry.add(core::ProblemInfo{
+  core::ProblemInfo info{
       "gravity",
       "Gravitational N-body: direct summation or Barnes-Hut tree, leapfrog/block/Hermite", declare,
       [](const core::Config& config, const std::string& backend) {
-        if (config.string("initial.type") == "galaxy") {
-          const double total = config.real("initial.galaxy.bulge_mass") +
-                               config.real("initial.galaxy.disk_mass") +
-                               config.real("initial.galaxy.halo_mass");
-          if (!(total > 0))
-            config.fail("initial.galaxy.halo_mass", "the galaxy needs a positive total mass");
-        }
-        if (config.string("time.integrator") == "hermite" && config.string("solver") != "direct")
-          config.fail("solver", "the Hermite integrator needs the direct solver (jerks)");
+        check_keys(config);
         return core::dispatch_backend(backend, [&](auto space) -> std::unique_ptr<core::Problem> {
           return std::make_unique<GravityProblem<decltype(space)>>(config, space);
         });
-      }});
+      }};
+  info.check = check;
+  info.check_restart = check_checkpoint;
+  registry.add(std::move(info));
 }
 
 }  // namespace hayate::gravity

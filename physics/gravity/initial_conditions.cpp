@@ -1,5 +1,7 @@
 #include "gravity/initial_conditions.hpp"
 
+#include "config/input_file.hpp"
+
 #include "config/error.hpp"
 #include "io/xyz.hpp"
 #include "util/random.hpp"
@@ -400,6 +402,8 @@ HostParticles make_initial_conditions(const core::Config& config) {
   }
   const std::string file = config.string("initial.file");
   if (file.empty()) config.fail("initial.file", "initial.type: file needs a particle file path");
+  core::require_regular_file(file, "particle file", core::max_data_file_bytes,
+                             {config.where("initial.file"), "initial.file"});
   try {
     return read_particles(file, config.string("initial.format"));
   } catch (const core::InputError& e) {

@@ -17,7 +17,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -67,6 +70,88 @@ inline int parse_i_per_thread(const std::string& value) {
   return value == "auto" ? 0 : std::stoi(value);
 }
 
+// The tree's input keys (tree.*).
+inline TreeParams tree_params(const core::Config& config) {
+  TreeParams t;
+  t.mac = config.string("tree.mac") == "theta" ? Mac::Theta : Mac::Acceleration;
+  t.dacc = config.real("tree.dacc");
+  t.theta = config.real("tree.theta");
+  t.first_direct = config.string("tree.first_step") == "direct";
+  t.leaf_size = int(config.integer("tree.leaf_size"));
+  t.rebuild_every = int(config.integer("tree.rebuild_every"));
+  t.quadrupole = config.boolean("tree.quadrupole");
+  return t;
+}
+
+// The particle count of the input: 2 for kepler, a particle file's count, else system.n; and the
+// key that sets it.
+inline std::pair<std::int64_t, std::string> input_particles(const core::Config& config) {
+  const std::string type = config.string("initial.type");
+  if (type == "kepler") return {2, "initial.type"};
+  if (type == "file") return {make_initial_conditions(config).size(), "initial.file"};
+  return {config.integer("system.n"), "system.n"};
+}
+
+// Checks a checkpoint against the input, entry by entry, on the host and before anything is
+// allocated from it: the particle count, integrator, solver, G, softening, dt and block levels
+// must be the input's; the step within run.steps, the time the step's; every real finite,
+// masses positive, levels within time.max_level, ids a permutation; the tree solver's entries
+// (check_tree_solver_checkpoint). Throws InputError at the mismatching key, or naming the entry.
+inline void check_checkpoint(const core::Config& config, const core::CheckpointReader& cp) {
+  const auto [n, n_key] = input_particles(config);
+  const auto saved_n = cp.get<std::int64_t>("n", 0, std::numeric_limits<std::int32_t>::max());
+  if (saved_n != n)
+    core::checkpoint_mismatch(config, n_key, cp,
+                              fmt::format("holds {} particles, the input {}", saved_n, n));
+  for (const auto& [entry, key] :
+       {std::pair<const char*, const char*>{"integrator", "time.integrator"},
+        {"solver", "solver"}}) {
+    const std::string saved = cp.get_string(entry, 64);
+    if (saved != config.string(key))
+      core::checkpoint_mismatch(config, key, cp,
+                                "was written with " + core::quoted(saved) +
+                                    ", the input asks for " + core::quoted(config.string(key)));
+  }
+  for (const auto& [entry, key] : {std::pair<const char*, const char*>{"G", "system.G"},
+                                   {"softening", "system.softening"},
+                                   {"dt", "time.dt"}}) {
+    const double saved = cp.get<double>(entry);
+    if (saved != config.real(key))
+      core::checkpoint_mismatch(config, key, cp,
+                                fmt::format("was written with {} = {}, the input gives {}", key,
+                                            saved, config.real(key)));
+  }
+  const auto max_level = std::int32_t(config.integer("time.max_level"));
+  const auto saved_level = cp.get<std::int32_t>("max_level", 0, 30);
+  if (saved_level != max_level)
+    core::checkpoint_mismatch(config, "time.max_level", cp,
+                              fmt::format("was written with time.max_level = {}", saved_level));
+  const std::int64_t steps = config.integer("run.steps");
+  const auto step = cp.get<std::int64_t>("step", 0, std::numeric_limits<std::int64_t>::max());
+  if (step > steps)
+    core::checkpoint_mismatch(config, "run.steps", cp,
+                              fmt::format("is at step {}, beyond run.steps = {}", step, steps));
+  // The time is the step's (dt added step by step, so to rounding): not another run's clock.
+  const double time = cp.get<double>("time");
+  const double expected = double(step) * config.real("time.dt");
+  if (!(std::fabs(time - expected) <=
+        (1e-9 + 1e-15 * double(step)) * std::max(1.0, std::fabs(expected))))
+    cp.fail("time", fmt::format("holds {}, but step {} of dt = {} is at {}", time, step,
+                                config.real("time.dt"), expected));
+  cp.get<double>("e0");
+  cp.get<bool>("have_e0");
+  const auto count = std::size_t(n);
+  for (const char* entry : {"x", "v", "acc", "jerk"}) cp.check_reals<double>(entry, 3 * count);
+  cp.check_reals<double>("m", count, true);
+  cp.get_vector<std::int32_t>("level", count, 0, max_level);
+  const auto id = cp.raw_vector<std::int32_t>("id", count);
+  const std::size_t bad = core::first_non_permutation(id);
+  if (bad != core::CheckpointReader::npos)
+    cp.fail("id", fmt::format("is not a permutation of the {} particles", n), bad);
+  if (config.string("solver") == "tree")
+    check_tree_solver_checkpoint(cp, int(n), tree_params(config));
+}
+
 // The gravity problem on one execution-space instance: every kernel, copy and reduction of the
 // run (initial-condition upload, force solvers, integrators, diagnostics, force-error samples)
 // goes to `space`.
@@ -95,14 +180,7 @@ class GravityProblem final : public core::Problem {
     const Precision precision = parse_precision(config.string("precision"));
     DirectSolver<Space> direct(space_, precision, shape, G_, eps_);
     if (config.string("solver") == "tree") {
-      TreeParams t;
-      t.mac = config.string("tree.mac") == "theta" ? Mac::Theta : Mac::Acceleration;
-      t.dacc = config.real("tree.dacc");
-      t.theta = config.real("tree.theta");
-      t.first_direct = config.string("tree.first_step") == "direct";
-      t.leaf_size = int(config.integer("tree.leaf_size"));
-      t.rebuild_every = int(config.integer("tree.rebuild_every"));
-      t.quadrupole = config.boolean("tree.quadrupole");
+      TreeParams t = tree_params(config);
       t.reorder = options.tree_reorder;
       solver_ = std::make_unique<TreeForce<Space>>(space_, precision, t, G_, eps_, direct);
     } else {
@@ -151,12 +229,10 @@ class GravityProblem final : public core::Problem {
   }
 
   void restore(const core::CheckpointReader& cp, core::RunContext& ctx) override {
-    const auto n = cp.get<std::int64_t>("n");
-    if (cp.get_string("integrator") != ctx.config.string("time.integrator"))
-      ctx.config.fail("time.integrator", "the checkpoint was written by the '" +
-                                             cp.get_string("integrator") + "' integrator");
+    check_checkpoint(ctx.config, cp);  // nothing below is sized or indexed unchecked
+    const auto n = cp.get<std::int64_t>("n", 0, std::numeric_limits<std::int32_t>::max());
     allocate(int(n));
-    step_ = cp.get<std::int64_t>("step");
+    step_ = cp.get<std::int64_t>("step", 0, steps_);
     time_ = cp.get<double>("time");
     e0_ = cp.get<double>("e0");
     have_e0_ = cp.get<bool>("have_e0");
@@ -165,8 +241,8 @@ class GravityProblem final : public core::Problem {
     cp.get_view("acc", p_.acc);
     cp.get_view("jerk", p_.jerk);
     cp.get_view("m", p_.m);
-    cp.get_view("level", p_.level);
-    if (cp.has("id")) cp.get_view("id", p_.id);  // absent from earlier versions' checkpoints
+    cp.get_view("level", p_.level, 0, max_level_);
+    cp.get_view("id", p_.id, 0, int(n) - 1);
     solver().restore(cp, p_.n);
     open_output(ctx, step_);
   }
@@ -174,6 +250,11 @@ class GravityProblem final : public core::Problem {
   void save(core::CheckpointWriter& cp) const override {
     cp.put<std::int64_t>("n", p_.n);
     cp.put_string("integrator", config_.string("time.integrator"));
+    cp.put_string("solver", config_.string("solver"));
+    cp.put<double>("G", G_);
+    cp.put<double>("softening", eps_);
+    cp.put<double>("dt", dt_);
+    cp.put<std::int32_t>("max_level", max_level_);
     cp.put<std::int64_t>("step", step_);
     cp.put<double>("time", time_);
     cp.put<double>("e0", e0_);

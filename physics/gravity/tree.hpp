@@ -176,6 +176,32 @@ struct LevelBases {
   int at[32];
 };
 
+// Checks the tree entries of a checkpoint for n particles (host only): the node count, the leaf
+// size the tree was built with, a finite bounding cube, keys in ascending order within the cube's
+// 63 bits and an order that is a permutation of the particles. Returns the node count (0: no tree
+// was built). Throws InputError naming the entry.
+inline std::int64_t check_tree_checkpoint(const core::CheckpointReader& cp, int n, int leaf_size) {
+  const auto nodes = cp.get<std::int64_t>("tree_nodes", 0, (std::int64_t(1) << 28) - 1);
+  if (nodes == 0) return 0;
+  const auto saved_leaf = cp.get<std::int32_t>("tree_leaf_size", 1, 1 << 20);
+  if (saved_leaf != leaf_size)
+    cp.fail("tree_leaf_size",
+            "holds " + std::to_string(saved_leaf) +
+                ", but the input asks for tree.leaf_size = " + std::to_string(leaf_size));
+  cp.get<std::array<double, 3>>("tree_centre");
+  const double half = cp.get<double>("tree_half");
+  if (!(half > 0)) cp.fail("tree_half", "holds a cube half-side that is not positive");
+  const auto codes = cp.raw_vector<std::uint64_t>("tree_codes", std::size_t(n));
+  for (std::size_t k = 0; k < codes.size(); ++k)
+    if (codes[k] >> 63 || (k > 0 && codes[k] < codes[k - 1]))
+      cp.fail("tree_codes", "holds keys out of order or beyond 63 bits", k);
+  const auto order = cp.raw_vector<std::int32_t>("tree_order", std::size_t(n));
+  const std::size_t bad = core::first_non_permutation(order);
+  if (bad != core::CheckpointReader::npos)
+    cp.fail("tree_order", "is not a permutation of the " + std::to_string(n) + " particles", bad);
+  return nodes;
+}
+
 template <class Space>
 class Tree {
  public:
@@ -470,56 +496,46 @@ class Tree {
     for (int l = 0; l < levels_; ++l) level_base_.push_back(level_base_.back() + count[l]);
   }
 
+  // A checkpoint holds what the build started from, not the node arrays: the bounding cube, the
+  // sorted keys and the sort's permutation. A restore rebuilds the nodes from them with the
+  // build's own code, so they are the saved tree's nodes bit for bit, and no node index read
+  // from a file is ever used (check_tree_checkpoint validates the keys and the permutation).
   void save(core::CheckpointWriter& cp) const {
     cp.put<std::int64_t>("tree_nodes", n_nodes_);
     if (!built()) return;
-    cp.put<int>("tree_levels", levels_);
+    cp.put<std::int32_t>("tree_leaf_size", leaf_size);
     cp.put("tree_centre", centre_);
     cp.put<double>("tree_half", half_);
+    cp.put_view("tree_codes", Kokkos::subview(codes_, std::make_pair(0, n_)));
     cp.put_view("tree_order", order_);
-    cp.put_view("tree_begin", begin_);
-    cp.put_view("tree_end", end_);
-    cp.put_view("tree_skip", skip_);
-    cp.put_view("tree_level", level_);
-    cp.put_view("tree_child_first", child_first_);
-    cp.put_view("tree_child_count", child_count_);
-    cp.put_view("tree_dfs_of", dfs_of_);
   }
 
+  // The tree of a checkpoint that check_tree_checkpoint accepted for n particles.
   void restore(const core::CheckpointReader& cp, int n) {
     n_ = n;
-    n_nodes_ = int(cp.get<std::int64_t>("tree_nodes"));
-    if (!built()) return;
-    levels_ = cp.get<int>("tree_levels");
+    const auto saved_nodes = check_tree_checkpoint(cp, n, leaf_size);
+    n_nodes_ = 0;
+    if (saved_nodes == 0) return;
+    bits_ = 21;
     level_base_.clear();
     centre_ = cp.get<std::array<double, 3>>("tree_centre");
     half_ = cp.get<double>("tree_half");
-    allocate_nodes(n_nodes_);
     gathered_mass_ = false;
     order_identity_ = false;
     members_valid_ = false;
-    order_ = IntView("hayate::gravity::tree_order", n);
-    cp.get_view("tree_order", order_);
-    cp.get_view("tree_begin", begin_);
-    cp.get_view("tree_end", end_);
-    cp.get_view("tree_skip", skip_);
-    cp.get_view("tree_level", level_);
-    cp.get_view("tree_child_first", child_first_);
-    cp.get_view("tree_child_count", child_count_);
-    cp.get_view("tree_dfs_of", dfs_of_);
-    // The depth-first map and the cell sides follow from what was saved (b_J is recomputed
-    // by every evaluation's moments).
-    const auto dfs_of = dfs_of_, bfs_of = bfs_of_, level = level_;
-    const auto size = size_;
-    const double root_side = 2.0 * half_;
-    Kokkos::parallel_for(
-        "hayate::gravity::tree_restore_maps", Kokkos::RangePolicy<Space>(space_, 0, n_nodes_),
-        KOKKOS_LAMBDA(const int b) {
-          const int k = dfs_of(b);
-          bfs_of(k) = b;
-          size(b, 1) = cell_side(root_side, level(k));
-        });
+    ensure_size(codes_, n, "hayate::gravity::tree_codes");
+    order_ = carve<IntView>(order_store_, "hayate::gravity::tree_order", n);
+    cp.get_view("tree_codes", Kokkos::subview(codes_, std::make_pair(0, n)), std::uint64_t(0),
+                max_code());
+    cp.get_view("tree_order", order_, 0, n - 1);
+    build_levels(codes_);
+    if (n_nodes_ != saved_nodes)
+      cp.fail("tree_nodes", "holds " + std::to_string(saved_nodes) + " nodes, but its keys make " +
+                                std::to_string(n_nodes_));
   }
+
+  // The largest key of a 2^21-cube.
+  static constexpr std::uint64_t max_code() { return (std::uint64_t(1) << 63) - 1; }
 
   // Public only because nvcc forbids device lambdas in private member functions.
   void bounding_cube(const Vec& x, int n) {

@@ -44,25 +44,42 @@ struct TreeParams {
 // target by N-target batches read that make-up as growth or decline, and such a rule kept trees
 // far too long in one run and rebuilt far too often in another. With one kind (shared steps)
 // this is the per-target rule.
+// Costs are counted, not timed: a walk costs the entries of its interaction lists (what the
+// walk's time follows: it is bound by the interactions the MAC accepts), and a rebuild costs as
+// many entries as the walks of the run's first tree sum in the time the run's first rebuild
+// took. That one conversion is measured (calibrate(), on the first walk the rule counts, before
+// any checkpoint can be written) and kept in checkpoints with the rest of the clock: from then
+// on every decision follows from the trajectory alone, so a restart rebuilds at the same steps
+// as the uninterrupted run and continues it bit for bit.
 struct RebuildClock {
   static constexpr int kinds = 64;
   int walks = 0;       // walks on the current tree
-  double seconds = 0;  // their summed cost
+  double seconds = 0;  // their summed cost (list entries)
   double fresh = 0;    // and what they would have cost at their kinds' reference rates
-  double rebuild = 0;  // what the last rebuild cost
+  double rebuild = 0;  // what a rebuild costs, in list entries (0 until calibrated)
   double growth = 0;   // the last measured growth of the ratio per walk, kept for the next tree
   double next = 1;     // the next walk's ratio, extrapolated
+  double first_rebuild_seconds = 0;  // the timed first rebuild, until calibrated
+  bool calibrated = false;
   std::vector<double> base = std::vector<double>(kinds, 0.0);   // reference cost per target
   std::vector<double> ratio = std::vector<double>(kinds, 1.0);  // last ratio of each kind
   std::vector<int> at = std::vector<int>(kinds, -1);  // its walk number on this tree, -1: none
 
-  void rebuilt(double cost) {
-    rebuild = cost;
+  // A new tree; `seconds`: what its build took (used only until calibrated).
+  void rebuilt(double build_seconds) {
+    if (!calibrated) first_rebuild_seconds = build_seconds;
     walks = 0;
     seconds = 0;
     fresh = 0;
     next = 1 + growth;
     for (int k = 0; k < kinds; ++k) at[k] = -1;
+  }
+  // The rebuild's cost in entries, from a walk of `entries` list entries that took
+  // `walk_seconds`, once.
+  void calibrate(double entries, double walk_seconds) {
+    if (calibrated || !(entries > 0) || !(walk_seconds > 0) || !(first_rebuild_seconds > 0)) return;
+    rebuild = first_rebuild_seconds * entries / walk_seconds;
+    calibrated = true;
   }
   void walked(double cost, double count, int kind) {
     kind = kind < 0 ? 0 : kind >= kinds ? kinds - 1 : kind;
@@ -81,7 +98,7 @@ struct RebuildClock {
     seconds += cost;
     fresh += base[kind] * count;
   }
-  bool due() const { return walks > 0 && next * fresh >= rebuild + seconds; }
+  bool due() const { return calibrated && walks > 0 && next * fresh >= rebuild + seconds; }
 };
 
 // A target group's bounding box, smallest |a_old|^2 and whether it holds a target; "+=" merges
@@ -121,6 +138,25 @@ struct reduction_identity<hayate::gravity::GroupSpread> {
 }  // namespace Kokkos
 
 namespace hayate::gravity {
+
+// Checks the tree solver's entries of a checkpoint for n particles (host only): the tree
+// (check_tree_checkpoint) and the rebuild clock, every count in its range. Throws InputError.
+inline void check_tree_solver_checkpoint(const core::CheckpointReader& cp, int n,
+                                         const TreeParams& params) {
+  check_tree_checkpoint(cp, n, params.leaf_size);
+  const std::int32_t interval = params.rebuild_every > 0 ? params.rebuild_every : 1 << 30;
+  cp.get<std::int32_t>("tree_since_build", 0, interval);
+  cp.get<bool>("tree_have_old_acc");
+  cp.get<bool>("tree_clock_calibrated");
+  for (const char* name : {"tree_clock_rebuild", "tree_clock_first_rebuild", "tree_clock_seconds",
+                           "tree_clock_fresh", "tree_clock_growth", "tree_clock_next"})
+    cp.get<double>(name);
+  const auto walks = cp.get<std::int32_t>("tree_clock_walks", 0, 1 << 30);
+  cp.get_vector<double>("tree_clock_base", RebuildClock::kinds);
+  cp.get_vector<double>("tree_clock_ratio", RebuildClock::kinds);
+  cp.get_vector<int>("tree_clock_at", RebuildClock::kinds, -1, walks);
+  cp.get<std::int32_t>("tree_walk_kind", 0, RebuildClock::kinds - 1);
+}
 
 template <class Space>
 class TreeForce final : public ForceSolver<Space> {
@@ -196,9 +232,14 @@ class TreeForce final : public ForceSolver<Space> {
     if (diagnostic) return;
     // A first-step theta walk (no old accelerations yet) costs a different amount from the
     // acceleration-MAC walks after it and is left out of the rebuild rule.
-    if (theta == (params_.mac == Mac::Theta))
-      clock_.walked(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(),
-                    targets.count, walk_kind_);
+    if (theta == (params_.mac == Mac::Theta)) {
+      const double entries = double(walk_entries_);
+      if (!clock_.calibrated)
+        clock_.calibrate(
+            entries,
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      clock_.walked(entries, targets.count, walk_kind_);
+    }
     ++since_build_;
     if (targets.index.extent(0) == 0) have_old_acc_ = true;
   }
@@ -217,10 +258,12 @@ class TreeForce final : public ForceSolver<Space> {
 
   void save(core::CheckpointWriter& cp) const override {
     tree_.save(cp);
-    cp.put<int>("tree_since_build", since_build_);
+    cp.put<std::int32_t>("tree_since_build", since_build_);
     cp.put<bool>("tree_have_old_acc", have_old_acc_);
-    cp.put<double>("tree_build_seconds", clock_.rebuild);
-    cp.put<int>("tree_clock_walks", clock_.walks);
+    cp.put<bool>("tree_clock_calibrated", clock_.calibrated);
+    cp.put<double>("tree_clock_rebuild", clock_.rebuild);
+    cp.put<double>("tree_clock_first_rebuild", clock_.first_rebuild_seconds);
+    cp.put<std::int32_t>("tree_clock_walks", clock_.walks);
     cp.put<double>("tree_clock_seconds", clock_.seconds);
     cp.put<double>("tree_clock_fresh", clock_.fresh);
     cp.put<double>("tree_clock_growth", clock_.growth);
@@ -228,36 +271,29 @@ class TreeForce final : public ForceSolver<Space> {
     cp.put_vector("tree_clock_base", clock_.base);
     cp.put_vector("tree_clock_ratio", clock_.ratio);
     cp.put_vector("tree_clock_at", clock_.at);
-    cp.put<int>("tree_walk_kind", walk_kind_);
+    cp.put<std::int32_t>("tree_walk_kind", walk_kind_);
   }
 
+  // The solver's state of a checkpoint that check_tree_solver_checkpoint accepted.
   void restore(const core::CheckpointReader& cp, int n) override {
+    check_tree_solver_checkpoint(cp, n, params_);
     tree_.restore(cp, n);
     groups_valid_ = false;
     a2_valid_ = false;
-    since_build_ = cp.get<int>("tree_since_build");
+    since_build_ = cp.get<std::int32_t>("tree_since_build");
     have_old_acc_ = cp.get<bool>("tree_have_old_acc");
-    clock_.rebuilt(cp.get<double>("tree_build_seconds"));
-    // Checkpoints of earlier versions kept per-target batches: their tree is judged afresh.
-    if (cp.has("tree_clock_walks")) {
-      clock_.walks = cp.get<int>("tree_clock_walks");
-      clock_.seconds = cp.get<double>("tree_clock_seconds");
-      clock_.fresh = cp.get<double>("tree_clock_fresh");
-      clock_.growth = cp.get<double>("tree_clock_growth");
-      clock_.next = cp.get<double>("tree_clock_next");
-      const auto base = cp.get_vector<double>("tree_clock_base");
-      const auto ratio = cp.get_vector<double>("tree_clock_ratio");
-      const auto at = cp.get_vector<int>("tree_clock_at");
-      if (int(base.size()) == RebuildClock::kinds && int(ratio.size()) == RebuildClock::kinds &&
-          int(at.size()) == RebuildClock::kinds) {
-        clock_.base = base;
-        clock_.ratio = ratio;
-        clock_.at = at;
-      } else {
-        clock_.rebuilt(clock_.rebuild);
-      }
-      walk_kind_ = cp.get<int>("tree_walk_kind");
-    }
+    clock_.calibrated = cp.get<bool>("tree_clock_calibrated");
+    clock_.rebuild = cp.get<double>("tree_clock_rebuild");
+    clock_.first_rebuild_seconds = cp.get<double>("tree_clock_first_rebuild");
+    clock_.walks = cp.get<std::int32_t>("tree_clock_walks");
+    clock_.seconds = cp.get<double>("tree_clock_seconds");
+    clock_.fresh = cp.get<double>("tree_clock_fresh");
+    clock_.growth = cp.get<double>("tree_clock_growth");
+    clock_.next = cp.get<double>("tree_clock_next");
+    clock_.base = cp.get_vector<double>("tree_clock_base", RebuildClock::kinds);
+    clock_.ratio = cp.get_vector<double>("tree_clock_ratio", RebuildClock::kinds);
+    clock_.at = cp.get_vector<int>("tree_clock_at", RebuildClock::kinds, -1, clock_.walks);
+    walk_kind_ = cp.get<std::int32_t>("tree_walk_kind", 0, RebuildClock::kinds - 1);
   }
 
   // Public for nvcc (device lambdas). The walks' target groups: runs of group_size consecutive
@@ -657,10 +693,19 @@ class TreeForce final : public ForceSolver<Space> {
       k.begin = tree_.begin();
       k.end = tree_.end();
       Kokkos::parallel_for(label, Kokkos::TeamPolicy<Space>(space_, n_groups, team_size), k);
+      // The particle walk (a reference) counts no entries: automatic rebuilds then follow the
+      // max_interval only.
+      if (!diagnostic) walk_entries_ = 0;
       return;
     }
     d.launch_order = launch_order_valid_ ? launch_order_.data() : nullptr;
     if (!diagnostic && params_.dear_first) d.group_cost = group_cost_.data();
+    if (!diagnostic) {
+      if (entries_.data() == nullptr)
+        entries_ = Kokkos::View<unsigned long long, Mem>("hayate::gravity::tree_walk_entries");
+      Kokkos::deep_copy(space_, entries_, 0ull);
+      d.entries = entries_.data();
+    }
     if (params_.kernel == WalkKernel::Portable)
       launch_group<T, Acc, WithPotential, M, PortableWalkTeam>(d, label);
     else
@@ -700,6 +745,7 @@ class TreeForce final : public ForceSolver<Space> {
     Kokkos::parallel_for(label, policy, k);
     int overflowed = 0;
     Kokkos::deep_copy(space_, overflowed, overflow_);
+    if (d.entries != nullptr) Kokkos::deep_copy(space_, walk_entries_, entries_);
     space_.fence();
     if (overflowed)
       throw std::runtime_error("tree walk: traversal stack overflow (a tree deeper than " +
@@ -773,6 +819,9 @@ class TreeForce final : public ForceSolver<Space> {
   bool launch_order_valid_ = false;
   core::RadixSortBuffers<Space> sort_buffers_;
   Kokkos::View<int, Mem> overflow_;
+  // The last integration walk's list entries (the rebuild rule's cost), on the device and here.
+  Kokkos::View<unsigned long long, Mem> entries_;
+  unsigned long long walk_entries_ = 0;
   // The group walk's traversal stacks where its team primitives do not take level-1 scratch.
   typename WalkTeam<Space>::template Store<Space> walk_stacks_;
   Kokkos::View<Body<float>*, Mem> bodies_f_, nodes_f_;

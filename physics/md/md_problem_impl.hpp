@@ -40,11 +40,8 @@ class MdProblem final : public core::Problem {
   }
 
   void restore(const core::CheckpointReader& cp, core::RunContext& ctx) override {
-    try {
-      system_.restore(cp);
-    } catch (const std::runtime_error& e) {
-      ctx.config.fail("checkpoint.restart", e.what());
-    }
+    check_checkpoint(ctx.config, cp);
+    system_.restore(cp);
     open_output(ctx, system_.step());
   }
 

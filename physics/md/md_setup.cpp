@@ -1,5 +1,6 @@
 #include "md_setup.hpp"
 
+#include "config/input_file.hpp"
 #include "io/xyz.hpp"
 #include "lammps_data.hpp"
 #include "potentials/styles.hpp"
@@ -8,7 +9,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <limits>
 
 namespace hayate::md {
 
@@ -450,38 +453,82 @@ InitialState lammps_data_state(const Config& config, const TypeSet& types) {
 
 }  // namespace
 
+namespace {
+
+// The lattice the input asks for, checked without making its atoms: the basis types, the cell
+// counts and the atom count.
+struct LatticeSpec {
+  std::vector<int> types;
+  std::vector<long long> cells;
+  double a = 0;  // cubic cell side
+  double box[3] = {0, 0, 0};
+  std::size_t natoms = 0;
+};
+
+LatticeSpec lattice_spec(const Config& config, const TypeSet& types) {
+  LatticeSpec l;
+  for (const auto& name : config.strings("system.lattice.types")) {
+    const int t = type_index(types, name);
+    if (t < 0)
+      config.fail("system.lattice.types", "unknown type " + core::quoted(name) +
+                                              " (declared types: " + joined(types.names) + ")");
+    l.types.push_back(t);
+  }
+  l.cells = config.integers("system.lattice.cells");
+  for (const auto c : l.cells)
+    if (c < 1) config.fail("system.lattice.cells", "cell counts must be >= 1");
+  const double n = 4.0 * double(l.cells[0]) * double(l.cells[1]) * double(l.cells[2]);
+  if (n > 2147483647.0)
+    config.fail("system.lattice.cells", fmt::format("{:.0f} atoms exceed 2^31 - 1", n));
+  l.natoms = std::size_t(n);
+  l.a = std::cbrt(4.0 / config.real("system.lattice.density"));
+  for (int d = 0; d < 3; ++d) l.box[d] = l.a * double(l.cells[d]);
+  return l;
+}
+
+// The box must hold twice the neighbor reach, and the system at least 2 atoms.
+void check_box(const Config& config, const std::string& where, const double box[3],
+               std::size_t natoms, double reach) {
+  for (int d = 0; d < 3; ++d)
+    if (box[d] < reach)
+      config.fail(where, fmt::format("the box ({:.6g} x {:.6g} x {:.6g}) is smaller than 2 x "
+                                     "(cutoff + skin) = {:.6g} along {}; enlarge it or reduce "
+                                     "the cutoff or skin",
+                                     box[0], box[1], box[2], reach, "xyz"[d]));
+  if (natoms < 2) config.fail(where, "at least 2 atoms are needed");
+}
+
+// A particle or data file the input names: a regular file, checked at its key.
+std::string data_file(const Config& config, const std::string& key, const std::string& what) {
+  const std::string file = config.string(key);
+  if (file.empty())
+    config.fail(key, "source: " + config.string("system.source") + " needs a file name");
+  core::require_regular_file(file, what, core::max_data_file_bytes, {config.where(key), key});
+  return file;
+}
+
+}  // namespace
+
 InitialState make_initial_state(const Config& config) {
   const TypeSet types = read_types(config);
   const double reach = 2.0 * (types.max_cutoff() + config.real("neighbor.skin"));
   InitialState s;
   std::string where;
   if (config.string("system.source") == "lattice") {
-    std::vector<int> lattice_types;
-    for (const auto& name : config.strings("system.lattice.types")) {
-      const int t = type_index(types, name);
-      if (t < 0)
-        config.fail("system.lattice.types",
-                    "unknown type '" + name + "' (declared types: " + joined(types.names) + ")");
-      lattice_types.push_back(t);
-    }
-    const auto cells = config.integers("system.lattice.cells");
-    for (const auto c : cells)
-      if (c < 1) config.fail("system.lattice.cells", "cell counts must be >= 1");
-    const double n = 4.0 * double(cells[0]) * double(cells[1]) * double(cells[2]);
-    if (n > 2147483647.0)
-      config.fail("system.lattice.cells", fmt::format("{:.0f} atoms exceed 2^31 - 1", n));
-    s = fcc_lattice(config.real("system.lattice.density"), int(cells[0]), int(cells[1]),
-                    int(cells[2]), lattice_types);
+    const LatticeSpec l = lattice_spec(config, types);
+    where = "system.lattice.cells";
+    check_box(config, where, l.box, l.natoms, reach);
+    s = fcc_lattice(config.real("system.lattice.density"), int(l.cells[0]), int(l.cells[1]),
+                    int(l.cells[2]), l.types);
     s.types = types;
     create_velocities(s, config.real("system.temperature"),
                       static_cast<std::uint64_t>(config.integer("system.seed")));
-    where = "system.lattice.cells";
   } else if (config.string("system.source") == "lammps_data") {
+    data_file(config, "system.lammps_data.file", "LAMMPS data file");
     s = lammps_data_state(config, types);
     where = "system.lammps_data.file";
   } else {
-    const std::string file = config.string("system.xyz.file");
-    if (file.empty()) config.fail("system.xyz.file", "source: xyz needs a file name");
+    const std::string file = data_file(config, "system.xyz.file", "XYZ file");
     const core::XyzFrame frame =
         core::read_xyz(file, static_cast<int>(config.integer("system.xyz.frame")));
     if (!frame.box)
@@ -504,9 +551,9 @@ InitialState make_initial_state(const Config& config) {
       const int t = type_index(types, frame.species[i]);
       if (t < 0)
         config.fail("system.xyz.file",
-                    fmt::format("atom {} of '{}' has species '{}', which is not a declared type "
+                    fmt::format("atom {} of '{}' has species {}, which is not a declared type "
                                 "(declared types: {})",
-                                i + 1, file, frame.species[i], joined(types.names)));
+                                i + 1, file, core::quoted(frame.species[i]), joined(types.names)));
       s.type.push_back(t);
       s.id.push_back(static_cast<std::int64_t>(i + 1));
       for (int d = 0; d < 3; ++d) s.x.push_back(pos->values[3 * i + d]);
@@ -518,14 +565,102 @@ InitialState make_initial_state(const Config& config) {
                         static_cast<std::uint64_t>(config.integer("system.seed")));
     where = "system.xyz.file";
   }
-  for (int d = 0; d < 3; ++d)
-    if (s.box[d] < reach)
-      config.fail(where, fmt::format("the box ({:.6g} x {:.6g} x {:.6g}) is smaller than 2 x "
-                                     "(cutoff + skin) = {:.6g} along {}; enlarge it or reduce "
-                                     "the cutoff or skin",
-                                     s.box[0], s.box[1], s.box[2], reach, "xyz"[d]));
-  if (s.size() < 2) config.fail(where, "at least 2 atoms are needed");
+  check_box(config, where, s.box, s.size(), reach);
   return s;
+}
+
+SystemShape system_shape(const Config& config) {
+  SystemShape shape;
+  shape.types = read_types(config);
+  if (config.string("system.source") == "lattice") {
+    const LatticeSpec l = lattice_spec(config, shape.types);
+    shape.key = "system.lattice.cells";
+    check_box(config, shape.key, l.box, l.natoms,
+              2.0 * (shape.types.max_cutoff() + config.real("neighbor.skin")));
+    for (int d = 0; d < 3; ++d) shape.box[d] = l.box[d];
+    shape.natoms = l.natoms;
+    return shape;
+  }
+  const InitialState s = make_initial_state(config);  // a file: read (and checked) whole
+  shape.key =
+      config.string("system.source") == "xyz" ? "system.xyz.file" : "system.lammps_data.file";
+  for (int d = 0; d < 3; ++d) shape.box[d] = s.box[d];
+  shape.natoms = s.size();
+  return shape;
+}
+
+void check_input(const Config& config, const std::string& backend) {
+  const SystemShape shape = system_shape(config);
+  read_params(config, backend, shape.natoms);
+}
+
+void check_checkpoint(const Config& config, const core::CheckpointReader& cp) {
+  const SystemShape shape = system_shape(config);
+  const std::int64_t n = std::int64_t(shape.natoms);
+  const auto saved_n = cp.get<std::int64_t>("natoms", 0, std::numeric_limits<std::int32_t>::max());
+  if (saved_n != n)
+    core::checkpoint_mismatch(config, shape.key, cp,
+                              fmt::format("holds {} atoms, the input {}", saved_n, n));
+  const int real_bytes = config.string("precision") == "float" ? 4 : 8;
+  const auto saved_bytes = cp.get<std::int32_t>("real_bytes", 4, 8);
+  if (saved_bytes != real_bytes || (saved_bytes != 4 && saved_bytes != 8))
+    core::checkpoint_mismatch(
+        config, "precision", cp,
+        fmt::format("was written in {} precision", saved_bytes == 4 ? "float" : "double"));
+  // The physics the state belongs to: pair style, types and masses, box, time step.
+  const std::string style = cp.get_string("pair_style", 64);
+  if (style != shape.types.style)
+    core::checkpoint_mismatch(config, "pair.style", cp,
+                              "was written with pair style " + core::quoted(style));
+  const std::string names = cp.get_string("type_names", 64 * 1024);
+  std::string expected_names;
+  for (const auto& t : shape.types.names) expected_names += (expected_names.empty() ? "" : " ") + t;
+  const std::string types_key = config.has("system.types") ? "system.types" : "pair.style";
+  if (names != expected_names)
+    core::checkpoint_mismatch(
+        config, types_key, cp,
+        "holds the types " + core::quoted(names) + ", the input " + core::quoted(expected_names));
+  const auto masses = cp.get_vector<double>("type_masses", shape.types.names.size());
+  for (std::size_t t = 0; t < masses.size(); ++t)
+    if (masses[t] != shape.types.mass[t])
+      core::checkpoint_mismatch(config, types_key, cp,
+                                fmt::format("gives type {} mass {}, the input {}",
+                                            shape.types.names[t], masses[t], shape.types.mass[t]));
+  const auto box = cp.get<std::array<double, 3>>("box");
+  for (int d = 0; d < 3; ++d) {
+    const double want = real_bytes == 4 ? double(float(shape.box[d])) : shape.box[d];
+    if (box[d] != want)
+      core::checkpoint_mismatch(
+          config,
+          config.string("system.source") == "lattice" ? "system.lattice.density" : shape.key, cp,
+          fmt::format("holds a {:.9g} x {:.9g} x {:.9g} box, the input {:.9g} x {:.9g} x {:.9g}",
+                      box[0], box[1], box[2], shape.box[0], shape.box[1], shape.box[2]));
+  }
+  const double dt = cp.get<double>("dt");
+  if (dt != config.real("run.dt"))
+    core::checkpoint_mismatch(config, "run.dt", cp,
+                              fmt::format("was written with run.dt = {}", dt));
+  const std::int64_t steps = config.integer("run.steps");
+  const auto step = cp.get<std::int64_t>("step", 0, std::numeric_limits<std::int64_t>::max());
+  if (step > steps)
+    core::checkpoint_mismatch(config, "run.steps", cp,
+                              fmt::format("is at step {}, beyond run.steps = {}", step, steps));
+  cp.get<std::int64_t>("last_build", 0, step);
+  cp.get<std::int64_t>("rebuilds", 0, std::numeric_limits<std::int64_t>::max());
+  cp.get<double>("energy");
+  cp.get<double>("virial");
+  const std::size_t count = std::size_t(n);
+  for (const char* entry : {"x", "v", "f", "x_build"}) {
+    if (real_bytes == 4)
+      cp.check_reals<float>(entry, 3 * count);
+    else
+      cp.check_reals<double>(entry, 3 * count);
+  }
+  cp.get_vector<std::int32_t>("type", count, 0, std::int32_t(shape.types.names.size()) - 1);
+  auto ids = cp.get_vector<std::int64_t>("id", count, 1, std::numeric_limits<std::int64_t>::max());
+  std::sort(ids.begin(), ids.end());
+  for (std::size_t k = 1; k < ids.size(); ++k)
+    if (ids[k] == ids[k - 1]) cp.fail("id", fmt::format("holds atom id {} twice", ids[k]));
 }
 
 }  // namespace hayate::md

@@ -4,6 +4,7 @@
 #include "config/schema.hpp"
 #include "exec/exec_traits.hpp"
 #include "md_system.hpp"
+#include "run/checkpoint.hpp"
 
 #include <cstdint>
 #include <string>
@@ -21,6 +22,24 @@ MdParams read_params(const core::Config& config, const std::string& backend, std
 // fcc lattice or extended XYZ file, velocities created where the file has none. Fails with
 // file:line:col for boxes too small for the cutoff, unknown types and similar input problems.
 InitialState make_initial_state(const core::Config& config);
+
+// The atom count, box and types the input gives, and the key that sets the count and box; a
+// lattice is checked without making its atoms (a file is read).
+struct SystemShape {
+  TypeSet types;
+  double box[3] = {0, 0, 0};
+  std::size_t natoms = 0;
+  std::string key;
+};
+SystemShape system_shape(const core::Config& config);
+
+// Every check of the input short of making the atoms (hayate check and run, before writing).
+void check_input(const core::Config& config, const std::string& backend);
+
+// Checks a checkpoint against the input, entry by entry, before anything is allocated from it:
+// atom count, precision, pair style, types and masses, box, run.dt, the step within run.steps;
+// finite positions, velocities and forces; types within the declared ones, unique atom ids.
+void check_checkpoint(const core::Config& config, const core::CheckpointReader& checkpoint);
 
 // fcc lattice as LAMMPS `lattice fcc rho`: 4 atoms per cubic cell of side (4/rho)^(1/3).
 // Atom b of each cell gets type types[b % types.size()].

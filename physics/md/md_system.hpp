@@ -12,8 +12,10 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <array>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -388,6 +390,14 @@ class MdSystem {
     settle();
     cp.put<std::int64_t>("natoms", natoms_);
     cp.put<std::int32_t>("real_bytes", static_cast<std::int32_t>(sizeof(Real)));
+    cp.put_string("pair_style", types_.style);
+    std::string names;
+    for (const auto& t : types_.names) names += (names.empty() ? "" : " ") + t;
+    cp.put_string("type_names", names);
+    cp.put_vector("type_masses", types_.mass);
+    cp.put("box", std::array<double, 3>{double(box_.length[0]), double(box_.length[1]),
+                                        double(box_.length[2])});
+    cp.put<double>("dt", params_.dt);
     cp.put<std::int64_t>("step", step_);
     cp.put<std::int64_t>("last_build", last_build_);
     cp.put<std::int64_t>("rebuilds", rebuilds_);
@@ -401,25 +411,27 @@ class MdSystem {
     cp.put_view("id", id_);
   }
 
-  // Restores every piece of state; throws std::runtime_error on a mismatching checkpoint.
+  // Restores every piece of state from a checkpoint that md::check_checkpoint accepted against
+  // the input this system was made from; the counts and indices are checked again as they are
+  // read (InputError naming the entry).
   void restore(const core::CheckpointReader& cp) {
-    if (cp.get<std::int64_t>("natoms") != natoms_)
-      throw std::runtime_error("the checkpoint holds " +
-                               std::to_string(cp.get<std::int64_t>("natoms")) +
-                               " atoms, the input " + std::to_string(natoms_));
-    if (cp.get<std::int32_t>("real_bytes") != std::int32_t(sizeof(Real)))
-      throw std::runtime_error("the checkpoint was written in another precision");
-    step_ = cp.get<std::int64_t>("step");
-    last_build_ = cp.get<std::int64_t>("last_build");
-    rebuilds_ = cp.get<std::int64_t>("rebuilds");
+    const auto natoms = cp.get<std::int64_t>("natoms", 0, std::numeric_limits<std::int32_t>::max());
+    if (natoms != natoms_)
+      cp.fail("natoms",
+              "holds " + std::to_string(natoms) + " atoms, the input " + std::to_string(natoms_));
+    if (cp.get<std::int32_t>("real_bytes", 4, 8) != std::int32_t(sizeof(Real)))
+      cp.fail("real_bytes", "was written in another precision");
+    step_ = cp.get<std::int64_t>("step", 0, std::numeric_limits<std::int64_t>::max());
+    last_build_ = cp.get<std::int64_t>("last_build", 0, step_);
+    rebuilds_ = cp.get<std::int64_t>("rebuilds", 0, std::numeric_limits<std::int64_t>::max());
     ev_.energy = cp.get<double>("energy");
     ev_.virial = cp.get<double>("virial");
     cp.get_view("x", x_);
     cp.get_view("v", v_);
     cp.get_view("f", f_);
     cp.get_view("x_build", x_build_);
-    cp.get_view("type", type_);
-    cp.get_view("id", id_);
+    cp.get_view("type", type_, 0, types_.size() - 1);
+    cp.get_view("id", id_, std::int64_t(1), std::numeric_limits<std::int64_t>::max());
     kick_pending_ = false;
     owned_packed_ = false;
     build_list();

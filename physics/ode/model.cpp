@@ -245,7 +245,8 @@ class Loader {
 
  private:
   [[noreturn]] void fail(const YAML::Node& n, const std::string& message) const {
-    const YAML::Mark m = n.Mark();
+    // A key that is absent has no position (and Mark() of it throws): the file is named.
+    const YAML::Mark m = n.IsDefined() ? n.Mark() : YAML::Mark::null_mark();
     throw InputError(SourceLocation{file_, m.line >= 0 ? m.line + 1 : 0, m.column + 1}, message);
   }
 
@@ -678,6 +679,11 @@ class Loader {
                                     "topology, input, term, parameters, probability, seed, self)",
                                     k));
     }
+    for (const char* key : {"from", "topology", "input"})
+      if (!c[key])
+        fail(c, fmt::format("a connection needs '{}' (a connection is a mapping {{from, to, "
+                            "topology, input, term, parameters}})",
+                            key));
     const Group& from = group(c["from"], "'from'");
     const Group& to = c["to"] ? group(c["to"], "'to'") : from;
     const std::string topology = scalar(c["topology"], "'topology'");
@@ -693,7 +699,7 @@ class Loader {
             number(it->second, "connection parameter '" + it->first.Scalar() + "'");
     }
     const bool same = &from == &to;
-    const bool self = c["self"] ? c["self"].as<std::string>() == "true" : false;
+    const bool self = c["self"] ? scalar(c["self"], "'self'") == "true" : false;
     const std::size_t nf = from.count, nt = to.count;
     std::vector<std::vector<std::size_t>> pre(nt);  // presynaptic indices per target
     if (topology == "ring" || topology == "line") {
@@ -809,7 +815,14 @@ FlatModel load_model_string(const std::string& text, const std::string& file_nam
   } catch (const YAML::Exception& e) {
     throw InputError(SourceLocation{file_name, e.mark.line + 1, e.mark.column + 1}, e.msg);
   }
-  Loader(file_name, text, options, model).load(root);
+  try {
+    Loader(file_name, text, options, model).load(root);
+  } catch (const YAML::Exception& e) {
+    // A shape the loader did not expect (a list where a mapping belongs): still the file's error.
+    throw InputError(
+        SourceLocation{file_name, e.mark.line >= 0 ? e.mark.line + 1 : 0, e.mark.column + 1},
+        "unexpected structure: " + e.msg);
+  }
   return model;
 }
 

@@ -2,6 +2,8 @@
 // The driver's step is one output interval of `output.every` integration steps.
 #include "ode/ode_problem.hpp"
 
+#include "config/input_file.hpp"
+
 #include "exec/dispatch.hpp"
 #include "io/csv_writer.hpp"
 #include "io/series_file.hpp"
@@ -14,10 +16,13 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
-#include <fstream>
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -50,18 +55,27 @@ bool glob_match(const std::string& pattern, const std::string& name) {
 
 std::string resolve_model_path(const Config& config) {
   const std::string file = config.string("model.file");
-  if (!file.empty() && file[0] == '/') return file;
-  const std::string input = config.input_file();
-  const auto slash = input.find_last_of('/');
-  if (slash != std::string::npos) {
-    const std::string near = input.substr(0, slash + 1) + file;
-    if (std::ifstream(near).good()) return near;
+  const core::FileOrigin origin{config.where("model.file"), "model.file"};
+  // Only looked at (stat), never opened here: opening a FIFO would block.
+  const auto exists = [](const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0;
+  };
+  std::string path = file;
+  if (!file.empty() && file[0] != '/') {
+    const std::string input = config.input_file();
+    const auto slash = input.find_last_of('/');
+    const std::string near =
+        slash == std::string::npos ? std::string() : input.substr(0, slash + 1) + file;
+    if (!near.empty() && exists(near))
+      path = near;
+    else if (!exists(file))
+      config.fail("model.file", fmt::format("cannot open {} (looked next to the input file and "
+                                            "in the working directory)",
+                                            core::quoted(file, 4 * core::echo_limit)));
   }
-  if (std::ifstream(file).good()) return file;
-  config.fail(
-      "model.file",
-      fmt::format("cannot open '{}' (looked next to the input file and in the working directory)",
-                  file));
+  core::require_regular_file(path, "model file", core::max_model_file_bytes, origin);
+  return path;
 }
 
 // compiler.split_sums: "auto" gives -1, else the limit (0: whole sums).
@@ -85,6 +99,20 @@ int split_sums_option(const Config& config) {
 
 // The model file the input names, with the swept parameters kept as per-member values and long
 // sums cut as compiler.split_sums asks (auto: by choose_split_sums with `compiler` in teams mode).
+// The model file at `path`; an error inside it (at its own line and column) also names the
+// input key that named the file.
+FlatModel read_model(const Config& config, const std::string& path, const ModelOptions& options) {
+  try {
+    return load_model_file(path, options);
+  } catch (const core::InputError& e) {
+    std::vector<core::Diagnostic> d = e.diagnostics();
+    if (d.empty() || d.front().where.file != path) throw;
+    d.push_back({config.where("model.file"), "'model.file': names the model file " +
+                                                 core::quoted(path, 4 * core::echo_limit)});
+    throw core::InputError(std::move(d));
+  }
+}
+
 FlatModel load_model(const Config& config, const CompilerOptions& compiler, const Tuning& tuning) {
   ModelOptions mo;
   for (const auto& s : config.records("ensemble.sweep")) mo.swept.push_back(s.string("parameter"));
@@ -101,7 +129,7 @@ FlatModel load_model(const Config& config, const CompilerOptions& compiler, cons
           [&](int limit) {
             ModelOptions o = mo;
             o.split_sums = limit;
-            return load_model_file(path, o);
+            return read_model(config, path, o);
           },
           compiler);
       mo.split_sums = choice.limit;
@@ -114,7 +142,7 @@ FlatModel load_model(const Config& config, const CompilerOptions& compiler, cons
             choice.limit, choice.critical, tried);
       }
     }
-    return load_model_file(path, mo);
+    return read_model(config, path, mo);
   } catch (const std::invalid_argument& e) {
     config.fail("ensemble.sweep", e.what());
   }
@@ -154,6 +182,145 @@ CompilerOptions compiler_options(const Tuning& tuning) {
 }
 
 namespace {
+
+// Integration steps to t_end: a whole number of steps of dt.
+std::int64_t total_steps_of(const Config& config) {
+  const double dt = config.real("run.dt");
+  const double t_end = config.real("run.t_end");
+  const auto n_steps = static_cast<std::int64_t>(std::llround(t_end / dt));
+  if (n_steps < 1) config.fail("run.t_end", "t_end is shorter than one step dt");
+  if (std::fabs(double(n_steps) * dt - t_end) > 1e-9 * t_end)
+    config.fail("run.dt",
+                fmt::format("t_end = {} is not a whole number of steps of dt = {}", t_end, dt));
+  return n_steps;
+}
+
+// The traced columns: offsets into [states | variables] and their names.
+struct TraceColumns {
+  std::vector<std::int64_t> offsets;
+  std::vector<std::string> names;
+  bool needs_eval = false;  // a variable is traced: evaluate before each row
+};
+
+TraceColumns trace_columns(const Config& config, const FlatModel& model, std::size_t M) {
+  TraceColumns out;
+  std::vector<std::string> patterns = config.strings("output.variables");
+  if (patterns.empty()) patterns.push_back("*");
+  std::vector<std::int64_t> members;
+  for (auto m : config.integers("output.members")) {
+    if (m < 0 || static_cast<std::size_t>(m) >= M)
+      config.fail("output.members",
+                  fmt::format("member {} does not exist (ensemble.members = {})", m, M));
+    members.push_back(m);
+  }
+  if (members.empty()) members.push_back(0);
+  const std::int64_t nx = static_cast<std::int64_t>(model.n_states() * M);
+  for (const auto& pat : patterns) {
+    bool any = false;
+    const auto pick = [&](const std::vector<std::string>& names, bool state, std::size_t limit) {
+      for (std::size_t i = 0; i < limit; ++i) {
+        if (!glob_match(pat, names[i])) continue;
+        any = true;
+        if (!state) out.needs_eval = true;
+        for (auto m : members) {
+          out.offsets.push_back((state ? 0 : nx) + static_cast<std::int64_t>(i * M) + m);
+          out.names.push_back(members.size() > 1 ? fmt::format("{}#{}", names[i], m) : names[i]);
+        }
+      }
+    };
+    pick(model.state_names, true, model.n_states());
+    if (pat != "*") pick(model.var_names, false, model.n_vars());
+    if (!any) {
+      std::vector<std::string> all = model.state_names;
+      all.insert(all.end(), model.var_names.begin(), model.var_names.end());
+      const std::string near = core::nearest(pat, all);
+      config.fail("output.variables",
+                  fmt::format("{} matches no state or variable of the model{}", core::quoted(pat),
+                              near.empty() ? "" : " (did you mean '" + near + "'?)"));
+    }
+  }
+  return out;
+}
+
+// The value of member m of M of a sweep record {from, to, scale}.
+double member_value(const Config& c, std::size_t m, std::size_t M) {
+  const double a = c.real("from"), b = c.real("to");
+  const double f = M > 1 ? double(m) / double(M - 1) : 0.0;
+  if (c.string("scale") == "log") {
+    if (a <= 0 || b <= 0) c.fail("scale", "a log scale needs positive 'from' and 'to'");
+    return a * std::pow(b / a, f);
+  }
+  return a + (b - a) * f;
+}
+
+// The states each ensemble.initial record sets (every instance of its group).
+std::vector<std::vector<std::uint32_t>> initial_states(const Config& config,
+                                                       const FlatModel& model) {
+  std::vector<std::vector<std::uint32_t>> out;
+  for (const auto& c : config.records("ensemble.initial")) {
+    const auto it = model.state_groups.find(c.string("state"));
+    if (it == model.state_groups.end()) {
+      std::vector<std::string> names;
+      for (const auto& kv : model.state_groups) names.push_back(kv.first);
+      const std::string near = core::nearest(c.string("state"), names);
+      c.fail("state", fmt::format("{} is not a state of the model (group.state){}",
+                                  core::quoted(c.string("state")),
+                                  near.empty() ? "" : " (did you mean '" + near + "'?)"));
+    }
+    member_value(c, 0, 2);  // a log scale's bounds
+    out.push_back(it->second);
+  }
+  for (const auto& c : config.records("ensemble.sweep")) member_value(c, 0, 2);
+  return out;
+}
+
+// The model's states in order, one per line: what a checkpoint's states belong to.
+std::string state_list(const FlatModel& model) {
+  std::string s;
+  for (const auto& name : model.state_names) s += name + "\n";
+  return s;
+}
+
+// Checks a checkpoint against the input before anything is made from it: the model's states
+// (names and count), the ensemble size, run.dt, the step within t_end / dt and the time the
+// step's; every state finite, the rk45 trial step positive.
+void check_checkpoint(const Config& config, const CheckpointReader& cp) {
+  ModelOptions mo;
+  for (const auto& s : config.records("ensemble.sweep")) mo.swept.push_back(s.string("parameter"));
+  const FlatModel model = read_model(config, resolve_model_path(config), mo);
+  const auto M = static_cast<std::uint64_t>(config.integer("ensemble.members"));
+  const auto n_states = cp.get<std::uint64_t>("n_states", 0, std::uint64_t(1) << 40);
+  const auto members = cp.get<std::uint64_t>("members", 0, std::uint64_t(1) << 40);
+  if (n_states != model.n_states())
+    core::checkpoint_mismatch(
+        config, "model.file", cp,
+        fmt::format("holds {} states, the model {}", n_states, model.n_states()));
+  if (cp.get_string("states", std::size_t(1) << 30) != state_list(model))
+    core::checkpoint_mismatch(config, "model.file", cp,
+                              "holds the states of another model (their names differ)");
+  if (members != M)
+    core::checkpoint_mismatch(config, "ensemble.members", cp,
+                              fmt::format("holds {} ensemble members, the input {}", members, M));
+  const double dt = config.real("run.dt");
+  const double saved_dt = cp.get<double>("dt");
+  if (saved_dt != dt)
+    core::checkpoint_mismatch(
+        config, "run.dt", cp,
+        fmt::format("was written with run.dt = {}; a restart keeps the time step", saved_dt));
+  const std::int64_t n_steps = total_steps_of(config);
+  const auto step = cp.get<std::int64_t>("step", 0, std::numeric_limits<std::int64_t>::max());
+  if (step > n_steps)
+    core::checkpoint_mismatch(config, "run.t_end", cp,
+                              fmt::format("is at t = {}, beyond run.t_end = {}", double(step) * dt,
+                                          config.real("run.t_end")));
+  const double time = cp.get<double>("time");
+  if (time != double(step) * dt)
+    cp.fail("time", fmt::format("holds t = {}, but step {} of dt = {} is at t = {}", time, step, dt,
+                                double(step) * dt));
+  const double h = cp.get<double>("h");
+  if (!(h > 0)) cp.fail("h", "holds a step that is not positive");
+  cp.check_reals<double>("x", std::size_t(n_states * members));
+}
 
 // What the problem needs from an execution path (device engine or host reference).
 class Runner {
@@ -306,12 +473,7 @@ class OdeProblem final : public core::Problem {
     program_ = compile(*model_, compiler);
     M_ = static_cast<std::size_t>(config.integer("ensemble.members"));
     dt_ = config.real("run.dt");
-    const double t_end = config.real("run.t_end");
-    n_steps_ = static_cast<std::int64_t>(std::llround(t_end / dt_));
-    if (n_steps_ < 1) config.fail("run.t_end", "t_end is shorter than one step dt");
-    if (std::fabs(double(n_steps_) * dt_ - t_end) > 1e-9 * t_end)
-      config.fail("run.dt",
-                  fmt::format("t_end = {} is not a whole number of steps of dt = {}", t_end, dt_));
+    n_steps_ = total_steps_of(config);
     every_ = config.integer("output.every");
     blocks_ = (n_steps_ + every_ - 1) / every_;
     dump_every_ = config.integer("output.dump_every");
@@ -369,12 +531,10 @@ class OdeProblem final : public core::Problem {
   }
 
   void restore(const CheckpointReader& cp, RunContext& ctx) override {
-    if (cp.get<std::uint64_t>("n_states") != program_.n_states ||
-        cp.get<std::uint64_t>("members") != M_)
-      ctx.config.fail("model.file", "the checkpoint holds a model of another size or ensemble");
-    step_ = cp.get<std::int64_t>("step");
+    check_checkpoint(ctx.config, cp);
+    step_ = cp.get<std::int64_t>("step", 0, n_steps_);
     h_ = cp.get<double>("h");
-    runner_->set_states(cp.get_vector<double>("x"));
+    runner_->set_states(cp.get_vector<double>("x", program_.n_states * M_));
     runner_->set_params(params_);
     open_output(ctx, step_);
   }
@@ -382,7 +542,10 @@ class OdeProblem final : public core::Problem {
   void save(CheckpointWriter& cp) const override {
     cp.put<std::uint64_t>("n_states", program_.n_states);
     cp.put<std::uint64_t>("members", M_);
+    cp.put_string("states", state_list(*model_));
+    cp.put<double>("dt", dt_);
     cp.put<std::int64_t>("step", step_);
+    cp.put<double>("time", double(step_) * dt_);
     cp.put<double>("h", h_);
     cp.put_vector("x", runner_->states());
   }
@@ -437,72 +600,24 @@ class OdeProblem final : public core::Problem {
   }
 
   void select_outputs(const Config& config) {
-    std::vector<std::string> patterns = config.strings("output.variables");
-    if (patterns.empty()) patterns.push_back("*");
-    std::vector<std::int64_t> members;
-    for (auto m : config.integers("output.members")) {
-      if (m < 0 || static_cast<std::size_t>(m) >= M_)
-        config.fail("output.members",
-                    fmt::format("member {} does not exist (ensemble.members = {})", m, M_));
-      members.push_back(m);
-    }
-    if (members.empty()) members.push_back(0);
-    const std::int64_t nx = static_cast<std::int64_t>(program_.n_states * M_);
-    for (const auto& pat : patterns) {
-      bool any = false;
-      const auto pick = [&](const std::vector<std::string>& names, bool state, std::size_t limit) {
-        for (std::size_t i = 0; i < limit; ++i) {
-          if (!glob_match(pat, names[i])) continue;
-          any = true;
-          if (!state) needs_eval_ = true;
-          for (auto m : members) {
-            offsets_.push_back((state ? 0 : nx) + static_cast<std::int64_t>(i * M_) + m);
-            columns_.push_back(members.size() > 1 ? fmt::format("{}#{}", names[i], m) : names[i]);
-          }
-        }
-      };
-      pick(model_->state_names, true, model_->n_states());
-      if (pat != "*") pick(model_->var_names, false, model_->n_vars());
-      if (!any) {
-        std::vector<std::string> all = model_->state_names;
-        all.insert(all.end(), model_->var_names.begin(), model_->var_names.end());
-        const std::string near = core::nearest(pat, all);
-        config.fail("output.variables",
-                    fmt::format("'{}' matches no state or variable of the model{}", pat,
-                                near.empty() ? "" : " (did you mean '" + near + "'?)"));
-      }
-    }
+    TraceColumns t = trace_columns(config, *model_, M_);
+    offsets_ = std::move(t.offsets);
+    columns_ = std::move(t.names);
+    needs_eval_ = t.needs_eval;
   }
 
   void initial_values(const Config& config, const std::vector<Config>& sweeps) {
-    const auto member_value = [&](const Config& c, std::size_t m) {
-      const double a = c.real("from"), b = c.real("to");
-      const double f = M_ > 1 ? double(m) / double(M_ - 1) : 0.0;
-      if (c.string("scale") == "log") {
-        if (a <= 0 || b <= 0) c.fail("scale", "a log scale needs positive 'from' and 'to'");
-        return a * std::pow(b / a, f);
-      }
-      return a + (b - a) * f;
-    };
     x0_.resize(program_.n_states * M_);
     for (std::size_t i = 0; i < program_.n_states; ++i)
       for (std::size_t m = 0; m < M_; ++m) x0_[i * M_ + m] = model_->state_init[i];
-    for (const auto& c : config.records("ensemble.initial")) {
-      const auto it = model_->state_groups.find(c.string("state"));
-      if (it == model_->state_groups.end()) {
-        std::vector<std::string> names;
-        for (const auto& kv : model_->state_groups) names.push_back(kv.first);
-        const std::string near = core::nearest(c.string("state"), names);
-        c.fail("state",
-               fmt::format("'{}' is not a state of the model (group.state){}", c.string("state"),
-                           near.empty() ? "" : " (did you mean '" + near + "'?)"));
-      }
-      for (auto i : it->second)
-        for (std::size_t m = 0; m < M_; ++m) x0_[i * M_ + m] = member_value(c, m);
-    }
+    const auto initial = config.records("ensemble.initial");
+    const auto states = initial_states(config, *model_);
+    for (std::size_t r = 0; r < initial.size(); ++r)
+      for (auto i : states[r])
+        for (std::size_t m = 0; m < M_; ++m) x0_[i * M_ + m] = member_value(initial[r], m, M_);
     params_.resize(model_->param_values.size() * M_);
     for (std::size_t j = 0; j < sweeps.size(); ++j)
-      for (std::size_t m = 0; m < M_; ++m) params_[j * M_ + m] = member_value(sweeps[j], m);
+      for (std::size_t m = 0; m < M_; ++m) params_[j * M_ + m] = member_value(sweeps[j], m, M_);
   }
 
   // Fresh files, or (resume_after: the checkpoint's step) the folder's trace and dumps continued.
@@ -728,18 +843,19 @@ void register_problem(core::Registry& registry) {
       [](const Config& config, const std::string& backend) -> std::unique_ptr<core::Problem> {
         return std::make_unique<OdeProblem>(config, backend);
       },
-      // `hayate check` also parses and compiles the model file the input names, in the mode
-      // the input names or auto picks for the backend the run would take (the input's, else
-      // the build's default); backend traits need no running backend.
-      [](const Config& config) {
-        const auto enabled = core::enabled_backends();
-        const std::string named = config.string("backend");
-        const bool known = std::find(enabled.begin(), enabled.end(), named) != enabled.end();
-        const Tuning tuning =
-            tuning_of(config, core::backend_traits(known ? named : core::default_backend()));
+      // `hayate check` and `run` also parse and compile the model file the input names, in
+      // the mode the input names or auto picks for the backend the run takes (its traits need
+      // no running backend), and check the trace columns and ensemble records against it.
+      [](const Config& config, const std::string& backend) {
+        const Tuning tuning = tuning_of(config, core::backend_traits(backend));
         const CompilerOptions compiler = compiler_options(tuning);
-        compile(load_model(config, compiler, tuning), compiler);
-      }});
+        const FlatModel model = load_model(config, compiler, tuning);
+        compile(model, compiler);
+        total_steps_of(config);
+        trace_columns(config, model, static_cast<std::size_t>(config.integer("ensemble.members")));
+        initial_states(config, model);
+      },
+      check_checkpoint});
 }
 
 }  // namespace hayate::ode

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <optional>
 
@@ -23,6 +24,33 @@ using core::CheckpointReader;
 using core::CheckpointWriter;
 using core::Config;
 using core::RunContext;
+
+// Checks a checkpoint against the input before anything is made from it: n, the precision
+// (from the arrays' size), the step within run.steps, every value finite.
+void check_checkpoint(const Config& config, const CheckpointReader& cp) {
+  const std::int64_t n = config.integer("system.n");
+  const auto saved_n = cp.get<std::int64_t>("n", 0, std::numeric_limits<std::int64_t>::max());
+  if (saved_n != n)
+    core::checkpoint_mismatch(config, "system.n", cp,
+                              fmt::format("holds n = {}, the input {}", saved_n, n));
+  const std::int64_t steps = config.integer("run.steps");
+  const auto step = cp.get<std::int64_t>("step", 0, std::numeric_limits<std::int64_t>::max());
+  if (step > steps)
+    core::checkpoint_mismatch(config, "run.steps", cp,
+                              fmt::format("is at step {}, beyond run.steps = {}", step, steps));
+  const bool single = config.string("system.precision") == "float";
+  const std::size_t element = single ? sizeof(float) : sizeof(double);
+  for (const char* name : {"a", "b", "c"}) {
+    const std::size_t bytes = cp.size(name);
+    if (bytes != std::size_t(n) * element && bytes == std::size_t(n) * (12 - element))
+      core::checkpoint_mismatch(config, "system.precision", cp,
+                                fmt::format("holds {} arrays", single ? "double" : "float"));
+    if (single)
+      cp.check_reals<float>(name, std::size_t(n));
+    else
+      cp.check_reals<double>(name, std::size_t(n));
+  }
+}
 
 template <class Space, class Real>
 class StreamProblem final : public core::Problem {
@@ -42,10 +70,8 @@ class StreamProblem final : public core::Problem {
   }
 
   void restore(const CheckpointReader& cp, RunContext& ctx) override {
-    if (cp.get<std::int64_t>("n") != n_)
-      ctx.config.fail("system.n",
-                      fmt::format("the checkpoint holds n = {}", cp.get<std::int64_t>("n")));
-    step_ = cp.get<std::int64_t>("step");
+    check_checkpoint(ctx.config, cp);
+    step_ = cp.get<std::int64_t>("step", 0, steps_);
     cp.get_view("a", arrays_.a);
     cp.get_view("b", arrays_.b);
     cp.get_view("c", arrays_.c);
@@ -189,7 +215,7 @@ void register_problem(core::Registry& registry) {
           return std::make_unique<StreamProblem<Space, double>>(config, space);
         });
       },
-      validate});
+      [](const Config& config, const std::string&) { validate(config); }, check_checkpoint});
 }
 
 }  // namespace hayate::stream

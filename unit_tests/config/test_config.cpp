@@ -205,6 +205,27 @@ TEST(Config, OverridesApplyAndValidate) {
             std::string::npos);
 }
 
+// A section that only an override created has no line in the file: the override is blamed.
+TEST(Config, OverrideOfAnUnknownSectionBlamesTheArgument) {
+  const std::string e = error_of("problem: demo\nsystem:\n  n: 4\n", {"nosuch.key=1"});
+  EXPECT_NE(e.find("--set nosuch.key=1: unknown key 'nosuch'"), std::string::npos) << e;
+  EXPECT_EQ(e.find("in.yaml:1:1"), std::string::npos) << e;
+}
+
+// Echoed values are cut to ~80 characters with control bytes escaped, in the value and in the
+// --set argument the message names.
+TEST(Config, EchoedValuesAreTruncatedAndEscaped) {
+  const std::string huge = std::string(50000, 'q') + "\x1b";
+  std::string e = error_of("problem: demo\nsystem:\n  n: 4\n", {"system.solver=" + huge});
+  EXPECT_LT(e.size(), 600u) << e.substr(0, 300);
+  EXPECT_NE(e.find("more bytes"), std::string::npos);
+  e = error_of("problem: demo\nsystem:\n  n: 4\n  solver: \"a\\u001b[2Jb\"\n");
+  EXPECT_EQ(e.find('\x1b'), std::string::npos) << e;
+  EXPECT_NE(e.find("got 'a\\x1b[2Jb'"), std::string::npos) << e;
+  e = error_of("problem: demo\nsystem:\n  n: 4\n" + std::string(3000, 'k') + ": 1\n");
+  EXPECT_LT(e.size(), 600u) << e.substr(0, 300);
+}
+
 TEST(Config, FailPointsAtKey) {
   const Config c = loader().load_string("problem: demo\nsystem:\n  n: 4\n", "in.yaml");
   try {

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 
@@ -229,9 +230,71 @@ checkpoint: {at_end: true}
               with({"checkpoint.restart=" + first + "/checkpoint.bin"}));
     const hayate::core::CheckpointReader a(straight + "/checkpoint.bin");
     const hayate::core::CheckpointReader b(second + "/checkpoint.bin");
-    for (const char* entry : {"x", "v", "acc", "level", "id", "tree_order", "tree_skip",
-                              "tree_child_first", "tree_dfs_of"})
+    for (const char* entry :
+         {"x", "v", "acc", "level", "id", "tree_order", "tree_codes", "tree_nodes"})
       EXPECT_EQ(a.bytes(entry), b.bytes(entry)) << integrator << ": " << entry;
+  }
+}
+
+// The shipped tree inputs rebuild automatically (tree.rebuild_every: 0). The rule's one timed
+// quantity, a rebuild's cost in list entries, is measured at the first step and kept in the
+// checkpoint; every later decision follows from the trajectory. So a run restarted from a
+// checkpoint rebuilds at the same steps as the run that wrote it and continues it bit for bit
+// (as after a kill -9: the run that wrote the checkpoint is the reference).
+TYPED_TEST(GravityRun, AutomaticTreeRebuildsRestartBitwise) {
+  using Space = TypeParam;
+  std::ifstream in(hayate::test::source_path("inputs/gravity/plummer_tree.yaml"));
+  const std::string yaml((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const char* integrator : {"leapfrog", "block"}) {
+    const std::vector<std::string> sets{std::string("time.integrator=") + integrator,
+                                        "system.n=2048",
+                                        "run.steps=40",
+                                        "time.dt=0.03",
+                                        "time.max_level=3",
+                                        "output.force_error_every=0",
+                                        "output.every=10"};
+    const hayate::core::Config config =
+        hayate::core::Registry::instance().loader().load_string(yaml, "plummer_tree.yaml", sets);
+    ASSERT_EQ(config.integer("tree.rebuild_every"), 0);
+    const std::string dir = this->dir(std::string("auto_rebuild_") + integrator);
+    std::filesystem::create_directories(dir);
+    const auto run_to = [](auto& problem, hayate::core::RunContext& ctx, std::int64_t step) {
+      while (problem.current_step() < step) {
+        problem.advance(ctx);
+        problem.output(ctx, problem.current_step() >= problem.total_steps());
+      }
+    };
+    const auto save = [](const auto& problem, const std::string& path) {
+      hayate::core::CheckpointWriter w("gravity");
+      problem.save(w);
+      w.write(path);
+    };
+    hayate::core::RunContext ctx_a{config, this->backend(), dir, {}, true};
+    hayate::gravity::GravityProblem<Space> a(config, Space());
+    a.initialize(ctx_a);
+    a.output(ctx_a, false);
+    run_to(a, ctx_a, 17);
+    save(a, dir + "/at17.bin");
+    run_to(a, ctx_a, 40);
+    save(a, dir + "/straight.bin");
+
+    const std::string dir_b = dir + "_restarted";
+    std::filesystem::create_directories(dir_b);
+    hayate::core::RunContext ctx_b{config, this->backend(), dir_b, {}, true};
+    hayate::gravity::GravityProblem<Space> b(config, Space());
+    b.restore(hayate::core::CheckpointReader(dir + "/at17.bin"), ctx_b);
+    b.output(ctx_b, false);
+    run_to(b, ctx_b, 40);
+    save(b, dir_b + "/restarted.bin");
+
+    const hayate::core::CheckpointReader ra(dir + "/straight.bin"), rb(dir_b + "/restarted.bin");
+    for (const auto& entry : ra.names())
+      EXPECT_EQ(ra.bytes(entry), rb.bytes(entry)) << integrator << ": " << entry;
+    // The rule did rebuild after the restart point (another tree at the end), and the
+    // checkpoint carried its calibration.
+    const hayate::core::CheckpointReader r17(dir + "/at17.bin");
+    EXPECT_TRUE(r17.get<bool>("tree_clock_calibrated"));
+    EXPECT_NE(r17.bytes("tree_codes"), ra.bytes("tree_codes")) << integrator;
   }
 }
 

@@ -1,3 +1,4 @@
+#include "checkpoint_craft.hpp"
 #include "cli_runner.hpp"
 #include "config/error.hpp"
 #include "run/checkpoint.hpp"
@@ -6,8 +7,13 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 namespace fs = std::filesystem;
 using namespace hayate::core;
@@ -70,6 +76,144 @@ TEST(Checkpoint, DetectsTruncationAndForeignFiles) {
   std::ofstream(other) << "not a checkpoint at all, just text";
   EXPECT_THROW(CheckpointReader{other}, InputError);
   EXPECT_THROW(CheckpointReader{temp_file("does_not_exist.bin")}, InputError);
+}
+
+// The message of the InputError `f` throws ("" when it throws none).
+template <class F>
+std::string input_error(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return {};
+}
+
+// A crafted container (valid checksum) whose counts and lengths lie is refused before anything
+// is sized from them: no allocation of a claimed size, no read past the end.
+TEST(Checkpoint, CraftedFramingIsRefused) {
+  using hayate::test::RawCheckpoint;
+  const std::string path = temp_file("framing.bin");
+  struct Case {
+    RawCheckpoint raw;
+    std::string expected;
+  };
+  std::vector<Case> cases;
+  // An entry count far beyond what the file can hold (n = 2^63, n = -1).
+  cases.push_back({RawCheckpoint().str("demo").u64(std::uint64_t(1) << 63), "entries"});
+  cases.push_back({RawCheckpoint().str("demo").u64(~std::uint64_t(0)), "entries"});
+  // A name or an entry longer than the file.
+  cases.push_back({RawCheckpoint().str("demo").u64(1).u64(~std::uint64_t(0)).raw("step"),
+                   "truncated or corrupt"});
+  cases.push_back(
+      {RawCheckpoint().str("demo").u64(1).str("step").u64(std::uint64_t(1) << 62).raw("12345678"),
+       "truncated or corrupt"});
+  // A problem name of a gigabyte.
+  cases.push_back(
+      {RawCheckpoint().u64(std::uint64_t(1) << 30).raw("demo").u64(0), "truncated or corrupt"});
+  // One entry twice; trailing bytes.
+  cases.push_back(
+      {RawCheckpoint().str("demo").u64(2).str("a").str("x").str("a").str("y"), "entry 'a' twice"});
+  cases.push_back({RawCheckpoint().str("demo").u64(0).raw("junk"), "trailing data"});
+  for (const auto& c : cases) {
+    c.raw.write(path);
+    const std::string message = input_error([&] { CheckpointReader r(path); });
+    EXPECT_NE(message.find(c.expected), std::string::npos) << message;
+    EXPECT_LT(message.size(), 1000u);
+  }
+}
+
+// Every typed accessor checks what it hands out: sizes, finite reals, booleans, integer ranges.
+TEST(Checkpoint, TypedAccessorsCheckValues) {
+  CheckpointWriter w("demo");
+  w.put<std::int64_t>("n", -1);
+  w.put<std::int64_t>("huge", std::int64_t(1) << 40);
+  w.put<double>("nan", std::nan(""));
+  w.put<double>("inf", std::numeric_limits<double>::infinity());
+  w.put<std::uint8_t>("flag", 7);
+  w.put_vector<std::int32_t>("types", {0, 1, 1000, 2});
+  w.put_vector<double>("x", {1.0, std::nan(""), 3.0});
+  w.put_string("long", std::string(5000, 'a'));
+  const std::string path = temp_file("typed.bin");
+  w.write(path);
+  const CheckpointReader r(path);
+  EXPECT_NE(input_error([&] { r.get<std::int64_t>("n", 0, 100); }).find("entry 'n' (at byte"),
+            std::string::npos);
+  EXPECT_NE(input_error([&] {
+              r.get<std::int64_t>("n", 0, 100);
+            }).find("holds -1, expected an integer in [0, 100]"),
+            std::string::npos);
+  EXPECT_NE(input_error([&] { r.get<std::int64_t>("huge", 0, 1 << 30); }).find("1099511627776"),
+            std::string::npos);
+  EXPECT_NE(input_error([&] { r.get<double>("nan"); }).find("not finite"), std::string::npos);
+  EXPECT_NE(input_error([&] { r.get<double>("inf"); }).find("not finite"), std::string::npos);
+  EXPECT_NE(input_error([&] { r.get<bool>("flag"); }).find("not a boolean"), std::string::npos);
+  EXPECT_NE(input_error([&] {
+              r.get_vector<std::int32_t>("types", 4, 0, 63);
+            }).find("entry 'types' element 2 (at byte"),
+            std::string::npos);
+  EXPECT_NE(input_error([&] {
+              r.get_vector<std::int32_t>("types", 5, 0, 63);
+            }).find("holds 16 bytes, this run expects 20"),
+            std::string::npos);
+  EXPECT_NE(input_error([&] { r.get_vector<double>("x"); }).find("element 1"), std::string::npos);
+  EXPECT_NE(input_error([&] { r.check_reals<double>("x", 3); }).find("element 1"),
+            std::string::npos);
+  EXPECT_NE(input_error([&] { r.get_string("long"); }).find("at most 4096"), std::string::npos);
+  EXPECT_NE(input_error([&] { r.get<double>("absent"); }).find("no entry 'absent'"),
+            std::string::npos);
+  const std::vector<std::int32_t> perm{2, 0, 1}, repeated{0, 2, 2}, outside{0, 1, 3};
+  EXPECT_EQ(hayate::core::first_non_permutation(perm), CheckpointReader::npos);
+  EXPECT_EQ(hayate::core::first_non_permutation(repeated), 2u);
+  EXPECT_EQ(hayate::core::first_non_permutation(outside), 2u);
+}
+
+// The input key that named the checkpoint is where its errors point.
+TEST(Checkpoint, ErrorsPointAtTheKeyThatNamedTheFile) {
+  const std::string path = write_sample("origin.bin");
+  const hayate::core::FileOrigin origin{{"in.yaml", 7, 12}, "checkpoint.restart"};
+  const CheckpointReader r(path, origin);
+  const std::string message = input_error([&] { r.get<std::int64_t>("step", 0, 10); });
+  EXPECT_EQ(message.rfind("in.yaml:7:12: 'checkpoint.restart': checkpoint '" + path +
+                              "': entry 'step' (at byte ",
+                          0),
+            0u)
+      << message;
+  EXPECT_NE(message.find("holds 42, expected an integer in [0, 10]"), std::string::npos);
+}
+
+// Only regular files are read: a directory, a FIFO (which would block) and a device (which
+// would be read until memory runs out) are refused at once.
+TEST(Checkpoint, OnlyRegularFilesAreRead) {
+  const hayate::core::FileOrigin origin{{"in.yaml", 3, 5}, "checkpoint.restart"};
+  const std::string dir = temp_file("a_directory");
+  fs::create_directories(dir);
+  std::string message = input_error([&] { CheckpointReader r(dir, origin); });
+  EXPECT_NE(message.find("in.yaml:3:5: 'checkpoint.restart': checkpoint"), std::string::npos);
+  EXPECT_NE(message.find("is a directory"), std::string::npos) << message;
+  const std::string fifo = temp_file("a_fifo");
+  fs::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto start = std::chrono::steady_clock::now();
+  message = input_error([&] { CheckpointReader r(fifo, origin); });
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  EXPECT_NE(message.find("is not a regular file (a FIFO)"), std::string::npos) << message;
+  message = input_error([&] { CheckpointReader r("/dev/zero", origin); });
+  EXPECT_NE(message.find("is not a regular file (a character device)"), std::string::npos)
+      << message;
+  message = input_error([&] { CheckpointReader r(temp_file("missing.bin"), origin); });
+  EXPECT_NE(message.find("cannot open the checkpoint (no such file)"), std::string::npos)
+      << message;
+}
+
+// Messages echo at most ~80 characters of a value, with control bytes escaped.
+TEST(Checkpoint, MessagesTruncateAndEscapeEchoedValues) {
+  const std::string value = std::string(100000, 'x') + "\x1b[31m";
+  EXPECT_LT(hayate::core::quoted(value).size(), 120u);
+  EXPECT_NE(hayate::core::quoted(value).find("more bytes"), std::string::npos);
+  EXPECT_EQ(hayate::core::echo("a\x1b[2Jb\nc"), "a\\x1b[2Jb\\nc");
+  const hayate::core::Diagnostic d{{"f.yaml", 1, 2}, "bad \x07 value\nsecond line"};
+  EXPECT_EQ(d.str(), "f.yaml:1:2: bad \\x07 value\nsecond line");
 }
 
 TEST(Checkpoint, DuplicateEntryIsAProgrammingError) {
