@@ -1,6 +1,7 @@
 #include "gravity/initial_conditions.hpp"
 
 #include "config/error.hpp"
+#include "io/input_file.hpp"
 #include "io/xyz.hpp"
 #include "util/random.hpp"
 
@@ -131,6 +132,7 @@ double require_number(const std::string& token, const std::string& path, int lin
 }
 
 HostParticles read_csv(const std::string& path) {
+  core::check_input_file(path, "the particle file", core::kMaxDataFileBytes);
   std::ifstream in(path);
   if (!in)
     throw core::InputError(core::SourceLocation{path, 0, 0}, "cannot open the particle file");

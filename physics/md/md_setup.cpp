@@ -1,5 +1,6 @@
 #include "md_setup.hpp"
 
+#include "io/input_file.hpp"
 #include "io/xyz.hpp"
 #include "lammps_data.hpp"
 #include "potentials/styles.hpp"
@@ -419,7 +420,7 @@ InitialState lammps_data_state(const Config& config, const TypeSet& types) {
   const std::string key = "system.lammps_data.file";
   const std::string file = config.string(key);
   if (file.empty()) config.fail(key, "source: lammps_data needs a file name");
-  const LammpsData d = read_lammps_data(file);
+  const LammpsData d = core::read_named_file(config, key, [&] { return read_lammps_data(file); });
   if (d.ntypes > types.size())
     config.fail(key, fmt::format("'{}' has {} atom types but the input declares {} ({}); declare "
                                  "one entry of system.types per data-file type, in order",
@@ -482,8 +483,9 @@ InitialState make_initial_state(const Config& config) {
   } else {
     const std::string file = config.string("system.xyz.file");
     if (file.empty()) config.fail("system.xyz.file", "source: xyz needs a file name");
-    const core::XyzFrame frame =
-        core::read_xyz(file, static_cast<int>(config.integer("system.xyz.frame")));
+    const core::XyzFrame frame = core::read_named_file(config, "system.xyz.file", [&] {
+      return core::read_xyz(file, static_cast<int>(config.integer("system.xyz.frame")));
+    });
     if (!frame.box)
       config.fail("system.xyz.file", "'" + file + "' has no Lattice=\"...\" (the periodic box)");
     const core::XyzColumn* pos = frame.column("pos");

@@ -5,6 +5,7 @@
 #include "exec/dispatch.hpp"
 #include "io/atomic_file.hpp"
 #include "io/csv_writer.hpp"
+#include "io/input_file.hpp"
 #include "ode/async_writer.hpp"
 #include "ode/engine.hpp"
 #include "ode/reference.hpp"
@@ -52,9 +53,10 @@ std::string resolve_model_path(const Config& config) {
   const auto slash = input.find_last_of('/');
   if (slash != std::string::npos) {
     const std::string near = input.substr(0, slash + 1) + file;
-    if (std::ifstream(near).good()) return near;
+    // A stat, not an open: opening a FIFO would wait for a writer.
+    if (core::path_exists(near)) return near;
   }
-  if (std::ifstream(file).good()) return file;
+  if (core::path_exists(file)) return file;
   config.fail(
       "model.file",
       fmt::format("cannot open '{}' (looked next to the input file and in the working directory)",
@@ -98,7 +100,8 @@ FlatModel load_model(const Config& config, const CompilerOptions& compiler, cons
           [&](int limit) {
             ModelOptions o = mo;
             o.split_sums = limit;
-            return load_model_file(path, o);
+            return core::read_named_file(config, "model.file",
+                                         [&] { return load_model_file(path, o); });
           },
           compiler);
       mo.split_sums = choice.limit;
@@ -111,7 +114,7 @@ FlatModel load_model(const Config& config, const CompilerOptions& compiler, cons
             choice.limit, choice.critical, tried);
       }
     }
-    return load_model_file(path, mo);
+    return core::read_named_file(config, "model.file", [&] { return load_model_file(path, mo); });
   } catch (const std::invalid_argument& e) {
     config.fail("ensemble.sweep", e.what());
   }
