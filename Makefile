@@ -6,7 +6,7 @@ JOBS ?= $(shell nproc)
 BUILD := build/$(PRESET)
 HAYATE := $(BUILD)/hayate
 
-.PHONY: all deps configure build run test cuda cuda-check debug-test bench docs clean
+.PHONY: all deps configure build run test cuda cuda-check debug-test fuzz bench docs clean
 
 all: build
 
@@ -39,6 +39,12 @@ cuda-check: deps
 
 debug-test:
 	$(MAKE) test PRESET=debug
+
+# The fuzz campaign: 10,000 seeded mutations of every shipped input and model file and of data
+# files through check and short runs (CI runs 300 of them: ctest -L fuzz). docs/dev/reliability.md
+fuzz: build
+	python3 scripts/fuzz/fuzz.py --binary $(HAYATE) --cases $${CASES:-10000} --jobs $(JOBS) \
+	  --work $(BUILD)/fuzz --report $(BUILD)/fuzz/report.json
 
 bench: build
 	$(BUILD)/benchmarks/hayate_bench --benchmark_min_time=0.2

@@ -1,6 +1,6 @@
 #include "config/config.hpp"
 
-#include "config/input_file.hpp"
+#include "io/input_file.hpp"
 
 #include <fmt/format.h>
 
@@ -115,6 +115,8 @@ class Validator {
   void section(const Section& section, const YAML::Node& in, const std::string& prefix,
                YAML::Node& out, const SourceLocation& here, const Section& root) {
     const std::string shown = prefix.empty() ? "top level" : quoted(prefix);
+    // A check on a key that is absent (its default) is reported where the section is.
+    if (!prefix.empty()) locations_.emplace(prefix, here);
     if (!in.IsNull() && !in.IsMap()) {
       report(at(prefix, in, here),
              fmt::format("expected a mapping at {}, got {}", shown, describe(in)));
@@ -161,7 +163,7 @@ class Validator {
       } else if (k.default_text) {
         YAML::Node resolved;
         const YAML::Node def = YAML::Load(*k.default_text);
-        const SourceLocation def_at{file_, 0, 0};
+        const SourceLocation def_at = here;  // the section that would hold the key
         if (this->value(k, def, path, resolved, def_at, root)) {
           out[e.name] = resolved;
           locations_[path] = def_at;
@@ -491,11 +493,15 @@ std::vector<Config> Config::records(const std::string& path) const {
 }
 
 SourceLocation Config::where(const std::string& path) const {
-  if (locations_) {
-    auto it = locations_->find(prefix_ + path);
-    if (it != locations_->end()) return it->second;
-  }
-  return SourceLocation{input_file_, 0, 0};
+  // The key, else the closest enclosing section or list item that has a position.
+  if (locations_)
+    for (std::string p = prefix_ + path; !p.empty();) {
+      auto it = locations_->find(p);
+      if (it != locations_->end()) return it->second;
+      const auto cut = p.find_last_of(".[");
+      p = cut == std::string::npos ? std::string() : p.substr(0, cut);
+    }
+  return SourceLocation{input_file_, 1, 1};
 }
 
 void Config::fail(const std::string& path, const std::string& message) const {
@@ -510,7 +516,7 @@ std::string Config::to_yaml() const {
 
 Config ConfigLoader::load_file(const std::string& file,
                                const std::vector<std::string>& overrides) const {
-  return load_string(read_regular_file(file, "input file", max_input_file_bytes), file, overrides);
+  return load_string(read_input_file(file, "input file", max_input_file_bytes), file, overrides);
 }
 
 Config ConfigLoader::load_string(const std::string& text, const std::string& file,
@@ -518,9 +524,8 @@ Config ConfigLoader::load_string(const std::string& text, const std::string& fil
   YAML::Node root;
   try {
     root = YAML::Load(text);
-  } catch (const YAML::ParserException& e) {
-    throw InputError(SourceLocation{file, e.mark.line + 1, e.mark.column + 1},
-                     "malformed YAML: " + e.msg);
+  } catch (const YAML::Exception& e) {
+    throw InputError(yaml_error_location(file, e.mark), "malformed YAML: " + yaml_error_text(e));
   }
   std::string choices;
   for (std::size_t i = 0; i < problems_.size(); ++i) choices += (i ? ", " : "") + problems_[i];

@@ -299,10 +299,21 @@ std::size_t edit_distance(const std::string& a, const std::string& b) {
   return prev[b.size()];
 }
 
+namespace {
+constexpr std::size_t kMaxSuggestedLength = 200;
+}  // namespace
+
 std::string nearest(const std::string& word, const std::vector<std::string>& candidates) {
   std::string best;
+  // A suggestion is for a typo: nothing is suggested for a word longer than any name, and a
+  // candidate whose length alone puts it out of reach is not compared (the edit distance costs
+  // the product of the lengths).
+  if (word.size() > kMaxSuggestedLength) return best;
   std::size_t best_distance = std::max<std::size_t>(2, word.size() / 3) + 1;
   for (const auto& c : candidates) {
+    const std::size_t gap =
+        c.size() > word.size() ? c.size() - word.size() : word.size() - c.size();
+    if (gap >= best_distance) continue;
     const std::size_t d = edit_distance(word, c);
     if (d < best_distance) {
       best_distance = d;

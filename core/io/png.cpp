@@ -170,47 +170,67 @@ Image decode_png(const std::vector<std::uint8_t>& bytes) {
     throw std::runtime_error("png: " + why);
   };
   if (bytes.size() < 8 || std::memcmp(bytes.data(), signature, 8) != 0) fail("bad signature");
+  // Every length and offset below is checked against the bytes present before it is used, and
+  // the image size against the data present before anything is allocated for it.
   std::size_t pos = 8;
-  int w = 0, h = 0, channels = 0;
+  std::uint32_t w = 0, h = 0;
+  int channels = 0;
+  bool have_header = false;
   std::vector<std::uint8_t> packed;
-  while (pos + 12 <= bytes.size()) {
+  while (bytes.size() - pos >= 12) {
     const std::uint32_t len = get_u32(&bytes[pos]);
-    if (pos + 12 + len > bytes.size()) fail("truncated chunk");
+    if (len > bytes.size() - pos - 12) fail("truncated chunk");
     const std::string type(reinterpret_cast<const char*>(&bytes[pos + 4]), 4);
     const std::uint8_t* data = &bytes[pos + 8];
     const uLong crc = crc32(0L, &bytes[pos + 4], uInt(len + 4));
     if (crc != get_u32(data + len)) fail("CRC mismatch in " + type);
     if (type == "IHDR") {
-      w = int(get_u32(data));
-      h = int(get_u32(data + 4));
-      // Grey, RGB, grey + alpha, RGBA at 8 bits per sample, not interlaced.
+      if (have_header) fail("more than one IHDR chunk");
+      if (len != 13) fail("the IHDR chunk has " + std::to_string(len) + " bytes, not 13");
+      w = get_u32(data);
+      h = get_u32(data + 4);
+      // Grey, RGB, grey + alpha, RGBA at 8 bits per sample, deflate, adaptive filters, not
+      // interlaced.
       const int colour = data[9];
       channels = colour == 0 ? 1 : colour == 2 ? 3 : colour == 4 ? 2 : colour == 6 ? 4 : 0;
-      if (data[8] != 8 || channels == 0 || data[12] != 0)
+      if (data[8] != 8 || channels == 0 || data[10] != 0 || data[11] != 0 || data[12] != 0)
         fail("only 8-bit grey, RGB, grey+alpha or RGBA images without interlacing are supported");
+      have_header = true;
     } else if (type == "IDAT") {
+      if (!have_header) fail("image data before the IHDR chunk");
       packed.insert(packed.end(), data, data + len);
+    } else if (type == "IEND") {
+      break;
     }
-    pos += 12 + len;
+    pos += 12 + std::size_t(len);
   }
-  if (w <= 0 || h <= 0) fail("missing IHDR");
-  const std::size_t stride = std::size_t(w) * channels;
-  std::vector<std::uint8_t> raw(std::size_t(h) * (stride + 1));
+  if (!have_header) fail("missing IHDR");
+  if (w == 0 || h == 0 || std::uint64_t(w) * h > kMaxImagePixels)
+    fail("image size " + std::to_string(w) + " x " + std::to_string(h) +
+         " is empty or has more than " + std::to_string(kMaxImagePixels) + " pixels");
+  const std::size_t stride = std::size_t(w) * std::size_t(channels);
+  const std::size_t raw_bytes = std::size_t(h) * (stride + 1);
+  // Deflate expands at most 1032-fold: image data that short cannot hold w x h pixels.
+  if (raw_bytes / 1032 > packed.size() + 1)
+    fail("the image data (" + std::to_string(packed.size()) + " bytes) is too short for " +
+         std::to_string(w) + " x " + std::to_string(h) + " pixels");
+  std::vector<std::uint8_t> raw(raw_bytes);
   uLongf raw_size = uLongf(raw.size());
   if (uncompress(raw.data(), &raw_size, packed.data(), uLong(packed.size())) != Z_OK ||
       raw_size != raw.size())
     fail("bad image data");
-  Image image(w, h);
+  Image image(static_cast<int>(w), static_cast<int>(h));
   std::vector<std::uint8_t> prev(stride, 0), cur(stride);
-  for (int y = 0; y < h; ++y) {
+  for (std::uint32_t y = 0; y < h; ++y) {
     const std::uint8_t* row = &raw[std::size_t(y) * (stride + 1)];
     const int f = row[0];
     if (f > 4) fail("unknown filter type");
     for (std::size_t i = 0; i < stride; ++i)
       cur[i] = std::uint8_t(row[1 + i] + predict(f, cur.data(), prev.data(), i, channels));
-    for (int x = 0; x < w; ++x) {
+    for (std::uint32_t x = 0; x < w; ++x) {
       const std::uint8_t* px = &cur[std::size_t(x) * channels];
-      image.set(x, y, channels >= 3 ? Rgb{px[0], px[1], px[2]} : Rgb{px[0], px[0], px[0]});
+      image.set(int(x), int(y),
+                channels >= 3 ? Rgb{px[0], px[1], px[2]} : Rgb{px[0], px[0], px[0]});
     }
     prev.swap(cur);
   }

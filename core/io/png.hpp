@@ -37,7 +37,9 @@ class Image {
 std::vector<std::uint8_t> encode_png(const Image& image);
 void write_png(const std::string& path, const Image& image);
 // Decodes 8-bit grey, RGB, grey+alpha and RGBA PNGs without interlacing (alpha is dropped,
-// grey becomes r = g = b). Throws std::runtime_error for anything else or a corrupt file.
+// grey becomes r = g = b), of at most kMaxImagePixels pixels. Throws std::runtime_error for
+// anything else or a corrupt file, reading no byte past the end of `bytes`.
+inline constexpr std::uint64_t kMaxImagePixels = std::uint64_t(1) << 26;
 Image decode_png(const std::vector<std::uint8_t>& bytes);
 
 // Viridis-like perceptual colour map, t in [0, 1] (clamped).

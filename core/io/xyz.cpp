@@ -1,11 +1,13 @@
 #include "io/xyz.hpp"
 
 #include "config/error.hpp"
+#include "io/input_file.hpp"
 
 #include <fmt/format.h>
 
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -150,6 +152,7 @@ std::vector<std::pair<std::string, std::string>> parse_comment(const std::string
 }  // namespace
 
 XyzFrame read_xyz(const std::string& path, int index) {
+  check_input_file(path, "particle file", max_data_file_bytes);
   std::ifstream in(path);
   if (!in) throw InputError(SourceLocation{path, 0, 0}, "cannot open the particle file");
   std::string line;
@@ -217,8 +220,15 @@ XyzFrame read_xyz(const std::string& path, int index) {
         f.info.emplace_back(key, value);
       }
     }
-    for (const auto& p : props)
-      if (p.type != 'S') f.columns.push_back(XyzColumn{p.name, p.count, {}});
+    // The first string property is the species (one per particle whatever its count); other
+    // string properties are read and dropped.
+    const Prop* species = nullptr;
+    for (const auto& p : props) {
+      if (p.type != 'S')
+        f.columns.push_back(XyzColumn{p.name, p.count, {}});
+      else if (!species)
+        species = &p;
+    }
     for (std::size_t i = 0; i < n; ++i) {
       if (!std::getline(in, line))
         throw InputError(SourceLocation{path, line_no + 1, 1},
@@ -237,15 +247,19 @@ XyzFrame read_xyz(const std::string& path, int index) {
             throw InputError(SourceLocation{path, line_no, static_cast<int>(start) + 1},
                              "missing value for property '" + p.name + "'");
           if (p.type == 'S') {
-            f.species.push_back(token);
+            if (&p == species && k == 0) f.species.push_back(token);
             continue;
           }
           char* end = nullptr;
           const double v = std::strtod(token.c_str(), &end);
+          const std::string shown = token.size() > 40 ? token.substr(0, 40) + "..." : token;
           if (end != token.c_str() + token.size())
             throw InputError(
                 SourceLocation{path, line_no, static_cast<int>(start) + 1},
-                "expected a number for property '" + p.name + "', got '" + token + "'");
+                "expected a number for property '" + p.name + "', got '" + shown + "'");
+          if (!std::isfinite(v))
+            throw InputError(SourceLocation{path, line_no, static_cast<int>(start) + 1},
+                             "property '" + p.name + "' is not finite ('" + shown + "')");
           f.columns[real_col].values.push_back(v);
         }
         if (p.type != 'S') ++real_col;

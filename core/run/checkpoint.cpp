@@ -3,10 +3,10 @@
 #include "config/config.hpp"
 #include "config/error.hpp"
 #include "io/atomic_file.hpp"
+#include "io/input_file.hpp"
 
 #include <fmt/format.h>
 
-#include <fstream>
 #include <functional>
 #include <utility>
 
@@ -29,7 +29,7 @@ void append_string(std::string& out, const std::string& s) {
 // Reads the container; every length is checked against the bytes left before it is used.
 class Cursor {
  public:
-  Cursor(const std::vector<char>& data, std::size_t end, std::function<void(std::size_t)> corrupt)
+  Cursor(const std::string& data, std::size_t end, std::function<void(std::size_t)> corrupt)
       : data_(data), end_(end), corrupt_(std::move(corrupt)) {}
   void read(void* dst, std::size_t bytes) {
     if (bytes > end_ - pos_) truncated();
@@ -67,7 +67,7 @@ class Cursor {
     corrupt_(pos_);
     throw std::logic_error("checkpoint cursor");  // corrupt_ throws
   }
-  const std::vector<char>& data_;
+  const std::string& data_;
   std::size_t end_, pos_ = 0;
   std::function<void(std::size_t)> corrupt_;
 };
@@ -110,16 +110,7 @@ void CheckpointWriter::write(const std::string& path) const {
 
 CheckpointReader::CheckpointReader(const std::string& path, FileOrigin origin)
     : path_(path), origin_(std::move(origin)) {
-  const std::uint64_t size =
-      require_regular_file(path, "checkpoint", max_checkpoint_bytes, origin_);
-  {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail_file("cannot open the checkpoint file");
-    data_.resize(static_cast<std::size_t>(size));
-    in.read(data_.data(), static_cast<std::streamsize>(size));
-    data_.resize(static_cast<std::size_t>(in.gcount()));
-    if (in.bad()) fail_file("read error");
-  }
+  data_ = read_input_file(path, "checkpoint", max_checkpoint_bytes, origin_);
   const std::size_t min_size = sizeof magic + sizeof(std::uint32_t) + 3 * sizeof(std::uint64_t);
   if (data_.size() < min_size || std::memcmp(data_.data(), magic, sizeof magic) != 0)
     fail_file("not a hayate checkpoint");

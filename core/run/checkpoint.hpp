@@ -12,7 +12,7 @@
 // entries against its input (ProblemInfo::check_restart) before anything is allocated from them.
 // A failure is an InputError (exit 2) at the input key that named the file, naming the entry.
 #include "config/error.hpp"
-#include "config/input_file.hpp"
+#include "io/input_file.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -262,7 +262,7 @@ class CheckpointReader {
   std::string path_;
   FileOrigin origin_;
   std::string problem_;
-  std::vector<char> data_;  // the whole file; entries are ranges of it
+  std::string data_;  // the whole file; entries are ranges of it
   std::map<std::string, Entry> entries_;
 };
 

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "config/input_file.hpp"
+#include "io/input_file.hpp"
 #include "io/png.hpp"
 
 #include <cctype>
@@ -55,8 +55,8 @@ std::vector<Obstacle> read_obstacles(const core::Config& config) {
       o.file = item.string("file");
       if (!o.file.empty() && o.file[0] != '/') o.file = folder_of(config.input_file()) + o.file;
       o.threshold = item.real("threshold");
-      core::require_regular_file(o.file, "mask image", core::max_image_file_bytes,
-                                 {item.where("file"), item.key_path("file")});
+      core::check_input_file(o.file, "mask image", core::max_image_file_bytes,
+                             {item.where("file"), item.key_path("file")});
       int w = 0, h = 0;
       try {
         read_mask(o.file, w, h);
@@ -74,10 +74,8 @@ std::vector<double> read_mask(const std::string& path, int& width, int& height) 
   std::string ext = dot == std::string::npos ? "" : path.substr(dot + 1);
   for (auto& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
   if (ext != "png") return read_pgm(path, width, height);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open '" + path + "'");
-  const std::vector<std::uint8_t> bytes((std::istreambuf_iterator<char>(in)),
-                                        std::istreambuf_iterator<char>());
+  const std::string text = core::read_input_file(path, "mask image", core::max_image_file_bytes);
+  const std::vector<std::uint8_t> bytes(text.begin(), text.end());
   core::Image img(1, 1);
   try {
     img = core::decode_png(bytes);
@@ -96,44 +94,78 @@ std::vector<double> read_mask(const std::string& path, int& width, int& height) 
 }
 
 std::vector<double> read_pgm(const std::string& path, int& width, int& height) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open '" + path + "'");
-  std::string magic;
-  in >> magic;
-  if (magic != "P5" && magic != "P2") throw std::runtime_error("'" + path + "' is not a PGM file");
-  // Header fields, skipping comments.
-  auto next = [&]() {
-    std::string tok;
-    while (in >> tok) {
-      if (tok[0] == '#') {
-        std::string rest;
-        std::getline(in, rest);
-        continue;
-      }
-      return std::stol(tok);
-    }
-    throw std::runtime_error("'" + path + "': truncated PGM header");
+  const std::string text = core::read_input_file(path, "mask image", core::max_image_file_bytes);
+  const auto fail = [&](const std::string& why) -> std::runtime_error {
+    return std::runtime_error("'" + path + "': " + why);
   };
-  width = int(next());
-  height = int(next());
-  const long maxval = next();
-  if (width <= 0 || height <= 0 || maxval <= 0 || maxval > 65535)
-    throw std::runtime_error("'" + path + "': bad PGM header");
-  std::vector<double> grey(std::size_t(width) * height);
-  if (magic == "P5") {
-    in.get();  // the single whitespace after maxval
-    const int bytes = maxval > 255 ? 2 : 1;
-    std::vector<unsigned char> raw(grey.size() * bytes);
-    if (!in.read(reinterpret_cast<char*>(raw.data()), std::streamsize(raw.size())))
-      throw std::runtime_error("'" + path + "': truncated PGM data");
-    for (std::size_t i = 0; i < grey.size(); ++i)
-      grey[i] = (bytes == 2 ? raw[2 * i] * 256.0 + raw[2 * i + 1] : raw[i]) / double(maxval);
-  } else {
-    for (auto& g : grey) {
-      long v = 0;
-      if (!(in >> v)) throw std::runtime_error("'" + path + "': truncated PGM data");
-      g = double(v) / double(maxval);
+  std::size_t p = 0;
+  const auto space = [&](char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f';
+  };
+  // Blanks and comments (from '#' to the end of the line) between header fields.
+  const auto skip = [&] {
+    while (p < text.size()) {
+      if (space(text[p])) {
+        ++p;
+      } else if (text[p] == '#') {
+        while (p < text.size() && text[p] != '\n') ++p;
+      } else {
+        break;
+      }
     }
+  };
+  // A decimal field of at most 9 digits (no overflow), followed by a blank or the end.
+  const auto field = [&](const char* what, bool header) -> long {
+    if (header)
+      skip();
+    else
+      while (p < text.size() && space(text[p])) ++p;
+    const std::size_t begin = p;
+    long v = 0;
+    while (p < text.size() && text[p] >= '0' && text[p] <= '9' && p - begin < 9)
+      v = 10 * v + (text[p++] - '0');
+    if (p == begin) {
+      if (p >= text.size()) throw fail(fmt::format("the file ends before {}", what));
+      throw fail(fmt::format("expected {} (a decimal integer) at byte {}", what, p));
+    }
+    if (p < text.size() && !space(text[p]) && !(header && text[p] == '#'))
+      throw fail(fmt::format("expected {} (a decimal integer below 10^9) at byte {}", what, begin));
+    return v;
+  };
+  if (text.size() < 2 || text[0] != 'P' || (text[1] != '5' && text[1] != '2'))
+    throw fail("is not a PGM file (P5 or P2)");
+  const bool binary = text[1] == '5';
+  p = 2;
+  const long w = field("the width", true), h = field("the height", true);
+  const long maxval = field("the maximum grey value", true);
+  if (w <= 0 || h <= 0 || std::uint64_t(w) * std::uint64_t(h) > core::kMaxImagePixels)
+    throw fail(fmt::format("image size {} x {} is empty or has more than {} pixels", w, h,
+                           core::kMaxImagePixels));
+  if (maxval <= 0 || maxval > 65535) throw fail("the maximum grey value must be 1 .. 65535");
+  width = int(w);
+  height = int(h);
+  const std::size_t pixels = std::size_t(w) * std::size_t(h);
+  if (binary) {
+    ++p;  // the single blank after the maximum grey value
+    const std::size_t bytes = maxval > 255 ? 2 : 1;
+    if (p > text.size() || text.size() - p < pixels * bytes)
+      throw fail(fmt::format("truncated PGM data: {} x {} pixels need {} bytes, the file has {}", w,
+                             h, pixels * bytes, p > text.size() ? 0 : text.size() - p));
+    std::vector<double> grey(pixels);
+    const auto* raw = reinterpret_cast<const unsigned char*>(text.data() + p);
+    for (std::size_t i = 0; i < pixels; ++i)
+      grey[i] = (bytes == 2 ? raw[2 * i] * 256.0 + raw[2 * i + 1] : raw[i]) / double(maxval);
+    return grey;
+  }
+  // Plain PGM: at least two bytes (a digit and a blank) per pixel but the last.
+  if ((text.size() - p + 1) / 2 < pixels)
+    throw fail(fmt::format("truncated PGM data: {} x {} pixels cannot fit in the {} bytes left", w,
+                           h, text.size() - p));
+  std::vector<double> grey(pixels);
+  for (auto& g : grey) {
+    const long v = field("a grey value", false);
+    if (v > maxval) throw fail(fmt::format("grey value {} exceeds the maximum {}", v, maxval));
+    g = double(v) / double(maxval);
   }
   return grey;
 }
@@ -151,12 +183,14 @@ std::vector<std::uint8_t> solid_sites(LatticeShape shape, bool walls_x, bool wal
     if (o.type == Obstacle::Type::mask) {
       int w = 0, h = 0;
       const auto grey = read_mask(o.file, w, h);
-      // Image row 0 is the top: it maps to the highest lattice row of the mask.
+      // Image row 0 is the top: it maps to the highest lattice row of the mask. Site numbers are
+      // formed in double precision: a corner far outside the lattice cannot overflow an int.
+      const double x0 = std::round(o.x), y0 = std::round(o.y);
       for (int r = 0; r < h; ++r)
         for (int c = 0; c < w; ++c) {
-          const int x = int(std::lround(o.x)) + c, y = int(std::lround(o.y)) + (h - 1 - r);
+          const double x = x0 + c, y = y0 + (h - 1 - r);
           if (x >= 0 && x < nx && y >= 0 && y < ny && grey[std::size_t(r) * w + c] < o.threshold)
-            at(x, y) = 1;
+            at(int(x), int(y)) = 1;
         }
       continue;
     }

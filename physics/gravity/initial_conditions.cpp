@@ -1,8 +1,7 @@
 #include "gravity/initial_conditions.hpp"
 
-#include "config/input_file.hpp"
-
 #include "config/error.hpp"
+#include "io/input_file.hpp"
 #include "io/xyz.hpp"
 #include "util/random.hpp"
 
@@ -133,6 +132,7 @@ double require_number(const std::string& token, const std::string& path, int lin
 }
 
 HostParticles read_csv(const std::string& path) {
+  core::check_input_file(path, "particle file", core::max_data_file_bytes);
   std::ifstream in(path);
   if (!in)
     throw core::InputError(core::SourceLocation{path, 0, 0}, "cannot open the particle file");
@@ -402,16 +402,10 @@ HostParticles make_initial_conditions(const core::Config& config) {
   }
   const std::string file = config.string("initial.file");
   if (file.empty()) config.fail("initial.file", "initial.type: file needs a particle file path");
-  core::require_regular_file(file, "particle file", core::max_data_file_bytes,
-                             {config.where("initial.file"), "initial.file"});
-  try {
-    return read_particles(file, config.string("initial.format"));
-  } catch (const core::InputError& e) {
-    // A missing file is the input's fault: point at the key as well as the file.
-    if (e.diagnostics().size() == 1 && e.diagnostics()[0].where.line == 0)
-      config.fail("initial.file", "'" + file + "': " + e.diagnostics()[0].message);
-    throw;
-  }
+  const core::FileOrigin origin{config.where("initial.file"), "initial.file"};
+  core::check_input_file(file, "particle file", core::max_data_file_bytes, origin);
+  return core::read_named_file(origin, file, "particle file",
+                               [&] { return read_particles(file, config.string("initial.format")); });
 }
 
 }  // namespace hayate::gravity

@@ -1,9 +1,11 @@
 #include "lammps_data.hpp"
 
 #include "config/error.hpp"
+#include "io/input_file.hpp"
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cmath>
@@ -28,9 +30,14 @@ struct Line {
 
 class Reader {
  public:
-  explicit Reader(const std::string& path) : path_(path), in_(path) {
+  explicit Reader(const std::string& path)
+      : path_(path),
+        bytes_(core::check_input_file(path, "data file", core::max_data_file_bytes)),
+        in_(path) {
     if (!in_) throw core::InputError(core::SourceLocation{path, 0, 0}, "cannot open the data file");
   }
+
+  std::uintmax_t bytes() const { return bytes_; }
 
   // The next line, or false at the end of the file.
   bool next(Line& line) {
@@ -88,6 +95,7 @@ class Reader {
 
  private:
   std::string path_;
+  std::uintmax_t bytes_ = 0;
   std::ifstream in_;
   int number_ = 0;
 };
@@ -189,6 +197,7 @@ LammpsData read_lammps_data(const std::string& path) {
     const std::string section = joined_words(line, 0);
     const Line keyword = line;
     if (section == "Masses") {
+      if (!d.mass.empty()) r.fail(keyword, 0, "a second Masses section");
       d.mass.assign(d.ntypes, 0.0);
       d.mass_line.assign(d.ntypes, 0);
       std::vector<bool> seen(d.ntypes, false);
@@ -206,9 +215,13 @@ LammpsData read_lammps_data(const std::string& path) {
       if (!keyword.comment.empty() && keyword.comment != "atomic")
         r.fail(keyword.number, 1,
                "atom_style '" + keyword.comment + "' is not supported: Atoms # atomic only");
-      d.id.resize(natoms);
-      d.type.resize(natoms);
-      d.x.resize(3 * natoms);
+      if (have_atom_section) r.fail(keyword, 0, "a second Atoms section");
+      // The header's count is not trusted for memory: storage grows with the lines read, and an
+      // Atoms line takes at least 10 bytes ("1 1 0 0 0" and a newline).
+      const std::size_t likely = std::min<std::uintmax_t>(natoms, r.bytes() / 10);
+      d.id.reserve(likely);
+      d.type.reserve(likely);
+      d.x.reserve(3 * likely);
       entries("Atoms", natoms, [&](const Line& l, std::size_t k) {
         if (l.tokens.size() != 5 && l.tokens.size() != 8)
           r.fail(l, 0,
@@ -221,9 +234,9 @@ LammpsData read_lammps_data(const std::string& path) {
         const std::int64_t t = r.integer(l, 1, "the atom type");
         if (t < 1 || t > d.ntypes)
           r.fail(l, 1, fmt::format("atom type {} is out of range 1..{}", t, d.ntypes));
-        d.id[k] = id;
-        d.type[k] = static_cast<int>(t);
-        for (int c = 0; c < 3; ++c) d.x[3 * k + c] = r.real(l, 2 + c, "a coordinate");
+        d.id.push_back(id);
+        d.type.push_back(static_cast<int>(t));
+        for (int c = 0; c < 3; ++c) d.x.push_back(r.real(l, 2 + c, "a coordinate"));
         // Image flags only record how often an atom crossed the box; positions are wrapped.
         for (std::size_t c = 5; c < l.tokens.size(); ++c) r.integer(l, c, "an image flag");
       });
@@ -231,6 +244,7 @@ LammpsData read_lammps_data(const std::string& path) {
     } else if (section == "Velocities") {
       if (!have_atom_section)
         r.fail(keyword.number, 1, "the Velocities section must follow the Atoms section");
+      if (!d.v.empty()) r.fail(keyword, 0, "a second Velocities section");
       d.v.assign(3 * natoms, 0.0);
       std::vector<bool> seen(natoms, false);
       entries("Velocities", natoms, [&](const Line& l, std::size_t) {

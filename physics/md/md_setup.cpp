@@ -1,6 +1,6 @@
 #include "md_setup.hpp"
 
-#include "config/input_file.hpp"
+#include "io/input_file.hpp"
 #include "io/xyz.hpp"
 #include "lammps_data.hpp"
 #include "potentials/styles.hpp"
@@ -422,7 +422,7 @@ InitialState lammps_data_state(const Config& config, const TypeSet& types) {
   const std::string key = "system.lammps_data.file";
   const std::string file = config.string(key);
   if (file.empty()) config.fail(key, "source: lammps_data needs a file name");
-  const LammpsData d = read_lammps_data(file);
+  const LammpsData d = read_lammps_data(file);  // checked at its key (data_file)
   if (d.ntypes > types.size())
     config.fail(key, fmt::format("'{}' has {} atom types but the input declares {} ({}); declare "
                                  "one entry of system.types per data-file type, in order",
@@ -503,7 +503,7 @@ std::string data_file(const Config& config, const std::string& key, const std::s
   const std::string file = config.string(key);
   if (file.empty())
     config.fail(key, "source: " + config.string("system.source") + " needs a file name");
-  core::require_regular_file(file, what, core::max_data_file_bytes, {config.where(key), key});
+  core::check_input_file(file, what, core::max_data_file_bytes, {config.where(key), key});
   return file;
 }
 

@@ -5,19 +5,72 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 
 namespace hayate::ode {
 
+namespace {
+
+// Byte c as a message shows it: printable ASCII as it is, any other byte escaped (\x1b).
+std::string shown(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  if (u < 0x20 || u >= 0x7f) return fmt::format("\\x{:02x}", u);
+  return std::string(1, c);
+}
+
+}  // namespace
+
 void expr_error(const ExprSource& src, int pos, const std::string& message) {
+  const int size = static_cast<int>(src.text.size());
   if (pos < 0) pos = 0;
-  if (pos > static_cast<int>(src.text.size())) pos = static_cast<int>(src.text.size());
+  if (pos > size) pos = size;
+  // A window of the text around pos: long expressions are quoted in part, with "..." where
+  // text is left out, so that a message stays a few lines long whatever the input.
+  const int half = kQuoteChars / 2;
+  int begin = std::max(0, pos - half);
+  const int end = std::min(size, begin + kQuoteChars);
+  begin = std::max(0, std::min(begin, end - kQuoteChars));
+  std::string quote = begin > 0 ? "..." : "";
+  std::size_t caret = quote.size();
+  for (int i = begin; i < end; ++i) {
+    const std::string c = shown(src.text[static_cast<std::size_t>(i)]);
+    if (i < pos) caret += c.size();
+    quote += c;
+  }
+  if (end < size) quote += "...";
   std::string text = message;
   if (!src.owner.empty()) text += " (in " + src.owner + ")";
-  text += "\n    " + src.text + "\n    " + std::string(pos, ' ') + "^";
+  text += "\n    " + quote + "\n    " + std::string(caret, ' ') + "^";
   throw core::InputError(
       core::SourceLocation{src.file, src.line, src.line > 0 ? src.column + pos : 0}, text);
+}
+
+Node::~Node() {
+  std::vector<NodePtr> pending;
+  for (auto& a : args)
+    if (a) pending.push_back(std::move(a));  // a rewrite may have moved an argument out
+  while (!pending.empty()) {
+    NodePtr n = std::move(pending.back());
+    pending.pop_back();
+    for (auto& a : n->args)
+      if (a) pending.push_back(std::move(a));
+    n->args.clear();
+  }  // each node is freed with no children left
+}
+
+int tree_height(const Node& root) {
+  int height = 0;
+  std::vector<std::pair<const Node*, int>> pending{{&root, 1}};
+  while (!pending.empty()) {
+    const auto [n, level] = pending.back();
+    pending.pop_back();
+    height = std::max(height, level);
+    for (const auto& a : n->args) pending.emplace_back(a.get(), level + 1);
+  }
+  return height;
 }
 
 NodePtr Node::copy_fields() const {
@@ -87,14 +140,23 @@ class Parser {
   explicit Parser(const ExprSource& src) : src_(src), s_(src.text) {}
 
   NodePtr parse() {
+    if (s_.size() > kMaxExprChars)
+      expr_error(src_, static_cast<int>(kMaxExprChars),
+                 fmt::format("the expression has {} characters, more than the {} allowed: split "
+                             "it into algebraic variables",
+                             s_.size(), kMaxExprChars));
     skip();
     if (at_end()) expr_error(src_, 0, "empty expression");
     NodePtr n = logical_or();
     skip();
     if (!at_end()) {
       if (s_[p_] == ')') expr_error(src_, p_, "unbalanced ')'");
-      expr_error(src_, p_, fmt::format("unexpected '{}' after a complete expression", s_[p_]));
+      expr_error(src_, p_,
+                 fmt::format("unexpected '{}' after a complete expression", shown(s_[p_])));
     }
+    // Chains such as a - b - c or min(a, b, c) nest one level per operator without nesting in
+    // the text: the tree's height is bounded apart from the nesting.
+    if (tree_height(*n) > kMaxExprHeight) expr_error(src_, deepest(*n), too_deep());
     return n;
   }
 
@@ -116,6 +178,33 @@ class Parser {
     skip();
     return static_cast<int>(p_);
   }
+
+  std::string too_deep() const {
+    return fmt::format(
+        "the expression nests more than {} levels deep (or chains more than {} operators): "
+        "split it into algebraic variables",
+        kMaxExprNesting, kMaxExprHeight);
+  }
+  // The position of the node at the bottom of the longest path (where the nesting is deepest).
+  static int deepest(const Node& root) {
+    int best = -1, where = root.pos;
+    std::vector<std::pair<const Node*, int>> pending{{&root, 1}};
+    while (!pending.empty()) {
+      const auto [n, level] = pending.back();
+      pending.pop_back();
+      if (level > best) best = level, where = n->pos;
+      for (const auto& a : n->args) pending.emplace_back(a.get(), level + 1);
+    }
+    return where;
+  }
+  // Every operand passes through unary(): one level of nesting in the text per call.
+  struct Nest {
+    Parser& parser;
+    explicit Nest(Parser& p, int pos) : parser(p) {
+      if (++parser.nesting_ > kMaxExprNesting) expr_error(parser.src_, pos, parser.too_deep());
+    }
+    ~Nest() { --parser.nesting_; }
+  };
 
   NodePtr binary(Op op, NodePtr a, NodePtr b, int pos) {
     std::vector<NodePtr> args;
@@ -193,6 +282,7 @@ class Parser {
   NodePtr multiplicative() { return chain(MUL, "*", DIV, "/", &Parser::unary); }
   NodePtr unary() {
     const int pos = here();
+    const Nest nest(*this, pos);
     if (accept("-")) {
       std::vector<NodePtr> args;
       args.push_back(unary());
@@ -226,7 +316,7 @@ class Parser {
       return n;
     }
     if (c == ')') expr_error(src_, pos, "unbalanced ')' where a value was expected");
-    expr_error(src_, pos, fmt::format("unexpected '{}' where a value was expected", c));
+    expr_error(src_, pos, fmt::format("unexpected '{}' where a value was expected", shown(c)));
   }
   NodePtr number() {
     const int pos = here();
@@ -234,6 +324,14 @@ class Parser {
     char* end = nullptr;
     const double v = std::strtod(begin, &end);
     if (end == begin) expr_error(src_, pos, "malformed number");
+    // strtod also reads hexadecimal numbers (0x1p3): the language has decimal numbers only.
+    if (std::find_if(begin, static_cast<const char*>(end),
+                     [](char ch) { return ch == 'x' || ch == 'X'; }) != end)
+      expr_error(src_, pos, "malformed number (decimal numbers only)");
+    if (!std::isfinite(v))
+      expr_error(src_, pos,
+                 fmt::format("the number '{}' is out of range (at most about 1.8e308)",
+                             std::string(begin, static_cast<std::size_t>(end - begin))));
     p_ += static_cast<std::size_t>(end - begin);
     if (!at_end() && (std::isalpha(static_cast<unsigned char>(s_[p_])) || s_[p_] == '_'))
       expr_error(src_, static_cast<int>(p_), "malformed number (a name cannot start with a digit)");
@@ -306,6 +404,7 @@ class Parser {
   const ExprSource& src_;
   const std::string& s_;
   std::size_t p_ = 0;
+  int nesting_ = 0;
 };
 
 int precedence(Op op) {

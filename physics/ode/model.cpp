@@ -2,6 +2,7 @@
 
 #include "config/error.hpp"
 #include "config/schema.hpp"
+#include "io/input_file.hpp"
 #include "util/random.hpp"
 
 #include <fmt/format.h>
@@ -28,6 +29,16 @@ namespace {
 
 using core::InputError;
 using core::SourceLocation;
+
+// Bounds on what one model file may expand to once instances and connections are flattened;
+// far above the shipped networks (wb_net: about 1e5 nodes), far below what exhausts memory.
+constexpr std::size_t kMaxModelNodes = std::size_t(1) << 21;  // expression nodes, all equations
+constexpr std::size_t kMaxInstances = std::size_t(1) << 20;   // module instances, all groups
+constexpr std::size_t kMaxEquations = std::size_t(1) << 20;   // states and variables, all groups
+constexpr std::size_t kMaxPairs = std::size_t(1) << 24;       // candidate pairs of a connection
+// Levels of an expression once parameters are substituted into it: the passes that walk it
+// recurse this deep.
+constexpr int kMaxResolvedHeight = 2 * kMaxExprHeight;
 
 // Terms of the sum at `n` that compute something; a + b + c may arrive as (a + b) + c. Terms
 // that are bare reads (I_Na + I_K + ... of a cell's currents) cost a word or half a word each,
@@ -213,6 +224,8 @@ class Loader {
     if (!root.IsMap())
       fail(root,
            "a model file is a mapping with 'modules' (and optionally 'network', 'connections')");
+    const Context ctx(*this, root);
+    unique_keys(root);
     for (auto it = root.begin(); it != root.end(); ++it) {
       const std::string key = it->first.Scalar();
       if (key != "modules" && key != "network" && key != "connections" && key != "description")
@@ -225,6 +238,7 @@ class Loader {
     if (!modules || !modules.IsMap() || modules.size() == 0)
       fail(modules ? modules : root,
            "'modules' must be a non-empty mapping of module names to definitions");
+    unique_keys(modules);
     for (auto it = modules.begin(); it != modules.end(); ++it) parse_module(it->first, it->second);
     build_instances(root["network"], modules);
     check_swept();
@@ -244,15 +258,51 @@ class Loader {
   }
 
  private:
+  // A key that is absent has no position of its own: the mapping being read (context_) stands
+  // in for it, so every message has a line and column.
   [[noreturn]] void fail(const YAML::Node& n, const std::string& message) const {
-    // A key that is absent has no position (and Mark() of it throws): the file is named.
-    const YAML::Mark m = n.IsDefined() ? n.Mark() : YAML::Mark::null_mark();
-    throw InputError(SourceLocation{file_, m.line >= 0 ? m.line + 1 : 0, m.column + 1}, message);
+    YAML::Mark m = YAML::Mark::null_mark();
+    if (n.IsDefined()) m = n.Mark();
+    if (m.line < 0 && context_.IsDefined()) m = context_.Mark();
+    throw InputError(
+        SourceLocation{file_, m.line >= 0 ? m.line + 1 : 1, m.line >= 0 ? m.column + 1 : 1},
+        message);
   }
 
+  // Sets the mapping that stands in for the position of its absent keys while it is read.
+  struct Context {
+    Context(const Loader& loader, const YAML::Node& n) : loader_(loader), saved_(loader.context_) {
+      loader_.context_.reset(n);
+    }
+    ~Context() { loader_.context_.reset(saved_); }
+    const Loader& loader_;
+    YAML::Node saved_;
+  };
+
   std::string scalar(const YAML::Node& n, const std::string& what) const {
-    if (!n || !n.IsScalar()) fail(n, fmt::format("{} must be a single value", what));
+    if (!n) fail(n, fmt::format("missing {}", what));
+    if (!n.IsScalar()) fail(n, fmt::format("{} must be a single value", what));
     return n.Scalar();
+  }
+
+  // yaml-cpp keeps both entries of a key given twice and lookups see the first: every mapping
+  // the loader reads is checked, so a repeated key is an error at its second occurrence.
+  void unique_keys(const YAML::Node& map) const {
+    if (!map.IsMap()) return;
+    std::set<std::string> seen;
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      if (!it->first.IsScalar()) fail(it->first, "expected a plain name as a key");
+      if (!seen.insert(it->first.Scalar()).second)
+        fail(it->first, fmt::format("duplicate key '{}'", it->first.Scalar()));
+    }
+  }
+
+  // A seed: an integer in [0, 2^53] (a double holds it exactly).
+  std::uint64_t seed(const YAML::Node& n, const std::string& what) const {
+    const double v = number(n, what);
+    if (!(v >= 0 && v <= 9007199254740992.0) || v != std::floor(v))
+      fail(n, fmt::format("{} must be an integer in [0, 2^53], got '{}'", what, n.Scalar()));
+    return static_cast<std::uint64_t>(v);
   }
 
   static bool parse_number(const std::string& s, double& v) {
@@ -272,7 +322,8 @@ class Loader {
 
   // The expression text of a scalar and the file position of its first character.
   ExprSource* source(const YAML::Node& n, const std::string& owner) {
-    if (!n || !n.IsScalar()) fail(n, fmt::format("{}: expected an expression (a string)", owner));
+    if (!n) fail(n, fmt::format("{}: missing expression", owner));
+    if (!n.IsScalar()) fail(n, fmt::format("{}: expected an expression (a string)", owner));
     auto src = std::make_unique<ExprSource>();
     src->file = file_;
     src->text = n.Scalar();
@@ -299,8 +350,9 @@ class Loader {
     return raw;
   }
 
-  void check_name(const YAML::Node& key, const std::string& name, std::set<std::string>& used,
-                  const std::string& module) const {
+  // Names of modules, instance groups, parameters, states and variables make up the full names
+  // ("cell[3].V") that inputs and outputs use: letters, digits and '_' only.
+  void valid_name(const YAML::Node& key, const std::string& name) const {
     const bool ok =
         !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_') &&
         std::all_of(name.begin(), name.end(),
@@ -309,6 +361,11 @@ class Loader {
       fail(key,
            fmt::format("'{}' is not a valid name (letters, digits, '_'; not starting with a digit)",
                        name));
+  }
+
+  void check_name(const YAML::Node& key, const std::string& name, std::set<std::string>& used,
+                  const std::string& module) const {
+    valid_name(key, name);
     if (name == "t" || name == "pi" || name == "pre" || name == "post" || name == "n_pre")
       fail(key, fmt::format("'{}' is a reserved name", name));
     if (!used.insert(name).second)
@@ -318,11 +375,14 @@ class Loader {
   void parse_module(const YAML::Node& key, const YAML::Node& def) {
     auto mod = std::make_unique<ModuleDef>();
     mod->name = key.Scalar();
+    valid_name(key, mod->name);
     mod->node = key;
     if (!def.IsMap())
       fail(def,
            fmt::format("module '{}' must be a mapping (parameters, inputs, algebraics, states)",
                        mod->name));
+    const Context ctx(*this, def);
+    unique_keys(def);
     std::set<std::string> used;
     for (auto it = def.begin(); it != def.end(); ++it) {
       const std::string k = it->first.Scalar();
@@ -363,6 +423,7 @@ class Loader {
           const std::string name = p->first.Scalar();
           check_name(p->first, name, used, mod->name);
           const YAML::Node s = p->second;
+          unique_keys(s);
           if (!s.IsMap() || !s["init"] || !s["ddt"])
             fail(s, fmt::format(
                         "state '{}' needs 'init' (initial value) and 'ddt' (its time derivative)",
@@ -399,13 +460,13 @@ class Loader {
       return v;
     }
     if (spec.IsMap()) {
+      unique_keys(spec);
       if (!spec["uniform"] || !spec["uniform"].IsSequence() || spec["uniform"].size() != 2)
         fail(spec, fmt::format("{}: expected {{uniform: [lo, hi], seed: s}}", what));
       const double lo = number(spec["uniform"][0], what), hi = number(spec["uniform"][1], what);
-      const double seed = spec["seed"] ? number(spec["seed"], "seed") : 1.0;
+      const std::uint64_t s = spec["seed"] ? seed(spec["seed"], "'seed'") : 1;
       const std::uint64_t stream = std::hash<std::string>{}(what);
-      for (int i = 0; i < count; ++i)
-        v[i] = lo + (hi - lo) * util::uniform01(static_cast<std::uint64_t>(seed), stream, i);
+      for (int i = 0; i < count; ++i) v[i] = lo + (hi - lo) * util::uniform01(s, stream, i);
       return v;
     }
     double x = 0;
@@ -445,6 +506,8 @@ class Loader {
     for (const YAML::Node g : network) {
       if (!g.IsMap())
         fail(g, "a network entry is a mapping {name, module, count, parameters, init}");
+      const Context ctx(*this, g);
+      unique_keys(g);
       for (auto it = g.begin(); it != g.end(); ++it) {
         const std::string k = it->first.Scalar();
         if (k != "name" && k != "module" && k != "count" && k != "parameters" && k != "init")
@@ -462,9 +525,10 @@ class Loader {
                                       near.empty() ? "" : " (did you mean '" + near + "'?)"));
       }
       const std::string name = g["name"] ? scalar(g["name"], "'name'") : module;
+      if (g["name"]) valid_name(g["name"], name);
       const double count = g["count"] ? number(g["count"], "'count'") : 1.0;
-      if (count < 1 || count != std::floor(count) || count > 1e7)
-        fail(g["count"], "'count' must be an integer >= 1");
+      if (count < 1 || count != std::floor(count) || count > double(kMaxInstances))
+        fail(g["count"], fmt::format("'count' must be an integer in [1, {}]", kMaxInstances));
       for (const auto& grp : groups_)
         if (grp.name == name)
           fail(g["name"] ? g["name"] : g, fmt::format("instance name '{}' is used twice", name));
@@ -474,7 +538,14 @@ class Loader {
 
   void add_group(const std::string& name, const ModuleDef& mod, int count, const YAML::Node& g,
                  const YAML::Node& where) {
-    (void)where;
+    if (instances_.size() + static_cast<std::size_t>(count) > kMaxInstances)
+      fail(where, fmt::format("the network has more than {} instances in all", kMaxInstances));
+    const std::size_t each = mod.states.size() + mod.inputs.size() + mod.algs.size();
+    equations_ += each * static_cast<std::size_t>(count);
+    if (equations_ > kMaxEquations)
+      fail(where, fmt::format("the network has more than {} states and variables in all ({} "
+                              "instances of '{}' with {} each)",
+                              kMaxEquations, count, mod.name, each));
     Group grp{name, &mod, instances_.size(), static_cast<std::size_t>(count), g};
     std::vector<Instance> added(count);
     for (int i = 0; i < count; ++i) {
@@ -489,6 +560,7 @@ class Loader {
     if (g && g["parameters"]) {
       const YAML::Node p = g["parameters"];
       if (!p.IsMap()) fail(p, "'parameters' overrides must be a mapping name: value");
+      unique_keys(p);
       for (auto it = p.begin(); it != p.end(); ++it) {
         const std::string pname = it->first.Scalar();
         if (!mod.param_node.count(pname))
@@ -500,6 +572,7 @@ class Loader {
     if (g && g["init"]) {
       const YAML::Node p = g["init"];
       if (!p.IsMap()) fail(p, "'init' overrides must be a mapping state: value");
+      unique_keys(p);
       for (auto it = p.begin(); it != p.end(); ++it) {
         const std::string sname = it->first.Scalar();
         if (!mod.init_value.count(sname))
@@ -574,11 +647,32 @@ class Loader {
 
   using Lookup = std::function<NodePtr(const Node&)>;
 
-  static NodePtr resolve(const Node& n, const Lookup& lookup) {
+  // Resolution substitutes parameters (expressions themselves) for names: `level_` counts the
+  // levels of the tree being built, through those substitutions, and `nodes_` every node built.
+  NodePtr resolve(const Node& n, const Lookup& lookup) {
+    struct Level {
+      int& level;
+      explicit Level(int& l) : level(++l) {}
+      ~Level() { --level; }
+    } const guard(level_);
+    if (level_ > kMaxResolvedHeight)
+      resolve_error(n, fmt::format("the expression nests more than {} levels deep once its "
+                                   "parameters are substituted: split it into algebraic "
+                                   "variables",
+                                   kMaxResolvedHeight));
+    if (++nodes_ > kMaxModelNodes)
+      resolve_error(n, fmt::format("the model expands to more than {} expression nodes (instances "
+                                   "times equations, plus one term per connection pair)",
+                                   kMaxModelNodes));
     if (n.symbol) return lookup(n);
     NodePtr r = n.copy_fields();  // not a symbol: those were looked up above
     for (const auto& a : n.args) r->args.push_back(resolve(*a, lookup));
     return r;
+  }
+
+  [[noreturn]] void resolve_error(const Node& n, const std::string& message) const {
+    if (n.src) expr_error(*n.src, n.pos, message);
+    fail(context_, message);
   }
 
   // A name inside a module instance: its states, inputs, algebraics, parameters; t and pi.
@@ -671,6 +765,8 @@ class Loader {
   void connection(const YAML::Node& c, int ci, std::vector<std::vector<NodePtr>>& terms) {
     if (!c.IsMap())
       fail(c, "a connection is a mapping {from, to, topology, input, term, parameters}");
+    const Context ctx(*this, c);
+    unique_keys(c);
     for (auto it = c.begin(); it != c.end(); ++it) {
       const std::string k = it->first.Scalar();
       if (k != "from" && k != "to" && k != "topology" && k != "input" && k != "term" &&
@@ -694,12 +790,19 @@ class Loader {
     if (c["parameters"]) {
       if (!c["parameters"].IsMap())
         fail(c["parameters"], "'parameters' must be a mapping name: number");
+      unique_keys(c["parameters"]);
       for (auto it = c["parameters"].begin(); it != c["parameters"].end(); ++it)
         params[it->first.Scalar()] =
             number(it->second, "connection parameter '" + it->first.Scalar() + "'");
     }
     const bool same = &from == &to;
-    const bool self = c["self"] ? scalar(c["self"], "'self'") == "true" : false;
+    bool self = false;
+    if (c["self"]) {
+      const std::string text = scalar(c["self"], "'self'");
+      if (text != "true" && text != "false")
+        fail(c["self"], fmt::format("'self' must be true or false, got '{}'", text));
+      self = text == "true";
+    }
     const std::size_t nf = from.count, nt = to.count;
     std::vector<std::vector<std::size_t>> pre(nt);  // presynaptic indices per target
     if (topology == "ring" || topology == "line") {
@@ -725,7 +828,12 @@ class Loader {
       if (p < 0 || p > 1)
         fail(c["probability"] ? c["probability"] : c["topology"],
              "topology 'random' needs 'probability' in [0, 1]");
-      const auto seed = static_cast<std::uint64_t>(c["seed"] ? number(c["seed"], "'seed'") : 1.0);
+      const std::uint64_t seed = c["seed"] ? this->seed(c["seed"], "'seed'") : 1;
+      if (double(nt) * double(nf) > double(kMaxPairs))
+        fail(c["topology"],
+             fmt::format("topology '{}' between groups of {} and {} instances tries {} pairs, more "
+                         "than the {} accepted",
+                         topology, nf, nt, double(nt) * double(nf), kMaxPairs));
       for (std::size_t i = 0; i < nt; ++i)
         for (std::size_t j = 0; j < nf; ++j) {
           if (same && i == j && !self) continue;
@@ -791,6 +899,10 @@ class Loader {
   std::vector<Instance> instances_;
   std::vector<Equation> derivative_eq_;
   std::map<std::string, std::uint32_t> swept_index_;
+  mutable YAML::Node context_;  // the mapping being read (see fail)
+  int level_ = 0;               // see resolve
+  std::size_t nodes_ = 0;
+  std::size_t equations_ = 0;  // states and variables of the instances so far
 };
 
 }  // namespace
@@ -813,25 +925,21 @@ FlatModel load_model_string(const std::string& text, const std::string& file_nam
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    throw InputError(SourceLocation{file_name, e.mark.line + 1, e.mark.column + 1}, e.msg);
+    throw InputError(core::yaml_error_location(file_name, e.mark), core::yaml_error_text(e));
   }
   try {
     Loader(file_name, text, options, model).load(root);
   } catch (const YAML::Exception& e) {
     // A shape the loader did not expect (a list where a mapping belongs): still the file's error.
-    throw InputError(
-        SourceLocation{file_name, e.mark.line >= 0 ? e.mark.line + 1 : 0, e.mark.column + 1},
-        "unexpected structure: " + e.msg);
+    throw InputError(core::yaml_error_location(file_name, e.mark),
+                     "unexpected structure: " + core::yaml_error_text(e));
   }
   return model;
 }
 
 FlatModel load_model_file(const std::string& path, const ModelOptions& options) {
-  std::ifstream in(path);
-  if (!in) throw InputError(SourceLocation{path, 0, 0}, "cannot open the model file");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return load_model_string(buffer.str(), path, options);
+  return load_model_string(core::read_input_file(path, "model file", core::max_input_file_bytes),
+                           path, options);
 }
 
 }  // namespace hayate::ode

@@ -2,10 +2,9 @@
 // The driver's step is one output interval of `output.every` integration steps.
 #include "ode/ode_problem.hpp"
 
-#include "config/input_file.hpp"
-
 #include "exec/dispatch.hpp"
 #include "io/csv_writer.hpp"
+#include "io/input_file.hpp"
 #include "io/series_file.hpp"
 #include "ode/async_writer.hpp"
 #include "ode/engine.hpp"
@@ -16,7 +15,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cmath>
@@ -56,25 +54,21 @@ bool glob_match(const std::string& pattern, const std::string& name) {
 std::string resolve_model_path(const Config& config) {
   const std::string file = config.string("model.file");
   const core::FileOrigin origin{config.where("model.file"), "model.file"};
-  // Only looked at (stat), never opened here: opening a FIFO would block.
-  const auto exists = [](const std::string& path) {
-    struct stat st {};
-    return ::stat(path.c_str(), &st) == 0;
-  };
+  // Only looked at (a stat), never opened here: opening a FIFO would wait for a writer.
   std::string path = file;
   if (!file.empty() && file[0] != '/') {
     const std::string input = config.input_file();
     const auto slash = input.find_last_of('/');
     const std::string near =
         slash == std::string::npos ? std::string() : input.substr(0, slash + 1) + file;
-    if (!near.empty() && exists(near))
+    if (!near.empty() && core::path_exists(near))
       path = near;
-    else if (!exists(file))
+    else if (!core::path_exists(file))
       config.fail("model.file", fmt::format("cannot open {} (looked next to the input file and "
                                             "in the working directory)",
                                             core::quoted(file, 4 * core::echo_limit)));
   }
-  core::require_regular_file(path, "model file", core::max_model_file_bytes, origin);
+  core::check_input_file(path, "model file", core::max_input_file_bytes, origin);
   return path;
 }
 
