@@ -145,14 +145,14 @@ class CheckpointReader {
                   "a list of integers needs a count and a range (get_vector(name, count, lo, hi))");
     const Entry& e = find(name);
     if (e.size % sizeof(T) != 0) mismatch(name, e.size, sizeof(T));
-    return values<T>(name, e.size / sizeof(T));
+    return finite_values<T>(name, e.size / sizeof(T));
   }
   template <class T>
   std::vector<T> get_vector(const std::string& name, std::size_t count) const {
     static_assert(std::is_floating_point<T>::value,
                   "a list of integers needs a range (get_vector(name, count, lo, hi))");
     sized(name, count * sizeof(T));
-    return values<T>(name, count);
+    return finite_values<T>(name, count);
   }
   // A list of exactly `count` integers, each in [lo, hi].
   template <class T>
@@ -248,6 +248,13 @@ class CheckpointReader {
   std::vector<T> values(const std::string& name, std::size_t count) const {
     std::vector<T> v(count);
     if (count > 0) std::memcpy(v.data(), data_.data() + find(name).offset, count * sizeof(T));
+    return v;
+  }
+  template <class T>
+  std::vector<T> finite_values(const std::string& name, std::size_t count) const {
+    std::vector<T> v = values<T>(name, count);
+    for (std::size_t k = 0; k < count; ++k)
+      if (!std::isfinite(v[k])) fail(name, "holds a value that is not finite", k);
     return v;
   }
   template <class View>
