@@ -87,7 +87,7 @@ void check_checkpoint(const Config& config, const CheckpointReader& cp) {
         fmt::format("holds a {}x{} lattice, the input {}x{}", nx, ny, config.integer("system.nx"),
                     config.integer("system.ny")));
   const Model model = parse_model(config.string("system.model"));
-  const auto saved_model = cp.get<std::int32_t>("model", 0, 1 << 30);
+  const auto saved_model = cp.get<std::int32_t>("model", int(Model::fhp1), int(Model::fhp3));
   if (saved_model != int(model))
     core::checkpoint_mismatch(config, "system.model", cp,
                               fmt::format("was written by model number {}, the input asks for {}",
@@ -105,13 +105,14 @@ void check_checkpoint(const Config& config, const CheckpointReader& cp) {
   const bool rest = channels(model) > 6;
   for (std::size_t i = 0; i < sites.size(); ++i) {
     const bool is_solid = (sites[i] >> solid_bit) & 1u;
+    // Reported at the checkpoint's key: walls and obstacles are several keys, maybe defaults.
     if (is_solid != (solid[i] != 0))
-      core::checkpoint_mismatch(
-          config, "obstacles", cp,
-          fmt::format("has {} site at column {}, row {}, where the input's walls and obstacles "
-                      "have {}",
-                      is_solid ? "a solid" : "a fluid", i % std::size_t(nx), i / std::size_t(nx),
-                      solid[i] ? "a solid one" : "fluid"));
+      cp.fail("sites",
+              fmt::format("is {} (column {}, row {}) where the input's walls and 'obstacles' "
+                          "make it {}: the checkpoint belongs to another geometry",
+                          is_solid ? "solid" : "fluid", i % std::size_t(nx), i / std::size_t(nx),
+                          solid[i] ? "solid" : "fluid"),
+              i);
     if (!rest && ((sites[i] >> rest_bit) & 1u))
       cp.fail("sites", "holds a rest particle, which " + model_name(model) + " does not have", i);
   }

@@ -81,6 +81,9 @@ struct Crafted {
   std::string what;  // the case, for messages
   std::map<std::string, std::vector<char>> replace;
   std::vector<std::string> expected;
+  // Where the refusal points: the key that named the checkpoint (a value no checkpoint can
+  // hold), or the input key a plausible but mismatching value contradicts.
+  std::string key = "checkpoint.restart";
 };
 
 // Each case rewrites the base checkpoint with its entries replaced, then expects a refusal.
@@ -92,7 +95,9 @@ void expect_crafted_refused(const std::string& input, const std::vector<std::str
     const std::string path = (dir / ("crafted_" + std::to_string(k) + ".bin")).string();
     rewrite_checkpoint(base, path, cases[k].replace);
     std::vector<std::string> expected = cases[k].expected;
-    expected.push_back("'checkpoint.restart': checkpoint '" + path + "'");
+    expected.push_back(cases[k].key == "checkpoint.restart"
+                           ? "'checkpoint.restart': checkpoint '" + path + "'"
+                           : "'" + cases[k].key + "': the checkpoint '" + path + "'");
     expect_refused(input, sets, path, expected, dir);
   }
 }
@@ -199,7 +204,7 @@ TEST(RestartChecks, CraftedMdFhpOdeStreamCheckpointsExitTwo) {
          {"too few sites", {{"sites", std::vector<char>(10, 0)}}, {"entry 'sites'"}},
          {"a solid site in the fluid",
           {{"sites", patched<std::uint8_t>(cp, "sites", 64 * 5 + 3, 0x80)}},
-          {"'obstacles'", "column 3, row 5"}}},
+          {"entry 'sites' element 323", "column 3, row 5", "'obstacles'"}}},
         dir);
   }
   {
@@ -229,7 +234,8 @@ TEST(RestartChecks, CraftedMdFhpOdeStreamCheckpointsExitTwo) {
                            {{"n = -1", {{"n", bytes_of<std::int64_t>(-1)}}, {"entry 'n'"}},
                             {"a step of 2^62",
                              {{"step", bytes_of<std::int64_t>(std::int64_t(1) << 62)}},
-                             {"entry 'step'"}}},
+                             {"is at step 4611686018427387904, beyond run.steps = 2"},
+                             "run.steps"}},
                            dir);
   }
 }
@@ -278,11 +284,11 @@ TEST(RestartChecks, MismatchedCheckpointsExitTwoNamingTheMismatch) {
        {"'system.types': the checkpoint", "mass"}},
       {fhp, f, {"system.nx=128"}, {"'system.nx': the checkpoint", "64x16 lattice"}},
       {fhp, f, {"system.model=fhp2"}, {"'system.model': the checkpoint"}},
-      {fhp, f, {"system.boundary_x=walls"}, {"'obstacles': the checkpoint", "a fluid site"}},
+      {fhp, f, {"system.boundary_x=walls"}, {"'checkpoint.restart': checkpoint", "is fluid", "another geometry"}},
       {fhp,
        f,
        {"obstacles=[{type: circle, x: 30, y: 8, radius: 3}]"},
-       {"'obstacles': the checkpoint", "a fluid site"}},
+       {"'checkpoint.restart': checkpoint", "is fluid", "another geometry"}},
       {ode, o, {"run.dt=0.02"}, {"'run.dt': the checkpoint", "run.dt = 0.01"}},
       {ode,
        o,
