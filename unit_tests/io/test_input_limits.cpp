@@ -93,8 +93,11 @@ std::vector<std::uint8_t> chunk(const char* type, const std::vector<std::uint8_t
   put(std::uint32_t(data.size()));
   out.insert(out.end(), type, type + 4);
   out.insert(out.end(), data.begin(), data.end());
-  put(std::uint32_t(
-      crc32(crc32(0L, reinterpret_cast<const Bytef*>(type), 4), data.data(), uInt(data.size()))));
+  // zlib's crc32 returns its initial value, not the running one, for a null buffer (an empty
+  // vector's data()): an empty chunk's CRC is that of its type alone.
+  uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(type), 4);
+  if (!data.empty()) crc = crc32(crc, data.data(), uInt(data.size()));
+  put(std::uint32_t(crc));
   return out;
 }
 

@@ -123,11 +123,13 @@ TEST(OdeLimits, DeepTreesAreFreedWithoutRecursion) {
 }
 
 TEST(OdeLimits, ParameterSubstitutionIsBounded) {
-  // Each parameter doubles the depth of the one before: resolution stops at its bound.
+  // Each parameter wraps the one before in 150 calls (parentheses alone make no tree levels):
+  // every expression is within the parser's bounds, the substituted one is 8,850 levels deep,
+  // and resolution stops at its bound.
   std::string params = "p0: \"V*1\"";
   for (int i = 1; i < 60; ++i)
-    params += ", p" + std::to_string(i) + ": \"" + repeat("(", 150) + "p" + std::to_string(i - 1) +
-              repeat(")", 150) + "\"";
+    params += ", p" + std::to_string(i) + ": \"" + repeat("sin(", 150) + "p" +
+              std::to_string(i - 1) + repeat(")", 150) + "\"";
   const std::string text = "modules:\n  c:\n    parameters: {" + params +
                            "}\n    states:\n      V: {init: 0, ddt: \"p59\"}\n";
   const std::string e = model_error(text);
@@ -161,14 +163,14 @@ TEST(OdeLimits, MissingConnectionKeysArePositionedInputErrors) {
       "      V: {init: 0, ddt: \"I - V\"}\nnetwork:\n"
       "  - {name: a, module: c, count: 3}\nconnections:\n";
   EXPECT_NE(model_error(base + "  - {from: a, input: I, term: \"pre.V\"}\n")
-                .find("m.yaml:9:5: missing 'topology'"),
+                .find("m.yaml:9:5: a connection needs 'topology'"),
             std::string::npos)
       << model_error(base + "  - {from: a, input: I, term: \"pre.V\"}\n");
   EXPECT_NE(
       model_error(base + "  - {from: a, topology: ring, input: I}\n").find("missing expression"),
       std::string::npos);
   EXPECT_NE(
-      model_error(base + "  - {topology: ring, input: I, term: \"1\"}\n").find("missing 'from'"),
+      model_error(base + "  - {topology: ring, input: I, term: \"1\"}\n").find("m.yaml:9:5: a connection needs 'from'"),
       std::string::npos);
   EXPECT_NE(model_error(base + "  - {from: a, topology: ring, input: I, term: \"1\", self: [1]}\n")
                 .find("'self' must be a single value"),
