@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -258,34 +259,55 @@ TEST(RunSafety, ARerunRefusedBeforeItStartsLeavesTheFolderAsItWas) {
 TEST(RunSafety, BlowUpsStopWithExitThreeNamingStepAndQuantity) {
   struct BlowUp {
     std::string input, sets, message;
+    bool checkpointed;  // steps pass before the blow-up: a good checkpoint is kept
   };
   const fs::path dir = scratch("blowups");
   std::ofstream(dir / "square.model.yaml")
       << "modules:\n  c:\n    states:\n      V: {init: 1, ddt: \"V*V\"}\n";
   std::ofstream(dir / "square.yaml") << "problem: ode\nmodel: {file: square.model.yaml}\n"
                                         "run: {dt: 0.1, t_end: 5}\noutput: {every: 1}\n";
+  const std::string md = source_path("inputs/md/lj_melt.yaml");
   const BlowUp cases[] = {
-      {source_path("inputs/md/lj_melt.yaml"),
-       "--set system.lattice.cells=[4,4,4] --set run.dt=0.5 --set output.thermo_every=1",
-       "md: the "},
+      // The reproducer: T = 6.5e23 and exit 0 before; it blows up in the first step.
+      {md, "--set system.lattice.cells=[4,4,4] --set run.dt=0.5 --set output.thermo_every=1",
+       "md: the temperature is ", false},
+      {md, "--set system.lattice.cells=[4,4,4] --set run.dt=0.05 --set output.thermo_every=1",
+       "md: the temperature is ", true},
       {source_path("inputs/gravity/plummer_direct.yaml"),
        "--set system.n=64 --set time.dt=1e6 --set output.every=1",
-       "gravity: the energy error is "},
-      {(dir / "square.yaml").string(), "", "ode: state c.V of member 0 is not finite at step "},
+       "gravity: the energy error is ", false},
+      {(dir / "square.yaml").string(), "", "ode: state c.V of member 0 is not finite at step ",
+       true},
   };
   for (const auto& b : cases) {
     const fs::path out = dir / ("out" + std::to_string(&b - cases));
     const auto r = run_cli("run " + in_quotes(b.input) + " " + b.sets +
                            " --quiet --set checkpoint.every=1 --output " + in_quotes(out));
     EXPECT_EQ(r.exit_code, 3) << b.input << r.output;
-    EXPECT_NE(r.output.find("error: run failed: " + b.message), std::string::npos) << r.output;
-    EXPECT_NE(r.output.find(" step "), std::string::npos) << r.output;
-    // The last checkpoint is the last good state: it restarts (and fails again after it).
+    EXPECT_EQ(count(r.output, "error:"), 1u) << r.output;
+    const auto at = r.output.find("error: run failed: " + b.message);
+    ASSERT_NE(at, std::string::npos) << r.output;
+    const auto step_at = r.output.find(" step ", at);
+    ASSERT_NE(step_at, std::string::npos) << r.output;
+    const long long failed_step = std::atoll(r.output.c_str() + step_at + 6);
+    EXPECT_GT(failed_step, 0) << r.output;
+    if (!b.checkpointed) {
+      // Nothing good to keep: no checkpoint of the exploded state was written.
+      EXPECT_FALSE(fs::exists(out / "checkpoint.bin")) << r.output;
+      continue;
+    }
+    // The last checkpoint is the last good state, before the failing step: it restarts (and
+    // fails again after it).
     ASSERT_TRUE(fs::exists(out / "checkpoint.bin")) << r.output;
+    const auto saved =
+        hayate::core::CheckpointReader((out / "checkpoint.bin").string()).get<std::int64_t>("step");
+    EXPECT_LT(saved, failed_step) << r.output;
     const auto again = run_cli("run " + in_quotes(b.input) + " " + b.sets +
                                " --quiet --set checkpoint.restart=" + in_quotes(out / "checkpoint.bin") +
                                " --output " + in_quotes(out / "again"));
     EXPECT_EQ(again.exit_code, 3) << again.output;
+    EXPECT_NE(again.output.find("error: run failed: " + b.message), std::string::npos)
+        << again.output;
   }
   // A stream run whose values overflow is refused before it starts, and says why.
   const auto r = run_cli("check " + in_quotes(source_path("inputs/stream/bandwidth.yaml")) +
