@@ -650,9 +650,41 @@ TYPED_TEST(GravityTree, CudaWalkKernelMatchesPortableBitwise) {
   }
 }
 
-// The automatic rebuild rule on made-up walk costs (seconds), with shared steps: every walk
-// has every particle as targets (one kind). It rebuilds when the next walk, extrapolated,
-// would cost more per target than the cycle's average.
+namespace {
+// A new tree whose rebuild costs `cost` in the walks' unit: the clock calibrated as if a walk
+// of one list entry took one second, so costs below read as seconds. The growth of the last
+// tree carries over, as in a run.
+void new_tree(hayate::gravity::RebuildClock& c, double cost) {
+  c.calibrated = false;
+  c.rebuilt(cost);
+  c.calibrate(1.0, 1.0);
+}
+}  // namespace
+
+// Costs are counted in list entries; the one conversion from the first rebuild's time is made
+// once, by the first walk the rule counts, and never again: later rebuild times change nothing,
+// so every decision after it follows from the trajectory alone (restarts rebuild where the
+// uninterrupted run did). Nothing is due before the conversion exists.
+TEST(GravityTreeRebuild, ClockCalibratesOnceFromTheFirstRebuild) {
+  using hayate::gravity::RebuildClock;
+  RebuildClock c;
+  c.rebuilt(0.010);  // the first build took 10 ms
+  c.walked(4e5, 1000, 0);
+  EXPECT_FALSE(c.due());   // uncalibrated: no rebuild cost to compare with
+  c.calibrate(0.0, 0.02);  // a walk that counted nothing cannot calibrate
+  EXPECT_FALSE(c.calibrated);
+  c.calibrate(1e6, 0.02);  // 1e6 entries in 20 ms: the 10 ms rebuild costs 5e5 entries
+  EXPECT_TRUE(c.calibrated);
+  EXPECT_EQ(c.rebuild, 5e5);
+  c.calibrate(1e6, 0.001);
+  c.rebuilt(0.5);  // a later, slower build
+  EXPECT_EQ(c.rebuild, 5e5);
+  EXPECT_EQ(c.first_rebuild_seconds, 0.010);
+}
+
+// The automatic rebuild rule on made-up walk costs, with shared steps: every walk has every
+// particle as targets (one kind). It rebuilds when the next walk, extrapolated, would cost more
+// per target than the cycle's average.
 TEST(GravityTreeRebuild, ClockRebuildsWhenTheNextWalkBeatsTheAverage) {
   using hayate::gravity::RebuildClock;
   const double n = 1000;  // targets per full walk
@@ -663,26 +695,26 @@ TEST(GravityTreeRebuild, ClockRebuildsWhenTheNextWalkBeatsTheAverage) {
   // A stale tree whose walk grows fast (31, 39, 59 ms) and a 9 ms rebuild: two walks per tree
   // (average 39.5 ms per step) beat one (40) and three (46).
   RebuildClock c;
-  c.rebuilt(0.009);
+  new_tree(c, 0.009);
   EXPECT_FALSE(step(c, 0.031));
   EXPECT_TRUE(step(c, 0.039));
   // The growth carries over: with a rebuild cheaper than that growth, every walk gets a new
   // tree; with a dearer one, the first walk does not.
-  c.rebuilt(0.005);
+  new_tree(c, 0.005);
   EXPECT_TRUE(step(c, 0.031));
-  c.rebuilt(0.009);
+  new_tree(c, 0.009);
   EXPECT_FALSE(step(c, 0.031));
   // Slow, steady growth (0.1 ms per walk): the rebuild waits until the summed slow-down
   // is comparable with its cost, about sqrt(2 x 9 / 0.1) = 13 walks.
   RebuildClock slow;
-  slow.rebuilt(0.009);
+  new_tree(slow, 0.009);
   int walks = 0;
   while (walks < 100 && !step(slow, 0.030 + 1e-4 * walks)) ++walks;
   EXPECT_GE(walks, 10);
   EXPECT_LE(walks, 16);
   // A walk that does not slow down never pays for a rebuild.
   RebuildClock flat;
-  flat.rebuilt(0.009);
+  new_tree(flat, 0.009);
   for (int k = 0; k < 100; ++k) ASSERT_FALSE(step(flat, 0.030)) << k;
 }
 
@@ -707,7 +739,7 @@ TEST(GravityTreeRebuild, ClockComparesEachTickKindWithItself) {
     return -1;
   };
   RebuildClock flat;
-  flat.rebuilt(0.005);
+  new_tree(flat, 0.005);
   EXPECT_EQ(run(
                 flat, [](int) { return 1.0; }, 400),
             -1);
@@ -715,7 +747,7 @@ TEST(GravityTreeRebuild, ClockComparesEachTickKindWithItself) {
   // 2% more per cycle (0.5% per tick): a cycle costs 24 ms, so a 5 ms rebuild pays after
   // about sqrt(2 x 5 / (0.02 x 24)) = 4.6 cycles.
   RebuildClock growing;
-  growing.rebuilt(0.005);
+  new_tree(growing, 0.005);
   const int ticks = run(
       growing, [](int t) { return 1.0 + 0.005 * t; }, 400);
   EXPECT_GE(ticks, 12);
@@ -724,7 +756,7 @@ TEST(GravityTreeRebuild, ClockComparesEachTickKindWithItself) {
   // Flat for 8 ticks, then 10% more per tick (particles leaving their cells): a rebuild
   // within a few ticks of the knee.
   RebuildClock knee;
-  knee.rebuilt(0.005);
+  new_tree(knee, 0.005);
   const int at = run(
       knee, [](int t) { return t < 8 ? 1.0 : 1.0 + 0.1 * (t - 7); }, 400);
   EXPECT_GE(at, 9);
@@ -733,7 +765,7 @@ TEST(GravityTreeRebuild, ClockComparesEachTickKindWithItself) {
   // Taken per target over all ticks alike, as one kind, the unchanged cycle's dear small
   // ticks after the cheap full one read as growth: a rebuild within the first cycles.
   RebuildClock one_kind;
-  one_kind.rebuilt(0.005);
+  new_tree(one_kind, 0.005);
   bool due = false;
   for (int t = 0; t < 8 && !due; ++t) {
     one_kind.walked(share[t % 4] * n * per_target[t % 4], share[t % 4] * n, 0);
