@@ -58,7 +58,23 @@ class MdProblem final : public core::Problem {
       system_.kick_drift();
     }
     system_.advance_counter();
-    if (system_.needs_rebuild()) {
+    const bool rebuild = system_.needs_rebuild();
+    // Every step, from the displacement the rebuild rule measures anyway: one step earlier every
+    // atom was within skin/2 of its build position, so one now beyond cutoff + skin jumped past
+    // neighbors the list does not hold.
+    if (system_.moved2() > reach_ * reach_) {
+      const double moved = std::sqrt(system_.moved2());
+      throw core::RuntimeFailure(
+          moved < 1e150
+              ? fmt::format("md: an atom moved {:.3g} by step {} since the neighbor list was "
+                            "built, beyond cutoff + skin = {:.3g}: the integration has blown up "
+                            "(reduce run.dt)",
+                            moved, system_.step(), reach_)
+              : fmt::format("md: atoms lost in step {} (positions not finite): the integration "
+                            "has blown up; reduce run.dt",
+                            system_.step()));
+    }
+    if (rebuild) {
       auto scope = ctx.timers.scope("neighbor");
       system_.rebuild();
       if (system_.lost_atoms() > 0)
@@ -158,8 +174,7 @@ class MdProblem final : public core::Problem {
   void open_output(core::RunContext& ctx, std::optional<std::int64_t> resume_after) {
     thermo_ = core::CsvWriter(ctx.outputs, ctx.path("thermo.csv"),
                               {"step", "temp", "pe", "ke", "etotal", "press"}, resume_after);
-    if (dump_every_ > 0)
-      dump_ = core::XyzWriter(ctx.outputs, ctx.path("dump.xyz"), resume_after);
+    if (dump_every_ > 0) dump_ = core::XyzWriter(ctx.outputs, ctx.path("dump.xyz"), resume_after);
   }
 
   std::int64_t steps_, thermo_every_, dump_every_;

@@ -156,12 +156,19 @@ class MdSystem {
   }
 
   bool needs_rebuild() const {
+    moved2_ = -1;
     if (params_.every > 0 && step_ - last_build_ >= params_.every) return true;
     if (!params_.check) return false;
     const double half = 0.5 * params_.skin;
     // A position that is not finite forces the rebuild that counts it (wrap()).
-    return max_displacement2() > half * half;
+    moved2_ = max_displacement2();
+    return moved2_ > half * half;
   }
+
+  // The largest squared displacement since the last build, as the last needs_rebuild() measured
+  // it (1e300 for a position that is not finite); -1 when it measured none.
+  double moved2() const { return moved2_; }
+  std::int64_t last_build() const { return last_build_; }
 
   double max_displacement2() const {
     const auto x = x_, xb = x_build_;
@@ -523,7 +530,8 @@ class MdSystem {
   ForceCompute<Space, Real, Style> force_;
   EnergyVirial ev_;
   std::int64_t step_ = 0, last_build_ = 0, rebuilds_ = 0;
-  int lost_ = 0;  // atoms lost at the last rebuild (wrap())
+  int lost_ = 0;                       // atoms lost at the last rebuild (wrap())
+  mutable double moved2_ = -1;         // see moved2()
   mutable bool kick_pending_ = false;  // see finish_step()
   bool owned_packed_ = false;          // q_ holds the atoms' current records (see kick_drift())
 };

@@ -92,26 +92,38 @@ struct Case {
 
 std::vector<Case> cases() {
   return {
-      {"md", "inputs/md/lj_melt.yaml",
+      {"md",
+       "inputs/md/lj_melt.yaml",
        "--set system.lattice.cells=[6,6,6] --set run.steps=1600 --set output.thermo_every=10 "
        "--set output.dump_every=50 --set checkpoint.every=50",
-       "--set run.steps=800", {"thermo.csv", "dump.xyz"}},
-      {"gravity", "inputs/gravity/plummer_direct.yaml",
+       "--set run.steps=800",
+       {"thermo.csv", "dump.xyz"}},
+      {"gravity",
+       "inputs/gravity/plummer_direct.yaml",
        "--set system.n=768 --set run.steps=240 --set output.every=10 "
        "--set output.snapshot_every=40 --set checkpoint.every=20",
-       "--set run.steps=120", {"thermo.csv", "snapshots.xyz"}},
-      {"fhp", "inputs/fhp/poiseuille.yaml",
-       "--set system.nx=256 --set run.steps=12000 --set output.every=20 --set output.fields_every=0 "
+       "--set run.steps=120",
+       {"thermo.csv", "snapshots.xyz"}},
+      {"fhp",
+       "inputs/fhp/poiseuille.yaml",
+       "--set system.nx=256 --set run.steps=12000 --set output.every=20 --set "
+       "output.fields_every=0 "
        "--set output.vtk=false --set output.png=false --set output.profile=false "
        "--set checkpoint.every=300",
-       "--set run.steps=6000", {"fields.csv"}},
-      {"ode", "inputs/ode/lr91.yaml",
+       "--set run.steps=6000",
+       {"fields.csv"}},
+      {"ode",
+       "inputs/ode/lr91.yaml",
        "--set run.t_end=4000 --set output.every=50 --set output.dump_every=4 "
        "--set output.batch_rows=64 --set checkpoint.every=20",
-       "--set run.t_end=2000", {"trace.csv", "states.bin"}},
-      {"stream", "inputs/stream/bandwidth.yaml",
+       "--set run.t_end=2000",
+       {"trace.csv", "states.bin"}},
+      {"stream",
+       "inputs/stream/bandwidth.yaml",
        "--set system.n=100000 --set run.steps=300 --set checkpoint.every=10",
-       "--set run.steps=150", {"stream.csv"}, true},
+       "--set run.steps=150",
+       {"stream.csv"},
+       true},
   };
 }
 
@@ -144,8 +156,8 @@ TEST(RunSafety, AFolderInTheWayOfASeriesExitsThreeNamingIt) {
         std::tuple{"inputs/stream/bandwidth.yaml", "stream.csv", "--set system.n=1000"}}) {
     const fs::path out = scratch(std::string("blocked_") + file);
     fs::create_directories(out / file);
-    const auto r = run_cli("run " + in_quotes(source_path(input)) + " " + sets + " --quiet --output " +
-                           in_quotes(out));
+    const auto r = run_cli("run " + in_quotes(source_path(input)) + " " + sets +
+                           " --quiet --output " + in_quotes(out));
     EXPECT_EQ(r.exit_code, 3) << r.output;
     EXPECT_NE(r.output.find("error: run failed: cannot write '" + (out / file).string() +
                             "': a folder of that name is in the way"),
@@ -223,12 +235,12 @@ TEST(RunSafety, KillNineAtRandomMomentsThenRestartEqualsTheStraightRun) {
           std::chrono::milliseconds(std::uniform_int_distribution<int>(0, 600)(random)));
       kill(pid, SIGKILL);
       waitpid(pid, nullptr, 0);
-      const std::string what = c.name + " killed in round " + std::to_string(round) + " at step " +
-                               std::to_string(hayate::core::CheckpointReader(
-                                                  (folder / "checkpoint.bin").string())
-                                                  .get<std::int64_t>("step"));
-      r = run_cli(run_args(c, folder,
-                           "--set checkpoint.restart=" + in_quotes(folder / "checkpoint.bin")));
+      const std::string what =
+          c.name + " killed in round " + std::to_string(round) + " at step " +
+          std::to_string(hayate::core::CheckpointReader((folder / "checkpoint.bin").string())
+                             .get<std::int64_t>("step"));
+      r = run_cli(
+          run_args(c, folder, "--set checkpoint.restart=" + in_quotes(folder / "checkpoint.bin")));
       ASSERT_EQ(r.exit_code, 0) << what << r.output;
       expect_same_series(c, straight, folder, what);
     }
@@ -251,7 +263,8 @@ TEST(RunSafety, ARerunRefusedBeforeItStartsLeavesTheFolderAsItWas) {
   r = run_cli(run_args(c, out, "--set run.scalar=1 --set run.steps=1000"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_EQ(read_all(out / "run.yaml"), run_yaml);
-  r = run_cli(run_args(c, out / "new", "--set checkpoint.restart=" + in_quotes(out / "missing.bin")));
+  r = run_cli(
+      run_args(c, out / "new", "--set checkpoint.restart=" + in_quotes(out / "missing.bin")));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_FALSE(fs::exists(out / "new"));
 }
@@ -267,22 +280,32 @@ TEST(RunSafety, BlowUpsStopWithExitThreeNamingStepAndQuantity) {
   std::ofstream(dir / "square.yaml") << "problem: ode\nmodel: {file: square.model.yaml}\n"
                                         "run: {dt: 0.1, t_end: 5}\noutput: {every: 1}\n";
   const std::string md = source_path("inputs/md/lj_melt.yaml");
+  const std::string every_step = " --set checkpoint.every=1";
   const BlowUp cases[] = {
       // The reproducer: T = 6.5e23 and exit 0 before; it blows up in the first step.
-      {md, "--set system.lattice.cells=[4,4,4] --set run.dt=0.5 --set output.thermo_every=1",
+      {md,
+       "--set system.lattice.cells=[4,4,4] --set run.dt=0.5 --set output.thermo_every=1" +
+           every_step,
        "md: the temperature is ", false},
-      {md, "--set system.lattice.cells=[4,4,4] --set run.dt=0.05 --set output.thermo_every=1",
+      {md,
+       "--set system.lattice.cells=[4,4,4] --set run.dt=0.05 --set output.thermo_every=1" +
+           every_step,
        "md: the temperature is ", true},
+      // Between thermo rows and checkpoints: the displacement the rebuild rule measures.
+      {md,
+       "--set system.lattice.cells=[4,4,4] --set run.dt=0.05 --set neighbor.check=true "
+       "--set output.thermo_every=100",
+       "md: an atom moved ", false},
       {source_path("inputs/gravity/plummer_direct.yaml"),
-       "--set system.n=64 --set time.dt=1e6 --set output.every=1",
+       "--set system.n=64 --set time.dt=1e6 --set output.every=1" + every_step,
        "gravity: the energy error is ", false},
-      {(dir / "square.yaml").string(), "", "ode: state c.V of member 0 is not finite at step ",
-       true},
+      {(dir / "square.yaml").string(), every_step,
+       "ode: state c.V of member 0 is not finite at step ", true},
   };
   for (const auto& b : cases) {
     const fs::path out = dir / ("out" + std::to_string(&b - cases));
-    const auto r = run_cli("run " + in_quotes(b.input) + " " + b.sets +
-                           " --quiet --set checkpoint.every=1 --output " + in_quotes(out));
+    const auto r =
+        run_cli("run " + in_quotes(b.input) + " " + b.sets + " --quiet --output " + in_quotes(out));
     EXPECT_EQ(r.exit_code, 3) << b.input << r.output;
     EXPECT_EQ(count(r.output, "error:"), 1u) << r.output;
     const auto at = r.output.find("error: run failed: " + b.message);
@@ -302,9 +325,9 @@ TEST(RunSafety, BlowUpsStopWithExitThreeNamingStepAndQuantity) {
     const auto saved =
         hayate::core::CheckpointReader((out / "checkpoint.bin").string()).get<std::int64_t>("step");
     EXPECT_LT(saved, failed_step) << r.output;
-    const auto again = run_cli("run " + in_quotes(b.input) + " " + b.sets +
-                               " --quiet --set checkpoint.restart=" + in_quotes(out / "checkpoint.bin") +
-                               " --output " + in_quotes(out / "again"));
+    const auto again =
+        run_cli("run " + in_quotes(b.input) + " " + b.sets + " --quiet --set checkpoint.restart=" +
+                in_quotes(out / "checkpoint.bin") + " --output " + in_quotes(out / "again"));
     EXPECT_EQ(again.exit_code, 3) << again.output;
     EXPECT_NE(again.output.find("error: run failed: " + b.message), std::string::npos)
         << again.output;
@@ -340,13 +363,12 @@ TEST(RunSafety, OutputFolderStaysBelowTheWorkingDirectory) {
 
 TEST(RunSafety, ThreadsAndDevicesThatCannotBeAreRefused) {
   const std::string input = in_quotes(source_path("inputs/stream/bandwidth.yaml"));
-  for (const char* option : {"--threads -1", "--threads 0", "--threads 100000", "--device 7",
-                             "--device -2"}) {
-    const auto r = run_cli("run " + input + " --quiet --set system.n=100 " + option +
-                           " --output " + in_quotes(scratch("launch")));
+  for (const char* option :
+       {"--threads -1", "--threads 0", "--threads 100000", "--device 7", "--device -2"}) {
+    const auto r = run_cli("run " + input + " --quiet --set system.n=100 " + option + " --output " +
+                           in_quotes(scratch("launch")));
     EXPECT_EQ(r.exit_code, 2) << option << "\n" << r.output;
-    EXPECT_NE(r.output.find(std::string("error: ") + option + ": "), std::string::npos)
-        << r.output;
+    EXPECT_NE(r.output.find(std::string("error: ") + option + ": "), std::string::npos) << r.output;
   }
   EXPECT_EQ(run_cli("info --threads -3").exit_code, 2);
 }
