@@ -67,8 +67,8 @@ std::uint64_t keep_rows(std::istream& in, const std::string& path, const std::st
 
 }  // namespace
 
-CsvWriter::CsvWriter(RunOutputs& outputs, const std::string& path,
-                     std::vector<std::string> columns, std::optional<std::int64_t> resume_after)
+CsvWriter::CsvWriter(RunOutputs& outputs, const std::string& path, std::vector<std::string> columns,
+                     std::optional<std::int64_t> resume_after)
     : columns_(std::move(columns)) {
   if (columns_.empty() || columns_[0] != "step")
     throw std::logic_error("the first column of the series '" + path + "' must be 'step'");

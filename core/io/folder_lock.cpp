@@ -52,7 +52,8 @@ FolderLock::FolderLock(const std::string& folder, const std::string& holder)
                              "); wait for it to end or choose another folder (--output)");
       throw RuntimeFailure("cannot lock '" + path_ + "': " + std::strerror(error));
     }
-    struct stat held {}, named {};
+    struct stat held {
+    }, named{};
     if (fstat(fd_, &held) == 0 && stat(path_.c_str(), &named) == 0 && held.st_ino == named.st_ino &&
         held.st_dev == named.st_dev)
       break;
@@ -67,7 +68,8 @@ FolderLock::FolderLock(const std::string& folder, const std::string& holder)
   }
 }
 
-FolderLock::FolderLock(FolderLock&& other) noexcept : path_(std::move(other.path_)), fd_(other.fd_) {
+FolderLock::FolderLock(FolderLock&& other) noexcept
+    : path_(std::move(other.path_)), fd_(other.fd_) {
   other.fd_ = -1;
 }
 

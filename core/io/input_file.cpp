@@ -59,9 +59,10 @@ int open_checked(const std::string& path, const std::string& what, std::uint64_t
   size = static_cast<std::uint64_t>(st.st_size);
   if (size > max_bytes) {
     ::close(fd);
-    fail_file(path, what,
-              fmt::format("is {} bytes, more than the {} {} may have", size, max_bytes, a_or_an(what)),
-              origin);
+    fail_file(
+        path, what,
+        fmt::format("is {} bytes, more than the {} {} may have", size, max_bytes, a_or_an(what)),
+        origin);
   }
   return fd;
 }

@@ -18,8 +18,9 @@ namespace hayate::core {
 // memory. A YAML input or model file past 16 MiB is not a hand-written or generated description.
 inline constexpr std::uint64_t max_input_file_bytes = std::uint64_t(16) << 20;   // inputs, models
 inline constexpr std::uint64_t max_image_file_bytes = std::uint64_t(256) << 20;  // PGM/PNG masks
-inline constexpr std::uint64_t max_data_file_bytes = (std::uint64_t(1) << 31) - 1;  // XYZ, CSV, data
-inline constexpr std::uint64_t max_checkpoint_bytes = std::uint64_t(256) << 30;     // checkpoints
+inline constexpr std::uint64_t max_data_file_bytes =
+    (std::uint64_t(1) << 31) - 1;                                                // XYZ, CSV, data
+inline constexpr std::uint64_t max_checkpoint_bytes = std::uint64_t(256) << 30;  // checkpoints
 
 // Where a file was named: `where` is the position of the input key (or --set argument) that
 // named it; empty when the path itself is the position (the input file on the command line, a

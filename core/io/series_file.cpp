@@ -70,7 +70,8 @@ void SeriesFile::open() {
                          "': " + std::strerror(errno));
   std::error_code ec;
   fs::resize_file(part, kept_, ec);
-  if (ec) throw RuntimeFailure("cannot cut '" + part + "' at its last kept record: " + ec.message());
+  if (ec)
+    throw RuntimeFailure("cannot cut '" + part + "' at its last kept record: " + ec.message());
   errno = 0;
   out_.open(part, mode | std::ios::app);
   if (!out_) throw_write_error(part, errno);

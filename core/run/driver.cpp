@@ -100,10 +100,10 @@ void check_launch_options(int threads, bool threads_given, int device, bool devi
   if (device_given) {
     const int count = gpu_device_count();
     if (device < 0 || device >= count)
-      throw InputError(
-          SourceLocation{"--device " + std::to_string(device), 0, 0},
-          count == 0 ? std::string("no GPU to select (this build or this machine has none)")
-                     : fmt::format("no such GPU (devices 0 to {} exist)", count - 1));
+      throw InputError(SourceLocation{"--device " + std::to_string(device), 0, 0},
+                       count == 0
+                           ? std::string("no GPU to select (this build or this machine has none)")
+                           : fmt::format("no such GPU (devices 0 to {} exist)", count - 1));
   }
 }
 
@@ -167,7 +167,8 @@ RunResult run_problem(const Config& config, const RunOptions& options) {
 
   const bool created = make_directories(outdir);
   const std::string started = utc_stamp();
-  FolderLock lock(outdir, this_process() + ", input " + config.input_file() + ", started " + started);
+  FolderLock lock(outdir,
+                  this_process() + ", input " + config.input_file() + ", started " + started);
   RunContext ctx{config, backend, outdir, {}, options.quiet};
   try {
     auto scope = ctx.timers.scope("setup");

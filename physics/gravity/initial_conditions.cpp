@@ -404,8 +404,9 @@ HostParticles make_initial_conditions(const core::Config& config) {
   if (file.empty()) config.fail("initial.file", "initial.type: file needs a particle file path");
   const core::FileOrigin origin{config.where("initial.file"), "initial.file"};
   core::check_input_file(file, "particle file", core::max_data_file_bytes, origin);
-  return core::read_named_file(origin, file, "particle file",
-                               [&] { return read_particles(file, config.string("initial.format")); });
+  return core::read_named_file(origin, file, "particle file", [&] {
+    return read_particles(file, config.string("initial.format"));
+  });
 }
 
 }  // namespace hayate::gravity

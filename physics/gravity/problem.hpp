@@ -534,7 +534,7 @@ class GravityProblem final : public core::Problem {
   double time_ = 0;
   double e0_ = 0;
   bool have_e0_ = false;
-  bool advancing_ = false;  // inside advance(): a failure is in step step_ + 1
+  bool advancing_ = false;              // inside advance(): a failure is in step step_ + 1
   std::int64_t force_evaluations_ = 0;  // targets evaluated by block steps (this run segment)
   core::CsvWriter thermo_;
   core::XyzWriter snapshots_;

@@ -15,7 +15,6 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -101,8 +100,8 @@ FlatModel read_model(const Config& config, const std::string& path, const ModelO
   } catch (const core::InputError& e) {
     std::vector<core::Diagnostic> d = e.diagnostics();
     if (d.empty() || d.front().where.file != path) throw;
-    d.push_back({config.where("model.file"), "'model.file': names the model file " +
-                                                 core::quoted(path, 4 * core::echo_limit)});
+    d.push_back({config.where("model.file"),
+                 "'model.file': names the model file " + core::quoted(path, 4 * core::echo_limit)});
     throw core::InputError(std::move(d));
   }
 }
@@ -618,8 +617,8 @@ class OdeProblem final : public core::Problem {
   void open_output(RunContext& ctx, std::optional<std::int64_t> resume_after) {
     std::vector<std::string> header{"step", "t"};
     header.insert(header.end(), columns_.begin(), columns_.end());
-    csv_ = std::make_shared<core::CsvWriter>(ctx.outputs, ctx.path("trace.csv"), header,
-                                             resume_after);
+    csv_ =
+        std::make_shared<core::CsvWriter>(ctx.outputs, ctx.path("trace.csv"), header, resume_after);
     if (dump_every_ > 0) {
       // "HYTODE01", u64 states, u64 members, then per dump: i64 step, f64 t, the states.
       std::string head = "HYTODE01";
@@ -692,7 +691,8 @@ class OdeProblem final : public core::Problem {
       auto& out = file->stream();
       out.write(reinterpret_cast<const char*>(&step), sizeof step);
       out.write(reinterpret_cast<const char*>(&t), sizeof t);
-      out.write(reinterpret_cast<const char*>(x.data()), std::streamsize(x.size() * sizeof(double)));
+      out.write(reinterpret_cast<const char*>(x.data()),
+                std::streamsize(x.size() * sizeof(double)));
       file->end_record();
     });
   }

@@ -113,10 +113,12 @@ TEST(CliLimits, SpecialFilesAreInputErrorsAtTheKeyThatNamesThem) {
   // The input itself: its name is the position.
   CliResult r = run_limited("check \"" + fifo + "\"", 30);
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("pipe.yaml: is not a regular file (a FIFO)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("pipe.yaml: is not a regular file (a FIFO)"), std::string::npos)
+      << r.output;
   r = run_limited("check /dev/urandom", 30);
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  EXPECT_NE(r.output.find("/dev/urandom: is not a regular file (a character device)"), std::string::npos);
+  EXPECT_NE(r.output.find("/dev/urandom: is not a regular file (a character device)"),
+            std::string::npos);
 }
 
 TEST(CliLimits, DeepYamlNamesAPosition) {

@@ -145,8 +145,7 @@ TEST(SeriesFailure, AWriteErrorThrowsAtOnceNamingTheFile) {
     FAIL() << "a failed write went unnoticed";
   } catch (const RuntimeFailure& e) {
     EXPECT_NE(std::string(e.what()).find("t.csv"), std::string::npos) << e.what();
-    EXPECT_NE(std::string(e.what()).find("No space left on device"), std::string::npos)
-        << e.what();
+    EXPECT_NE(std::string(e.what()).find("No space left on device"), std::string::npos) << e.what();
   }
 }
 

@@ -169,9 +169,9 @@ TEST(OdeLimits, MissingConnectionKeysArePositionedInputErrors) {
   EXPECT_NE(
       model_error(base + "  - {from: a, topology: ring, input: I}\n").find("missing expression"),
       std::string::npos);
-  EXPECT_NE(
-      model_error(base + "  - {topology: ring, input: I, term: \"1\"}\n").find("m.yaml:9:5: a connection needs 'from'"),
-      std::string::npos);
+  EXPECT_NE(model_error(base + "  - {topology: ring, input: I, term: \"1\"}\n")
+                .find("m.yaml:9:5: a connection needs 'from'"),
+            std::string::npos);
   EXPECT_NE(model_error(base + "  - {from: a, topology: ring, input: I, term: \"1\", self: [1]}\n")
                 .find("'self' must be a single value"),
             std::string::npos);

@@ -11,8 +11,8 @@
 
 #include <chrono>
 #include <cmath>
-#include <filesystem>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -176,7 +176,8 @@ TEST(Checkpoint, CraftedFramingIsRefused) {
   };
   std::vector<Case> cases;
   // An entry count far beyond what the file can hold (n = 2^63, n = -1).
-  cases.push_back({RawCheckpoint().str("demo").u64(std::uint64_t(1) << 63), "entries, more than its"});
+  cases.push_back(
+      {RawCheckpoint().str("demo").u64(std::uint64_t(1) << 63), "entries, more than its"});
   cases.push_back({RawCheckpoint().str("demo").u64(~std::uint64_t(0)), "entries, more than its"});
   // A name or an entry longer than the file.
   // (Enough bytes follow for one entry's two lengths, so the count itself is plausible.)
