@@ -422,7 +422,8 @@ InitialState lammps_data_state(const Config& config, const TypeSet& types) {
   const std::string key = "system.lammps_data.file";
   const std::string file = config.string(key);
   if (file.empty()) config.fail(key, "source: lammps_data needs a file name");
-  const LammpsData d = read_lammps_data(file);  // checked at its key (data_file)
+  const LammpsData d = core::read_named_file({config.where(key), key}, file, "LAMMPS data file",
+                                             [&] { return read_lammps_data(file); });
   if (d.ntypes > types.size())
     config.fail(key, fmt::format("'{}' has {} atom types but the input declares {} ({}); declare "
                                  "one entry of system.types per data-file type, in order",
@@ -529,8 +530,9 @@ InitialState make_initial_state(const Config& config) {
     where = "system.lammps_data.file";
   } else {
     const std::string file = data_file(config, "system.xyz.file", "XYZ file");
-    const core::XyzFrame frame =
-        core::read_xyz(file, static_cast<int>(config.integer("system.xyz.frame")));
+    const core::XyzFrame frame = core::read_named_file(
+        {config.where("system.xyz.file"), "system.xyz.file"}, file, "XYZ file",
+        [&] { return core::read_xyz(file, static_cast<int>(config.integer("system.xyz.frame"))); });
     if (!frame.box)
       config.fail("system.xyz.file", "'" + file + "' has no Lattice=\"...\" (the periodic box)");
     const core::XyzColumn* pos = frame.column("pos");

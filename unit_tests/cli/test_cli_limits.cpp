@@ -162,6 +162,25 @@ TEST(CliLimits, CorruptMasksAndDataFilesAreInputErrors) {
   EXPECT_TRUE(positioned(r.output)) << r.output;
   EXPECT_NE(r.output.find("in.yaml:4:"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("the IHDR chunk has 5 bytes, not 13"), std::string::npos) << r.output;
+  // An empty particle file is a regular file, so only its reader finds it empty. The XYZ
+  // reader's "no frame" has no line of its own and is reported at the key that named the file;
+  // the LAMMPS reader names the file's first line.
+  write(dir / "empty.xyz", "");
+  for (const std::string source : {"xyz", "lammps_data"}) {
+    const std::string md = write(dir / ("md_" + source + ".yaml"),
+                                 "problem: md\nsystem:\n  source: " + source + "\n  " + source +
+                                     ":\n    file: \"" + (dir / "empty.xyz").string() +
+                                     "\"\n  types:\n    - {name: A, mass: 1.0, epsilon: 1.0, "
+                                     "sigma: 1.0, cutoff: 2.5}\n");
+    const CliResult e = run_limited("check \"" + md + "\"");
+    EXPECT_EQ(e.exit_code, 2) << e.output;
+    EXPECT_TRUE(positioned(e.output)) << e.output;
+    EXPECT_NE(e.output.find(source == "xyz" ? ":5:11: 'system.xyz.file': XYZ file"
+                                            : "empty.xyz:1:1: empty data file"),
+              std::string::npos)
+        << e.output;
+    EXPECT_EQ(e.output.find("no such file"), std::string::npos) << e.output;
+  }
 }
 
 }  // namespace
