@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Markdown table of a reference summary (benchmarks/reference/<device>.json): per benchmark the
 median time over the rounds, its range, and the rate counters, with the commit and the command
-that made it. usage: bench_table.py REFERENCE.json > REFERENCE.md"""
+that made it. usage: bench_table.py REFERENCE.json > REFERENCE.md
+With --medians, the same table from one Google Benchmark JSON run with repetitions (the median and
+the spread of the repetitions): bench_table.py --medians RUN.json"""
 import json
 import sys
 
@@ -34,9 +36,36 @@ def table(ref):
     return "\n".join(out) + "\n"
 
 
+def medians(run):
+    """Rows of a benchmark run's median aggregates: name, median time (s), spread, counters."""
+    unit = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+    rows = {}
+    for b in run.get("benchmarks", []):
+        if b.get("run_type") != "aggregate":
+            continue
+        name, kind = b["run_name"], b["aggregate_name"]
+        t = b["real_time"] * unit[b.get("time_unit", "ns")]
+        rows.setdefault(name, {})[kind] = (t, b)
+    out = ["| benchmark | median time | stddev | rates |", "|---|---|---|---|"]
+    for name in sorted(rows):
+        t, b = rows[name].get("median", (None, {}))
+        if t is None:
+            continue
+        sd = rows[name].get("stddev", (0.0, {}))[0]
+        rates = ", ".join(f"{k} = {fmt(v)}" for k, v in sorted(b.items())
+                          if isinstance(v, (int, float)) and k not in ("real_time", "cpu_time")
+                          and (k.endswith("per_second") or k in ("atoms", "k_vectors")))
+        out.append(f"| {name} | {seconds(t)} | {seconds(sd)} | {rates} |")
+    return "\n".join(out) + "\n"
+
+
 def main(argv):
+    if len(argv) == 3 and argv[1] == "--medians":
+        with open(argv[2]) as f:
+            sys.stdout.write(medians(json.load(f)))
+        return 0
     if len(argv) != 2:
-        print("usage: bench_table.py REFERENCE.json", file=sys.stderr)
+        print("usage: bench_table.py REFERENCE.json | --medians RUN.json", file=sys.stderr)
         return 2
     with open(argv[1]) as f:
         sys.stdout.write(table(json.load(f)))

@@ -8,6 +8,8 @@
 #     tests BUILD [FILTER]            BUILD's unit tests (default filter: the CUDA and common ones)
 #     ab BASE NEW [ROUNDS]            benchmarks/regress.sh BASE NEW OUT/ab-<NEW>
 #     sanitize BUILD TOOL FILTER      compute-sanitizer --tool TOOL over BUILD's tests in FILTER
+#     bench BUILD FILTER [REPS]       BUILD's benchmarks matching FILTER, medians of REPS (5)
+#     lammps DIR INPUT [VAR=VALUE]... LAMMPS packed in DIR (scripts/pack_lammps.sh) on INPUT
 #
 # Example: scripts/device_run.sh out unpack .deps/ab.tar.xz tests build/cuda ab build/cuda-base build/cuda
 set -uo pipefail
@@ -20,6 +22,8 @@ summary="$out/summary.txt"
 note() { echo "$*" | tee -a "$summary"; }
 libs() { echo "$1/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; }
 name_of() { echo "$1" | tr '/' '_'; }
+actions='^(unpack|info|tests|ab|sanitize|bench|lammps)$'
+count=0
 
 while [ $# -gt 0 ]; do
   action=$1
@@ -38,7 +42,7 @@ while [ $# -gt 0 ]; do
       build=$1
       shift
       filter='-*/serial.*:*/openmp.*'
-      if [ $# -gt 0 ] && [ "${1#-}" = "$1" ] && ! [[ "$1" =~ ^(unpack|info|tests|ab|sanitize)$ ]]; then
+      if [ $# -gt 0 ] && [ "${1#-}" = "$1" ] && ! [[ "$1" =~ $actions ]]; then
         filter=$1
         shift
       fi
@@ -69,6 +73,32 @@ while [ $# -gt 0 ]; do
          compute-sanitizer --tool "$tool" --error-exitcode 9 ./hayate_tests \
          --gtest_filter="$filter") >"$log" 2>&1
       note "sanitize $tool $build ($filter): exit $?, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -n 1)" ;;
+    bench)
+      build=$1 filter=$2
+      shift 2
+      reps=5
+      if [ $# -gt 0 ] && [[ "$1" =~ ^[0-9]+$ ]]; then reps=$1; shift; fi
+      count=$((count + 1))
+      json="$out/bench-$(name_of "$build")-$count.json"
+      start=$SECONDS
+      LD_LIBRARY_PATH=$(libs "$here/$build") OMP_PROC_BIND=spread OMP_PLACES=threads \
+        "$build/benchmarks/hayate_bench" --benchmark_filter="$filter" \
+        --benchmark_repetitions="$reps" --benchmark_report_aggregates_only=true \
+        --benchmark_out="$json" --benchmark_out_format=json >"${json%.json}.txt" 2>&1
+      note "bench $build ($filter): exit $? ($((SECONDS - start)) s)"
+      python3 "$here/scripts/bench_table.py" --medians "$json" >>"$summary" 2>&1 ;;
+    lammps)
+      dir=$1 input=$2
+      shift 2
+      vars=()
+      while [ $# -gt 0 ] && [[ "$1" == *=* ]]; do vars+=(-var "${1%%=*}" "${1#*=}"); shift; done
+      count=$((count + 1))
+      log="$out/lammps-$count.log"
+      start=$SECONDS
+      (cd "$(dirname "$input")" && "$here/$dir/run-lmp" -in "$(basename "$input")" "${vars[@]}" \
+         -log "$log" -screen none)
+      note "lammps $input ${vars[*]}: exit $? ($((SECONDS - start)) s)"
+      grep -E '^(Loop time|Pair  |Kspace|Neigh )' "$log" | tee -a "$summary" >/dev/null ;;
     *)
       note "unknown action '$action'"
       exit 2 ;;
