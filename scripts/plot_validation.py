@@ -1,0 +1,179 @@
+#!/usr/bin/env python3
+"""Draws the pictures of the "Validation" sections of docs/user/{ode,gravity,fhp}.md from what
+the validation tests measured.
+
+    HAYATE_VALIDATION_OUTPUT=out/validation ctest --preset openmp -L validation
+    python3 scripts/plot_validation.py out/validation docs/user/images [ode gravity fhp]
+
+Each test writes its measurements as CSV into HAYATE_VALIDATION_OUTPUT (a relative folder is
+taken from the test's working directory, build/openmp/unit_tests; give an absolute one); this
+script reads them and writes validation_ode.svg, validation_gravity.svg and validation_fhp.svg,
+a panel per case with the published value or curve drawn beside the measurement. Python 3
+standard library only (svg_chart.py beside it).
+"""
+import csv
+import math
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from svg_chart import Panel, write_figure  # noqa: E402
+
+
+def table(folder, name):
+    path = os.path.join(folder, name + ".csv")
+    if not os.path.exists(path):
+        sys.exit(f"{path} is missing: run the validation tests with HAYATE_VALIDATION_OUTPUT")
+    with open(path) as f:
+        rows = list(csv.DictReader(f))
+    return {k: [float(r[k]) for r in rows] for k in rows[0]}
+
+
+def ode(folder, out):
+    panels = []
+    dt = table(folder, "ode_lr_line_dt")
+    p = Panel("LR-Line: conduction velocity against dt (Euler)", "dt (ms)", "velocity (cm/s)",
+              legend="upper right")
+    v1, v2, v4 = dt["velocity"]
+    limit = v4 + (v4 - v2)
+    p.line(dt["dt"], dt["velocity"], 0, marker="o", label="measured, cells 20-80")
+    p.line([0, 0.01], [limit, limit - (v4 - v2) * 4], 1, "dashed",
+           label=f"first order, limit {limit:.2f} cm/s")
+    p.x.limits = (0, 0.011)
+    panels.append(p)
+
+    line = table(folder, "ode_lr_line")
+    p = Panel("LR-Line: APD90 along the line", "cell (100 um each)", "APD90 (ms)",
+              legend="upper right")
+    p.line(line["cell"], line["apd90"], 0, marker="o", label="in the line")
+    p.hline(line["apd90_cell"][0], 3, "dashed", label="single LR1991 cell")
+    panels.append(p)
+
+    ring = table(folder, "ode_ring_reentry")
+    p = Panel("LR-Ring, 1800 cells, one-way front: re-entry", "path of the front (cells)",
+              "activation time (ms)", legend="upper left")
+    lap1 = [(x, t) for x, t, lap in zip(ring["path_cells"], ring["time"], ring["lap"]) if lap == 1]
+    lap2 = [(x, t) for x, t, lap in zip(ring["path_cells"], ring["time"], ring["lap"]) if lap == 2]
+    delay = (lap1[-1][1] - lap1[0][1]) / (lap1[-1][0] - lap1[0][0])
+    p.points([x for x, _ in lap1], [t for _, t in lap1], 0, label="first lap")
+    p.points([x for x, _ in lap2], [t for _, t in lap2], 3, marker="s",
+             label="second lap (cells 0, 25, 50)")
+    p.vline(1800, "#777777", "dotted", label="one ring length")
+    p.line([0, 1900], [lap1[0][1] - lap1[0][0] * delay, lap1[0][1] + (1900 - lap1[0][0]) * delay],
+           "#777777", "dashed", width=1)
+    panels.append(p)
+
+    wb = table(folder, "ode_wb_coherence")
+    p = Panel("Wang-Buzsaki network: coherence (their kappa)", "network frequency (Hz)",
+              "kappa", xlog=True, xlim=(10, 300), ylim=(0, 1.45), legend="upper right")
+    p.band(20, 80, label="gamma band, 20-80 Hz (the paper)")
+    names = []
+    for d, drive, spread, f, k in zip(wb["decay_ms"], wb["drive"], wb["spread"],
+                                      wb["frequency"], wb["kappa"]):
+        names.append(f"{drive:g}{' +- 0.05' if spread else ''}, {d:g} ms")
+    het = [(f, k) for f, k, s in zip(wb["frequency"], wb["kappa"], wb["spread"]) if s]
+    hom = [(f, k) for f, k, s in zip(wb["frequency"], wb["kappa"], wb["spread"]) if not s]
+    p.line([f for f, _ in het], [k for _, k in het], 0, marker="o",
+           label="drive 0.5 / 1 / 4 uA/cm2 +- 0.05")
+    p.points([f for f, _ in hom], [k for _, k in hom], 3, marker="s",
+             label="equal drive 1 uA/cm2, decay 10 / 2 ms")
+    for f, k, d, name in zip(wb["frequency"], wb["kappa"], wb["decay_ms"], names):
+        p.text(f, k, name, below=d < 10)
+    panels.append(p)
+
+    cpg = table(folder, "ode_cpg_cycles")
+    p = Panel("Rybak-style CPG: extensor onset phase per cycle", "cycle start (ms)",
+              "phase in the flexor cycle", ylim=(0, 1), legend="lower right")
+    p.line(cpg["onset_ms"], cpg["phase"], 0, marker="o", label="extensor burst onset")
+    p.hline(0.5, 3, "dashed", label="antiphase, 0.5 (symmetry)")
+    panels.append(p)
+    p = Panel("Rybak-style CPG: period and burst durations", "cycle start (ms)", "ms",
+              ylim=(0, 600), legend="lower right")
+    p.line(cpg["onset_ms"], cpg["period_ms"], 0, marker="o", label="period")
+    p.line(cpg["onset_ms"], cpg["flexor_ms"], 1, marker="s", label="flexor burst")
+    p.line(cpg["onset_ms"], cpg["extensor_ms"], 2, marker="^", label="extensor burst")
+    panels.append(p)
+    write_figure(os.path.join(out, "validation_ode.svg"), panels)
+
+
+def gravity(folder, out):
+    panels = []
+    pr = table(folder, "gravity_precision")
+    p = Panel("Field on a ring's axis: summation error", "masses on the ring",
+              "max relative error of a", xlog=True, ylog=True, ylim=(1e-17, 1e-1),
+              legend="upper left")
+    p.line(pr["n"], [(n - 1) * 2.0 ** -24 for n in pr["n"]], "#777777", "dashed",
+           label="(n - 1) u, float bound (Higham)")
+    p.line(pr["n"], pr["float"], 3, marker="o", label="precision: float")
+    p.line(pr["n"], pr["mixed"], 0, marker="s", label="precision: mixed")
+    p.line(pr["n"], [max(e, 1e-17) for e in pr["double"]], 2, marker="^",
+           label="precision: double")
+    panels.append(p)
+
+    b = table(folder, "gravity_block_steps")
+    p = Panel("Plummer, 512 bodies: block steps vs dt/16 shared", "time (N-body units)",
+              "(E - E0) / |E0|", legend="upper left")
+    p.line(b["time"], b["energy_error_shared"], 0, label="shared step dt/16")
+    p.line(b["time"], b["energy_error_block"], 3, "dashed", marker="o",
+           label="block steps dt/2^k, k <= 4")
+    panels.append(p)
+
+    a = 3 * math.pi / 16
+    inside = 1000 / 101 ** 1.5
+    p = Panel("Plummer sphere, 2048 bodies: Lagrangian radii", "time (N-body units)",
+              "radius", ylog=True, ylim=(0.1, 3), legend="lower right")
+    for name, style, marker, label in (("gravity_plummer_direct", "solid", "o", "direct"),
+                                       ("gravity_plummer_tree", "dashed", "s", "tree")):
+        pl = table(folder, name)
+        for key, colour in (("r10", 0), ("r50", 1), ("r90", 2)):
+            p.line(pl["time"], pl[key], colour, style, marker=marker,
+                   label=f"{key[1:]}% of the mass, {label}" if colour == 0 else None)
+    for f, colour in ((0.1, 0), (0.5, 1), (0.9, 2)):
+        p.hline(a / math.sqrt((f * inside) ** (-2 / 3) - 1), colour, "dotted")
+    p.hline(1e9, "#777777", "dotted", label="Plummer (1911), 10 / 50 / 90%")
+    panels.append(p)
+
+    g = table(folder, "gravity_galaxy_profile")
+    p = Panel("Galaxy disk: mass within R (Freeman 1970 dotted)", "time (rotation at R_d: 18)",
+              "fraction of the disk's mass", ylim=(0, 1), legend="lower right")
+    for key, R, colour in (("f1", 1, 0), ("f2", 2, 1), ("f3", 3, 2)):
+        p.line(g["time"], g[key], colour, marker="o", label=f"within {R} R_d")
+        p.hline(1 - (1 + R) * math.exp(-R), colour, "dotted")
+    panels.append(p)
+    write_figure(os.path.join(out, "validation_gravity.svg"), panels)
+
+
+def fhp(folder, out):
+    panels = []
+    w = table(folder, "fhp_cylinder_wake")
+    p = Panel("Cylinder, D = 80: u_y 1.5-2.5 D behind it", "step", "u_y (lattice units)",
+              legend="upper right")
+    p.line(w["step"], w["uy"], 0, width=1.0)
+    panels.append(p)
+    s = table(folder, "fhp_cylinder_strouhal")
+    p = Panel("Shedding frequency against Re", "Re = g U D / nu", "Strouhal number f D / (g U)",
+              xlim=(0, 160), ylim=(-0.02, 0.25), legend="lower right")
+    re = [50 + k for k in range(101)]
+    p.line(re, [0.212 - 4.5 / r for r in re], "#000000", label="Roshko (1954)")
+    p.vline(47, "#777777", "dotted", label="onset of shedding, Re 47")
+    for r, st in zip(s["Re"], s["St"]):
+        if st > 0:
+            p.points([r], [st], 3, label=f"FHP-III, Re {r:.0f}: sheds")
+        else:
+            p.points([r], [0.0], 0, marker="x", label=f"FHP-III, Re {r:.0f}: steady wake")
+    panels.append(p)
+    write_figure(os.path.join(out, "validation_fhp.svg"), panels)
+
+
+def main(argv):
+    if len(argv) < 3:
+        sys.exit(__doc__)
+    folder, out = argv[1], argv[2]
+    os.makedirs(out, exist_ok=True)
+    figures = {"ode": ode, "gravity": gravity, "fhp": fhp}
+    for name in argv[3:] or figures:
+        figures[name](folder, out)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
