@@ -101,7 +101,7 @@ def gravity(folder, out):
     pr = table(folder, "gravity_precision")
     p = Panel("Field on a ring's axis: summation error", "masses on the ring",
               "max relative error of a", xlog=True, ylog=True, ylim=(1e-17, 1e-1),
-              legend="upper left")
+              legend="lower right")
     p.line(pr["n"], [(n - 1) * 2.0 ** -24 for n in pr["n"]], "#777777", "dashed",
            label="(n - 1) u, float bound (Higham)")
     p.line(pr["n"], pr["float"], 3, marker="o", label="precision: float")
@@ -121,7 +121,7 @@ def gravity(folder, out):
     a = 3 * math.pi / 16
     inside = 1000 / 101 ** 1.5
     p = Panel("Plummer sphere, 2048 bodies: Lagrangian radii", "time (N-body units)",
-              "radius", ylog=True, ylim=(0.1, 3), legend="lower right")
+              "radius", ylim=(0, 3.4), legend="upper right")
     for name, style, marker, label in (("gravity_plummer_direct", "solid", "o", "direct"),
                                        ("gravity_plummer_tree", "dashed", "s", "tree")):
         pl = table(folder, name)
@@ -132,13 +132,32 @@ def gravity(folder, out):
         p.hline(a / math.sqrt((f * inside) ** (-2 / 3) - 1), colour, "dotted")
     p.hline(1e9, "#777777", "dotted", label="Plummer (1911), 10 / 50 / 90%")
     panels.append(p)
+    p = Panel("Plummer sphere: Kolmogorov-Smirnov distance", "time (N-body units)",
+              "distance to the Plummer M(r)", ylim=(0, 0.05), legend="upper right")
+    for name, colour, marker, label in (("gravity_plummer_direct", 0, "o", "direct"),
+                                        ("gravity_plummer_tree", 3, "s", "tree")):
+        pl = table(folder, name)
+        p.line(pl["time"], pl["ks"], colour, marker=marker, label=label)
+    p.hline(1.95 / math.sqrt(2048), "#777777", "dashed", label="0.1% level, 1.95 / sqrt(N)")
+    panels.append(p)
 
-    g = table(folder, "gravity_galaxy_profile")
-    p = Panel("Galaxy disk: mass within R (Freeman 1970 dotted)", "time (rotation at R_d: 18)",
-              "fraction of the disk's mass", ylim=(0, 1), legend="lower right")
-    for key, R, colour in (("f1", 1, 0), ("f2", 2, 1), ("f3", 3, 2)):
-        p.line(g["time"], g[key], colour, marker="o", label=f"within {R} R_d")
-        p.hline(1 - (1 + R) * math.exp(-R), colour, "dotted")
+    g = table(folder, "gravity_galaxy_disk")
+    p = Panel("Galaxy disk: exponential scale length", "time (rotation period at R_d: 18)",
+              "R_d = mean(R) / 2", ylim=(0.8, 1.2), legend="upper right")
+    for n, colour in ((2048, 0), (8192, 3)):
+        disk = round(n * 0.1 / 1.15)
+        p.line(g["time"], g[f"scale_{n}"], colour, marker="o", label=f"{n} bodies")
+        band = 3 / math.sqrt(2 * disk)
+        p.hline(1 + band, colour, "dotted")
+        p.hline(1 - band, colour, "dotted",
+                label=f"Freeman R_d = 1 +- 3 sampling errors ({n})")
+    panels.append(p)
+    p = Panel("Galaxy disk: thickness (two-body heating ~ 1/N)", "time (N-body units)",
+              "median |z|", ylim=(0, 0.25), legend="upper left")
+    p.line(g["time"], g["thickness_2048"], 0, marker="o", label="2048 bodies")
+    p.line(g["time"], g["thickness_8192"], 3, marker="s", label="8192 bodies (shipped)")
+    p.hline(0.1 * math.atanh(0.5), "#777777", "dashed", label="initial sech^2, z0 = 0.1")
+    p.hline(0.2 * math.atanh(0.5), "#777777", "dotted", label="twice that: the 8192 band")
     panels.append(p)
     write_figure(os.path.join(out, "validation_gravity.svg"), panels)
 
