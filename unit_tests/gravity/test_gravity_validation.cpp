@@ -9,11 +9,11 @@
 #include "run/checkpoint.hpp"
 #include "validation_output.hpp"
 
-#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -42,7 +42,7 @@ std::string out_dir(const std::string& name) {
 // Mixed precision. n equal masses M/n on a ring of radius R pull a test particle on the ring's
 // axis at height z with a_z = -G M z / (z^2 + R^2 + eps^2)^(3/2) (every mass is at the same
 // distance): n equal terms, the worst case of recursive summation, whose error in float grows
-// up to (n - 1) u with u = 2^-24 (Higham 2002, eq. 4.4). Float pair terms added into double sums
+// up to (n - 1) u with u = 2^-24 (Higham 2002, sec. 4.2). Float pair terms added into double sums
 // keep the error at the pair terms' rounding whatever n is.
 TEST(GravityValidation, MixedPrecisionKeepsTheDigitsThatFloatSumsLose) {
   const double G = 1.0, M = 1.0, R = 1.0, eps = 1e-3;
