@@ -10,10 +10,20 @@ taken from the test's working directory, build/openmp/unit_tests; give an absolu
 script reads them and writes validation_ode.svg, validation_gravity.svg and validation_fhp.svg,
 a panel per case with the published value or curve drawn beside the measurement. Python 3
 standard library only (svg_chart.py beside it).
+
+A run of an FHP cylinder input with VTK snapshots (the larger example of docs/user/fhp.md) is
+measured as the test measures its cylinders:
+
+    python3 scripts/plot_validation.py --cylinder-run RUN_FOLDER out/validation
+
+writes fhp_cylinder_example.csv (u_y behind the cylinder, u_x ahead of it, per snapshot) into
+out/validation and prints Re and St; the fhp picture then shows it too.
 """
 import csv
+import glob
 import math
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -165,26 +175,99 @@ def gravity(folder, out):
 def fhp(folder, out):
     panels = []
     w = table(folder, "fhp_cylinder_wake")
-    p = Panel("Cylinder, D = 80: u_y 1.5-2.5 D behind it", "step", "u_y (lattice units)",
+    p = Panel("Cylinder, D = 80 (test): u_y 1.5-2.5 D behind it", "step", "u_y (lattice units)",
               legend="upper right")
     p.line(w["step"], w["uy"], 0, width=1.0)
     panels.append(p)
     s = table(folder, "fhp_cylinder_strouhal")
-    p = Panel("Shedding frequency against Re", "Re = g U D / nu", "Strouhal number f D / (g U)",
-              xlim=(0, 160), ylim=(-0.02, 0.25), legend="lower right")
+    example = os.path.exists(os.path.join(folder, "fhp_cylinder_example.csv"))
+    st = Panel("Shedding frequency against Re", "Re = g U D / nu",
+               "Strouhal number f D / (g U)", xlim=(0, 160), ylim=(-0.02, 0.34),
+               legend="lower right")
     re = [50 + k for k in range(101)]
-    p.line(re, [0.212 - 4.5 / r for r in re], "#000000", label="Roshko (1954)")
-    p.vline(47, "#777777", "dotted", label="onset of shedding, Re 47")
-    for r, st in zip(s["Re"], s["St"]):
-        if st > 0:
-            p.points([r], [st], 3, label=f"FHP-III, Re {r:.0f}: sheds")
+    st.line(re, [0.212 - 4.5 / r for r in re], "#000000", label="Roshko (1954), unbounded")
+    st.points([100], [0.30], "#777777", marker="^",
+              label="Schafer & Turek (1996), D/H = 0.24")
+    st.vline(47, "#777777", "dotted", label="onset of shedding, Re 47")
+    for r, value in zip(s["Re"], s["St"]):
+        if value > 0:
+            st.points([r], [value], 3, label=f"FHP-III test, Re {r:.0f}: sheds")
         else:
-            p.points([r], [0.0], 0, marker="x", label=f"FHP-III, Re {r:.0f}: steady wake")
-    panels.append(p)
+            st.points([r], [0.0], 0, marker="x", label=f"FHP-III test, Re {r:.0f}: steady")
+    if example:
+        e = table(folder, "fhp_cylinder_example_strouhal")
+        st.points(e["Re"], e["St"], 2, marker="s",
+                  label=f"cylinder.yaml, D = {e['D'][0]:g}, Re {e['Re'][0]:.0f}")
+    panels.append(st)
+    if example:
+        x = table(folder, "fhp_cylinder_example")
+        p = Panel("cylinder.yaml (D = 128): u_y 1.5-2.5 D behind it", "step",
+                  "u_y (lattice units)", legend="upper right")
+        p.line(x["step"], x["uy"], 2, width=1.0)
+        panels.append(p)
     write_figure(os.path.join(out, "validation_fhp.svg"), panels)
 
 
+def read_vtk(path):
+    """(step, origin, spacing, dims, velocity rows) of a legacy VTK file written by hayate fhp."""
+    with open(path) as f:
+        lines = f.read().split("\n")
+    step = int(re.search(r"step (\d+)", lines[1]).group(1))
+    dims = [int(v) for v in lines[4].split()[1:3]]
+    origin = [float(v) for v in lines[5].split()[1:3]]
+    spacing = [float(v) for v in lines[6].split()[1:3]]
+    start = next(k for k, line in enumerate(lines) if line.startswith("VECTORS velocity")) + 1
+    velocity = [tuple(map(float, lines[start + k].split()[:2])) for k in range(dims[0] * dims[1])]
+    return step, origin, spacing, dims, velocity
+
+
+def cylinder_run(run, folder):
+    """u_y 1.5-2.5 D behind the cylinder (within D/4 of its axis) and u_x 2-3 D ahead of it
+    (within D/2), from the VTK snapshots of an FHP run with one circle; Re and St as the
+    validation test computes them (FHP-III at d = 0.3: g = 1/3, nu = 0.11)."""
+    with open(os.path.join(run, "run.yaml")) as f:
+        text = f.read()
+    circle = re.search(r"type: circle\s+x: ([\d.]+)\s+y: ([\d.]+)\s+radius: ([\d.]+)", text)
+    xc, row, radius = (float(v) for v in circle.groups())
+    yc, D = row * math.sqrt(3) / 2, 2 * radius
+    rows = []
+    for path in sorted(glob.glob(os.path.join(run, "fields_[0-9]*.vtk"))):
+        step, origin, spacing, dims, velocity = read_vtk(path)
+        behind, ahead = [], []
+        for j in range(dims[1]):
+            for i in range(dims[0]):
+                x, y = origin[0] + i * spacing[0], origin[1] + j * spacing[1]
+                if xc + 1.5 * D <= x <= xc + 2.5 * D and abs(y - yc) <= D / 4:
+                    behind.append(velocity[j * dims[0] + i][1])
+                if xc - 3 * D <= x <= xc - 2 * D and abs(y - yc) <= D / 2:
+                    ahead.append(velocity[j * dims[0] + i][0])
+        rows.append((step, sum(behind) / len(behind), sum(ahead) / len(ahead)))
+    with open(os.path.join(folder, "fhp_cylinder_example.csv"), "w") as f:
+        f.write("step,uy,ux\n")
+        for r in rows:
+            f.write(",".join(f"{v:g}" for v in r) + "\n")
+    # After the first quarter of the run: five-sample running mean, upward zero crossings.
+    late = rows[len(rows) // 4:]
+    U = sum(r[2] for r in late) / len(late)
+    mean = sum(r[1] for r in late) / len(late)
+    smooth = [(late[j][0], sum(late[j + k][1] - mean for k in range(-2, 3)) / 5)
+              for j in range(2, len(late) - 2)]
+    up = [t0 + (t1 - t0) * -v0 / (v1 - v0)
+          for (t0, v0), (t1, v1) in zip(smooth, smooth[1:]) if v0 < 0 <= v1]
+    g, nu = 1 / 3, 0.11
+    period = (up[-1] - up[0]) / (len(up) - 1)
+    with open(os.path.join(folder, "fhp_cylinder_example_strouhal.csv"), "w") as f:
+        f.write(f"D,Re,St,periods\n{D:g},{g * U * D / nu:g},{D / period / (g * U):g},"
+                f"{len(up) - 1}\n")
+    print(f"D = {D:g}: U {U:.3f}, Re {g * U * D / nu:.1f}, period {period:.0f} steps over "
+          f"{len(up) - 1} periods, St {D / period / (g * U):.3f} "
+          f"(Roshko 1954, unbounded: {0.212 - 4.5 / (g * U * D / nu):.3f})")
+
+
 def main(argv):
+    if len(argv) == 4 and argv[1] == "--cylinder-run":
+        cylinder_run(argv[2], argv[3])
+        return
     if len(argv) < 3:
         sys.exit(__doc__)
     folder, out = argv[1], argv[2]
