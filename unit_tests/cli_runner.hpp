@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace hayate::test {
@@ -45,6 +46,20 @@ inline std::string source_path(const std::string& relative) {
 inline std::filesystem::path scratch_path(const std::string& name) {
   return std::filesystem::temp_directory_path() / ("hayate_tests_" + std::to_string(::getpid())) /
          name;
+}
+
+// scratch_path(area)/name, emptied and created: one folder per test case.
+inline std::filesystem::path fresh_scratch(const std::string& area, const std::string& name) {
+  const std::filesystem::path dir = scratch_path(area) / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+// Writes `text` to `path` byte for byte and returns the path as a string (for command lines).
+inline std::string write_file(const std::filesystem::path& path, const std::string& text) {
+  std::ofstream(path, std::ios::binary) << text;
+  return path.string();
 }
 
 }  // namespace hayate::test

@@ -11,18 +11,11 @@
 namespace fs = std::filesystem;
 using hayate::test::run_cli;
 using hayate::test::source_path;
+using hayate::test::write_file;
 
 namespace {
 fs::path scratch(const std::string& name) {
-  const fs::path dir = hayate::test::scratch_path("cli") / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::string write(const fs::path& path, const std::string& text) {
-  std::ofstream(path) << text;
-  return path.string();
+  return hayate::test::fresh_scratch("cli", name);
 }
 
 std::string read_all(const fs::path& p) {
@@ -85,7 +78,7 @@ TEST(Cli, BrokenInputsExitTwoWithPosition) {
       {"", "bad.yaml:1:1: missing required key 'problem'"},
   };
   for (const auto& c : cases) {
-    const std::string file = write(dir / "bad.yaml", c.text);
+    const std::string file = write_file(dir / "bad.yaml", c.text);
     auto r = run_cli("check \"" + file + "\"");
     EXPECT_EQ(r.exit_code, 2) << c.text << r.output;
     EXPECT_NE(r.output.find(c.expected), std::string::npos) << c.text << "\n" << r.output;
@@ -106,9 +99,9 @@ TEST(Cli, CheckCompilesTheModelFileAnInputNames) {
   const auto at = model.find("RT_F: \"R*T/F\"");
   ASSERT_NE(at, std::string::npos);
   model.replace(at, std::string("RT_F: \"R*T/F\"").size(), "RT_F: \"R*T/Fx\"");
-  write(dir / "broken.model.yaml", model);
+  write_file(dir / "broken.model.yaml", model);
   std::string input = read_all(source_path("inputs/ode/lr91.yaml"));
-  const std::string input_path = write(dir / "run.yaml", input);
+  const std::string input_path = write_file(dir / "run.yaml", input);
   auto r = run_cli("check \"" + input_path + "\" --set model.file=broken.model.yaml");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("broken.model.yaml:"), std::string::npos) << r.output;
@@ -181,8 +174,9 @@ TEST(Cli, RuntimeFailureExitsThreeAndKeepsOutput) {
   EXPECT_TRUE(fs::exists(dir / "out" / "timers.csv"));
 
   r = run_cli("run \"" + source_path("inputs/stream/bandwidth.yaml") +
-              "\" --quiet --set checkpoint.restart=\"" + write(dir / "text.bin", "plain text") +
-              "\" --output \"" + (dir / "out2").string() + "\"");
+              "\" --quiet --set checkpoint.restart=\"" +
+              write_file(dir / "text.bin", "plain text") + "\" --output \"" +
+              (dir / "out2").string() + "\"");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("not a hayate checkpoint"), std::string::npos) << r.output;
 }

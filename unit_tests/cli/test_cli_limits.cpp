@@ -17,19 +17,12 @@ namespace fs = std::filesystem;
 using hayate::test::CliResult;
 using hayate::test::env_or;
 using hayate::test::source_path;
+using hayate::test::write_file;
 
 namespace {
 
 fs::path scratch(const std::string& name) {
-  const fs::path dir = hayate::test::scratch_path("cli_limits") / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::string write(const fs::path& path, const std::string& text) {
-  std::ofstream(path, std::ios::binary) << text;
-  return path.string();
+  return hayate::test::fresh_scratch("cli_limits", name);
 }
 
 std::string read_all(const fs::path& p) {
@@ -72,9 +65,9 @@ std::string ode_case(const fs::path& dir, const std::string& ddt) {
   const auto at = model.find("ddt: \"");
   const auto end = model.find('"', at + 6);
   model = model.substr(0, at + 6) + ddt + model.substr(end);
-  write(dir / "m.model.yaml", model);
-  return write(dir / "in.yaml",
-               "problem: ode\nmodel:\n  file: m.model.yaml\nrun: {dt: 0.01, t_end: 1.0}\n");
+  write_file(dir / "m.model.yaml", model);
+  return write_file(dir / "in.yaml",
+                    "problem: ode\nmodel:\n  file: m.model.yaml\nrun: {dt: 0.01, t_end: 1.0}\n");
 }
 
 TEST(CliLimits, NestedExpressionsAreInputErrors) {
@@ -102,7 +95,7 @@ TEST(CliLimits, SpecialFilesAreInputErrorsAtTheKeyThatNamesThem) {
   const std::string fifo = (dir / "pipe.yaml").string();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   for (const std::string& file : {fifo, std::string("/dev/zero"), dir.string()}) {
-    const std::string input = write(
+    const std::string input = write_file(
         dir / "in.yaml", "problem: ode\nmodel:\n  file: " + file + "\nrun: {dt: 0.1, t_end: 1}\n");
     const CliResult r = run_limited("check \"" + input + "\"", 30);
     EXPECT_EQ(r.exit_code, 2) << file << ": " << r.output;
@@ -126,7 +119,7 @@ TEST(CliLimits, DeepYamlNamesAPosition) {
   std::string text = "problem: stream\nsystem:\n";
   for (int i = 0; i < 600; ++i)
     text += std::string(2 * i + 2, ' ') + "a" + std::to_string(i) + ":\n";
-  const CliResult r = run_limited("check \"" + write(dir / "deep.yaml", text) + "\"");
+  const CliResult r = run_limited("check \"" + write_file(dir / "deep.yaml", text) + "\"");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_TRUE(positioned(r.output)) << r.output;
   EXPECT_NE(r.output.find("nested 500 levels deep"), std::string::npos) << r.output;
@@ -137,7 +130,7 @@ TEST(CliLimits, ChecksOnDefaultedKeysNamePositions) {
   // initial.file is absent (its default): the error points at the section that should hold it.
   const fs::path dir = scratch("defaulted");
   const std::string input =
-      write(dir / "in.yaml", "problem: gravity\ninitial:\n  type: file\nrun: {steps: 1}\n");
+      write_file(dir / "in.yaml", "problem: gravity\ninitial:\n  type: file\nrun: {steps: 1}\n");
   const CliResult r =
       run_limited("run \"" + input + "\" --quiet --output \"" + (dir / "out").string() + "\"");
   EXPECT_EQ(r.exit_code, 2) << r.output;
@@ -152,10 +145,10 @@ TEST(CliLimits, CorruptMasksAndDataFilesAreInputErrors) {
   png += std::string("\0\0\0\x05", 4) + ihdr;
   const uLong crc = crc32(0L, reinterpret_cast<const Bytef*>(ihdr.data()), uInt(ihdr.size()));
   for (int s = 24; s >= 0; s -= 8) png += char((crc >> s) & 0xff);
-  write(dir / "mask.png", png);
-  const std::string input = write(dir / "in.yaml",
-                                  "problem: fhp\nsystem: {nx: 64, ny: 32}\nobstacles:\n"
-                                  "  - {type: mask, file: mask.png, x: 1, y: 1}\n");
+  write_file(dir / "mask.png", png);
+  const std::string input = write_file(dir / "in.yaml",
+                                       "problem: fhp\nsystem: {nx: 64, ny: 32}\nobstacles:\n"
+                                       "  - {type: mask, file: mask.png, x: 1, y: 1}\n");
   const CliResult r = run_limited("run \"" + input + "\" --quiet --set run.steps=1 --output \"" +
                                   (dir / "out").string() + "\"");
   EXPECT_EQ(r.exit_code, 2) << r.output;
@@ -165,13 +158,14 @@ TEST(CliLimits, CorruptMasksAndDataFilesAreInputErrors) {
   // An empty particle file is a regular file, so only its reader finds it empty. The XYZ
   // reader's "no frame" has no line of its own and is reported at the key that named the file;
   // the LAMMPS reader names the file's first line.
-  write(dir / "empty.xyz", "");
+  write_file(dir / "empty.xyz", "");
   for (const std::string source : {"xyz", "lammps_data"}) {
-    const std::string md = write(dir / ("md_" + source + ".yaml"),
-                                 "problem: md\nsystem:\n  source: " + source + "\n  " + source +
-                                     ":\n    file: \"" + (dir / "empty.xyz").string() +
-                                     "\"\n  types:\n    - {name: A, mass: 1.0, epsilon: 1.0, "
-                                     "sigma: 1.0, cutoff: 2.5}\n");
+    const std::string md =
+        write_file(dir / ("md_" + source + ".yaml"),
+                   "problem: md\nsystem:\n  source: " + source + "\n  " + source +
+                       ":\n    file: \"" + (dir / "empty.xyz").string() +
+                       "\"\n  types:\n    - {name: A, mass: 1.0, epsilon: 1.0, "
+                       "sigma: 1.0, cutoff: 2.5}\n");
     const CliResult e = run_limited("check \"" + md + "\"");
     EXPECT_EQ(e.exit_code, 2) << e.output;
     EXPECT_TRUE(positioned(e.output)) << e.output;

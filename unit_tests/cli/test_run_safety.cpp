@@ -28,10 +28,7 @@ using hayate::test::source_path;
 namespace {
 
 fs::path scratch(const std::string& name) {
-  const fs::path dir = hayate::test::scratch_path("run_safety") / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
+  return hayate::test::fresh_scratch("run_safety", name);
 }
 
 std::string read_all(const fs::path& p) {

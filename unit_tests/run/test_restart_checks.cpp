@@ -27,19 +27,12 @@ using hayate::test::patched;
 using hayate::test::rewrite_checkpoint;
 using hayate::test::run_cli;
 using hayate::test::source_path;
+using hayate::test::write_file;
 
 namespace {
 
 fs::path scratch(const std::string& name) {
-  const fs::path dir = hayate::test::scratch_path("restart_checks") / name;
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::string write(const fs::path& path, const std::string& text) {
-  std::ofstream(path) << text;
-  return path.string();
+  return hayate::test::fresh_scratch("restart_checks", name);
 }
 
 // A small run of a shipped input that ends with a checkpoint; returns its path.
@@ -381,11 +374,11 @@ TEST(RestartChecks, ModelConnectionWithoutTopologyExitsTwo) {
   const auto end = model.find('\n', at);
   model.erase(at, end - at);
   model.insert(at, "probability: 0.5");
-  write(dir / "net.model.yaml", model);
+  write_file(dir / "net.model.yaml", model);
   std::ifstream in2(source_path("inputs/ode/wb_net.yaml"));
   std::stringstream input;
   input << in2.rdbuf();
-  const std::string path = write(dir / "net.yaml", input.str());
+  const std::string path = write_file(dir / "net.yaml", input.str());
   const auto r = run_cli("check \"" + path + "\" --set model.file=net.model.yaml");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("net.model.yaml:"), std::string::npos) << r.output;
@@ -450,9 +443,9 @@ TEST(RestartChecks, MessagesCarryPositionsAndTruncateValues) {
   EXPECT_EQ(r.output.find('\033'), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("a\\x1b[2Jb"), std::string::npos) << r.output;
   // A checkpoint named in the file is blamed at its line and column.
-  const std::string input = write(dir / "in.yaml",
-                                  "problem: stream\nsystem:\n  n: 1000\ncheckpoint:\n"
-                                  "  restart: missing.bin\n");
+  const std::string input = write_file(dir / "in.yaml",
+                                       "problem: stream\nsystem:\n  n: 1000\ncheckpoint:\n"
+                                       "  restart: missing.bin\n");
   r = run_cli("check \"" + input + "\"");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find("in.yaml:5:12: 'checkpoint.restart': checkpoint 'missing.bin': cannot "
