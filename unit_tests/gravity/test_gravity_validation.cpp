@@ -204,8 +204,8 @@ std::vector<Frame> read_frames(const std::string& path) {
   return frames;
 }
 
-// Radius about the centre of mass holding fraction f of the particles (equal masses).
-double lagrangian_radius(const std::vector<double>& x, double f) {
+// The particles' distances from their centre of mass (equal masses), ascending.
+std::vector<double> sorted_radii(const std::vector<double>& x) {
   const std::size_t n = x.size() / 3;
   double c[3] = {0, 0, 0};
   for (std::size_t i = 0; i < n; ++i)
@@ -214,7 +214,13 @@ double lagrangian_radius(const std::vector<double>& x, double f) {
   for (std::size_t i = 0; i < n; ++i)
     r[i] = std::hypot(x[3 * i] - c[0], x[3 * i + 1] - c[1], x[3 * i + 2] - c[2]);
   std::sort(r.begin(), r.end());
-  return r[std::size_t(f * double(n))];
+  return r;
+}
+
+// Radius about the centre of mass holding fraction f of the particles (equal masses).
+double lagrangian_radius(const std::vector<double>& x, double f) {
+  const std::vector<double> r = sorted_radii(x);
+  return r[std::size_t(f * double(r.size()))];
 }
 
 // The Plummer (1911) sphere in N-body units (Heggie & Mathieu 1986: virial radius 1, so
@@ -235,14 +241,8 @@ double plummer_radius(double f) {
 }
 
 double plummer_ks_distance(const std::vector<double>& x) {
-  const std::size_t n = x.size() / 3;
-  double c[3] = {0, 0, 0};
-  for (std::size_t i = 0; i < n; ++i)
-    for (int d = 0; d < 3; ++d) c[d] += x[3 * i + d] / double(n);
-  std::vector<double> r(n);
-  for (std::size_t i = 0; i < n; ++i)
-    r[i] = std::hypot(x[3 * i] - c[0], x[3 * i + 1] - c[1], x[3 * i + 2] - c[2]);
-  std::sort(r.begin(), r.end());
+  const std::vector<double> r = sorted_radii(x);
+  const std::size_t n = r.size();
   double distance = 0;
   for (std::size_t i = 0; i < n; ++i) {
     const double F = plummer_mass_fraction(r[i]);
