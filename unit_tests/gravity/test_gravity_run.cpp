@@ -115,9 +115,10 @@ output: {every: 8}
   }
 }
 
-TYPED_TEST(GravityRun, BlockStepsMatchSmallSharedSteps) {
+TYPED_TEST(GravityRun, BlockStepsConserveEnergyWithFewerForceEvaluations) {
   // A concentrated Hernquist sphere: accelerations span decades, so the block steps spread over
   // levels. Energy is conserved while far fewer forces are evaluated than with the finest step.
+  // (GravityValidation.BlockStepsMatchTheSmallestSharedStep compares the trajectories.)
   const char* yaml = R"(
 problem: gravity
 precision: double
