@@ -1,6 +1,5 @@
 #pragma once
-// Every difference between Kokkos 3.4 and 4.x that hayate touches lives here and nowhere else
-// (special functions that one physics alone needs: kokkos_special_math.hpp).
+// Every difference between Kokkos 3.4 and 4.x that hayate touches lives here and nowhere else.
 #include <Kokkos_Core.hpp>
 #include <Kokkos_ScatterView.hpp>
 
