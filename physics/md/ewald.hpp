@@ -151,7 +151,7 @@ class Ewald {
     return r;
   }
 
- private:
+ // Public only because CUDA forbids device lambdas in private member functions.
   // S(k) for every k: a team per k vector, its threads reducing over the atoms.
   template <class X, class Q>
   void structure_factors(const X& x, const Q& q, int natoms) {
@@ -209,6 +209,7 @@ class Ewald {
         });
   }
 
+ private:
   Space space_;
   EwaldSetup setup_;
   double qqr2e_ = 1, q_sum_ = 0, q2_sum_ = 0, volume_ = 1;
