@@ -13,7 +13,13 @@
 #include "bench_util.hpp"
 #include "md/md_setup.hpp"
 #include "md/md_system.hpp"
+#include "md/ewald.hpp"
+#include "md/pair_table.hpp"
+#include "md/potentials/coulomb.hpp"
+#include "md/potentials/table.hpp"
 #include "md/potentials/lj_cut.hpp"
+
+#include <fmt/format.h>
 #include "util/random.hpp"
 
 #include <string>
@@ -27,6 +33,25 @@ using md::Layout;
 using md::ListKind;
 using md::Parallel;
 using md::Scatter;
+
+// Rock salt of unit charges at a = 2.2 (lj units), two types of LJ ions: a charged LJ salt.
+md::InitialState charged_salt(int cells, const std::string& style) {
+  md::InitialState s = md::rocksalt_lattice(2.2, cells, cells, cells, 0, 1);
+  const bool lj = style.rfind("lj/cut", 0) == 0;
+  s.types = md::TypeSet::empty(style, 2, 2);
+  s.types.charge = {1.0, -1.0};
+  s.types.mass = {1.0, 1.5};
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 2; ++b) {
+      s.types.pair(a, b)[0] = 0.5;
+      s.types.pair(a, b)[1] = 1.0;
+      s.types.cutoff[a * 2 + b] = 2.5;
+    }
+  // The same reach as lj/cut, so both run on the same neighbor lists.
+  s.types.coul_cutoff = lj && style != "lj/cut" ? 2.5 : 0.0;
+  md::create_velocities(s, 1.0, 7);
+  return s;
+}
 
 md::InitialState bench_state(double density, int nx, int ny, int nz, double rattle) {
   md::InitialState s = md::fcc_lattice(density, nx, ny, nz, {0});
@@ -201,6 +226,123 @@ void register_steps(int cells, const Variant& v, const std::string& order = "") 
       [](benchmark::internal::Benchmark* b) { b->Iterations(2); });
 }
 
+// A charged LJ salt (rock salt, unit charges, lj units) of about n atoms: 100 steps of the pair
+// forces of `Style` (coul/long with the splitting the Ewald sum would take, but its wave-space
+// part left out), against lj/cut on the same atoms; and the wave-space part alone.
+template <class Style>
+void register_charged_pairs(int cells) {
+  const int atoms = 8 * cells * cells * cells;
+  const std::string name = std::string("md/charged/") + std::to_string(atoms) + "/" +
+                           (std::string(Style::name) == "lj/cut" ? "lj_cut" : "lj_cut_coul_long") +
+                           "/double";
+  register_for_each_space(
+      name,
+      [cells](auto space, benchmark::State& state) {
+        using Space = decltype(space);
+        md::MdParams params;
+        params.force = md::auto_force_options(core::backend_traits(core::space_name<Space>()));
+        params.layout =
+            md::auto_layout(core::backend_traits(core::space_name<Space>()), params.force.parallel);
+        params.skin = 0.3;
+        params.every = 20;
+        params.check = false;
+        params.kspace.g_ewald = 1.1;
+        md::MdSystem<Space, double, Style> sys(charged_salt(cells, std::string(Style::name)),
+                                               params);
+        sys.initialize();
+        const int steps = 100;
+        for (auto _ : state)
+          time_region(state, space, [&] {
+            for (int s = 1; s <= steps; ++s) sys.advance(false);
+          });
+        state.counters["atoms"] = sys.size();
+        state.counters["atom_steps_per_second"] = rate(double(sys.size()) * steps);
+      },
+      [](benchmark::internal::Benchmark* b) { b->Iterations(2); });
+}
+
+// The wave-space part alone (structure factors and forces, no energy), LAMMPS' "Kspace" time.
+void register_ewald(int cells, double accuracy) {
+  const int atoms = 8 * cells * cells * cells;
+  const std::string name = "md/ewald/" + std::to_string(atoms) + "/accuracy:" +
+                           fmt::format("{:g}", accuracy) + "/double";
+  register_for_each_space(
+      name,
+      [cells, accuracy](auto space, benchmark::State& state) {
+        using Space = decltype(space);
+        using Mem = typename Space::memory_space;
+        const md::InitialState init = charged_salt(cells, md::LjCutCoulLong::name);
+        const int n = init.size();
+        Kokkos::View<double* [3], Kokkos::LayoutRight, Mem> x("x", n), f("f", n);
+        Kokkos::View<double*, Mem> q("q", n);
+        auto hx = Kokkos::create_mirror_view(x);
+        auto hq = Kokkos::create_mirror_view(q);
+        double q2 = 0;
+        for (int i = 0; i < n; ++i) {
+          for (int d = 0; d < 3; ++d) hx(i, d) = init.x[3 * i + d];
+          hq(i) = init.charge(i);
+          q2 += hq(i) * hq(i);
+        }
+        Kokkos::deep_copy(x, hx);
+        Kokkos::deep_copy(q, hq);
+        // A real-space cutoff of 5 (4.5 ion spacings, as 12 Angstrom in NaCl): at 2.5 the
+        // wave-space sum would need eight times the vectors.
+        const md::EwaldSetup setup =
+            md::EwaldSetup::choose(accuracy, 1.0, q2, n, init.box, 5.0);
+        md::Ewald<Space> ewald;
+        ewald.setup(space, setup, init.box, 0.0, q2, 1.0);
+        for (auto _ : state)
+          time_region(state, space, [&] { ewald.compute(x, q, f, n, false); });
+        state.counters["atoms"] = n;
+        state.counters["k_vectors"] = ewald.kcount();
+        state.counters["calls_per_second"] = rate(1.0);
+      },
+      [](benchmark::internal::Benchmark* b) { b->MinTime(0.2); });
+}
+
+// pair style table against the analytic lj/cut it tabulates, in.lj's atoms (fcc at 0.8442,
+// cutoff 2.5), 100 steps each; the same neighbor lists and variants (auto).
+void register_table_vs_lj(int cells) {
+  const int atoms = 4 * cells * cells * cells;
+  for (const bool table : {false, true}) {
+    const std::string name = "md/table/" + std::to_string(atoms) + "/" +
+                             (table ? "table_linear" : "lj_cut") + "/double";
+    register_for_each_space(
+        name,
+        [cells, table](auto space, benchmark::State& state) {
+          using Space = decltype(space);
+          md::MdParams params;
+          params.force = md::auto_force_options(core::backend_traits(core::space_name<Space>()));
+          params.layout = md::auto_layout(core::backend_traits(core::space_name<Space>()),
+                                          params.force.parallel);
+          params.skin = 0.3;
+          params.every = 20;
+          params.check = false;
+          md::InitialState s = bench_state(0.8442, cells, cells, cells, 0.0);
+          auto run = [&](auto style) {
+            md::MdSystem<Space, double, decltype(style)> sys(s, params);
+            sys.initialize();
+            for (auto _ : state)
+              time_region(state, space, [&] {
+                for (int k = 1; k <= 100; ++k) sys.advance(false);
+              });
+            state.counters["atoms"] = sys.size();
+            state.counters["atom_steps_per_second"] = rate(double(sys.size()) * 100);
+          };
+          if (table) {
+            s.types = md::TypeSet::empty("table", 1, 1);
+            s.types.tables.push_back(md::table_of_style("lj/cut", {1.0, 1.0}, 0.5, 2.5,
+                                                        md::TableSampling{1000, false}));
+            s.types.cutoff = {2.5};
+            run(md::Table{});
+          } else {
+            run(md::LjCut{});
+          }
+        },
+        [](benchmark::internal::Benchmark* b) { b->Iterations(2); });
+  }
+}
+
 }  // namespace
 
 void register_md_suite() {
@@ -223,6 +365,13 @@ void register_md_suite() {
       if (v.is_auto) register_steps<float>(cells, v);
       if (v.is_auto && cells >= 40) register_steps<double>(cells, v, "shuffled");
     }
+  // Charges: 13,824 and 110,592 ions; the wave-space sum of 10k-100k charges at 1e-5.
+  for (const int cells : {12, 24}) {
+    register_charged_pairs<md::LjCut>(cells);
+    register_charged_pairs<md::LjCutCoulLong>(cells);
+    register_ewald(cells, 1e-5);
+  }
+  for (const int cells : {20, 80}) register_table_vs_lj(cells);
 }
 
 }  // namespace hayate::bench

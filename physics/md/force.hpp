@@ -9,6 +9,7 @@
 //   layout    CSR | padded | transposed neighbor storage (NeighborList::visit)
 //   Real      float | double;  EV: energy and virial on request
 #include "compat/kokkos_compat.hpp"
+#include "config/error.hpp"
 #include "exec/exec_traits.hpp"
 #include "neighbor.hpp"
 #include "potentials/pair_style.hpp"
@@ -55,6 +56,7 @@ struct SplitPositions {
   ConstVecView<Real, Mem> x;
   Kokkos::View<const int*, Mem> type;
   Box<Real> box;
+  Kokkos::View<const Real*, Mem> charge;  // read by charged styles only
   KOKKOS_INLINE_FUNCTION void atom(int i, Real& xi, Real& yi, Real& zi, int& ti) const {
     xi = x(i, 0);
     yi = x(i, 1);
@@ -70,6 +72,7 @@ struct SplitPositions {
     tj = type(j);
   }
   KOKKOS_INLINE_FUNCTION int atom_of(int j) const { return j; }
+  KOKKOS_INLINE_FUNCTION Real charge_of(int j) const { return charge(j); }
 };
 
 template <class Space, class Real>
@@ -78,6 +81,7 @@ struct PackedPositions {
   Kokkos::View<const PackedAtom<Real>*, Mem> q;  // atoms, then ghosts
   Kokkos::View<const int*, Mem> ghost_owner;
   int natoms;
+  Kokkos::View<const Real*, Mem> charge;  // per record (atoms, then ghosts); charged styles only
   KOKKOS_INLINE_FUNCTION void atom(int i, Real& xi, Real& yi, Real& zi, int& ti) const {
     const PackedAtom<Real> p = q(i);
     xi = p.x;
@@ -101,6 +105,7 @@ struct PackedPositions {
   KOKKOS_INLINE_FUNCTION int atom_of(int j) const {
     return j < natoms ? j : ghost_owner(j - natoms);
   }
+  KOKKOS_INLINE_FUNCTION Real charge_of(int j) const { return charge(j); }
 };
 
 // Per-atom register accumulator; a sum type for the vector reduction of the team kernel.
@@ -219,6 +224,8 @@ struct PairKernel {
   // EV only: each atom's energy and virial shares, summed by a separate reduction (a
   // parallel_reduce of the pair loop itself runs at a fraction of a GPU's occupancy).
   Kokkos::View<double* [2], Kokkos::LayoutRight, Mem> ev_atom;
+  // Styles with tables: set when a pair inside the cutoff is closer than its table begins.
+  Kokkos::View<int, Mem> below_range;
 
   // Pair coefficients by type: a copy in registers when there is one type (no type loads, and
   // no reloads after each scatter store, which the compiler must assume may alias the table),
@@ -243,18 +250,27 @@ struct PairKernel {
   // The per-neighbor work, shared by every variant: the displacement, then the force from it.
   template <class Access, class Coeff>
   KOKKOS_INLINE_FUNCTION void pair_term(const int j, const Real xi, const Real yi, const Real zi,
-                                        const int ti, Accum<Real>& a, const Access& acc,
-                                        const Coeff& coeff) const {
+                                        const int ti, const Real qi, Accum<Real>& a,
+                                        const Access& acc, const Coeff& coeff) const {
     Real dx, dy, dz;
     int tj;
     pos.delta(j, xi, yi, zi, dx, dy, dz, tj);
-    pair_force(j, dx, dy, dz, ti, tj, a, acc, coeff);
+    pair_force(j, dx, dy, dz, ti, tj, qi, a, acc, coeff);
+  }
+
+  // The charge of atom i, where the style needs charges.
+  KOKKOS_INLINE_FUNCTION Real charge_of_atom(const int i) const {
+    if constexpr (is_charged<Style>::value)
+      return pos.charge_of(i);
+    else
+      return Real(0);
   }
 
   template <class Access, class Coeff>
   KOKKOS_INLINE_FUNCTION void pair_force(const int j, const Real dx, const Real dy, const Real dz,
-                                         const int ti, const int tj, Accum<Real>& a,
-                                         const Access& acc, const Coeff& coeff) const {
+                                         const int ti, const int tj, const Real qi,
+                                         Accum<Real>& a, const Access& acc,
+                                         const Coeff& coeff) const {
     const Real r2 = dx * dx + dy * dy + dz * dz;
     const Entry& e = coeff(ti, tj);
     // Computed for every list entry and multiplied by 0 or 1, not branched on: about a quarter
@@ -262,7 +278,13 @@ struct PairKernel {
     // ways anyway. Exact: x * 1 = x, and x * 0 adds nothing. r2 > 0 for every entry (an atom is
     // never its own neighbor), so nothing is infinite.
     const Real in = r2 < e.cutsq ? Real(1) : Real(0);
-    const PairForce<Real> f = Style::compute(r2, e.c);
+    PairForce<Real> f;
+    if constexpr (is_charged<Style>::value)
+      f = Style::compute(r2, e.c, qi * pos.charge_of(j));
+    else
+      f = Style::compute(r2, e.c);
+    if constexpr (has_tables<Style>::value)
+      if (in != Real(0) && Style::below_range(r2, e.c)) below_range() = 1;
     const PairForce<Real> p{in * f.fpair, in * (f.energy - e.offset)};
     const Real fx = dx * p.fpair, fy = dy * p.fpair, fz = dz * p.fpair;
     a.fx += fx;
@@ -283,6 +305,7 @@ struct PairKernel {
     Real xi, yi, zi;
     int ti;
     pos.atom(i, xi, yi, zi, ti);
+    const Real qi = charge_of_atom(i);
     Accum<Real> a;
     const int n = row.size();
     with_coeff([&](const auto& coeff) {
@@ -298,9 +321,9 @@ struct PairKernel {
         for (int b = 0; b < kGather; ++b) j[b] = row(k + b);
         for (int b = 0; b < kGather; ++b) pos.delta(j[b], xi, yi, zi, dx[b], dy[b], dz[b], tj[b]);
         for (int b = 0; b < kGather; ++b)
-          pair_force(j[b], dx[b], dy[b], dz[b], ti, tj[b], a, acc, coeff);
+          pair_force(j[b], dx[b], dy[b], dz[b], ti, tj[b], qi, a, acc, coeff);
       }
-      for (; k < n; ++k) pair_term(row(k), xi, yi, zi, ti, a, acc, coeff);
+      for (; k < n; ++k) pair_term(row(k), xi, yi, zi, ti, qi, a, acc, coeff);
     });
     acc.add_i(i, a.fx, a.fy, a.fz);
     if (EV) {
@@ -317,11 +340,14 @@ struct PairKernel {
     Real xi, yi, zi;
     int ti;
     pos.atom(i, xi, yi, zi, ti);
+    const Real qi = charge_of_atom(i);
     Accum<Real> a;
     with_coeff([&](const auto& coeff) {
       Kokkos::parallel_reduce(
           Kokkos::ThreadVectorRange(team, row.size()),
-          [&](const int k, Accum<Real>& t) { pair_term(row(k), xi, yi, zi, ti, t, acc, coeff); },
+          [&](const int k, Accum<Real>& t) {
+            pair_term(row(k), xi, yi, zi, ti, qi, t, acc, coeff);
+          },
           a);
     });
     Kokkos::single(Kokkos::PerThread(team), [&]() {
@@ -411,22 +437,41 @@ class ForceCompute {
   EnergyVirial launch(const ForceOptions& o, const Sink& sink, const Rows& rows, const Pos& pos,
                       const Coeffs& coeffs, int n, bool ev) {
     if (!ev) {
-      run(o, PairKernel<Space, Real, Style, Rows, Sink, false, Pos>{pos, rows, sink, coeffs, n, {}},
+      run(o,
+          PairKernel<Space, Real, Style, Rows, Sink, false, Pos>{pos, rows, sink, coeffs, n, {},
+                                                                 below_range_},
           n);
+      check_range();
       return EnergyVirial{};
     }
     if (int(ev_atom_.extent(0)) < n)
       ev_atom_ = decltype(ev_atom_)(
           Kokkos::view_alloc(std::string("hayate::md::ev_atom"), Kokkos::WithoutInitializing), n);
     run(o,
-        PairKernel<Space, Real, Style, Rows, Sink, true, Pos>{pos, rows, sink, coeffs, n, ev_atom_},
+        PairKernel<Space, Real, Style, Rows, Sink, true, Pos>{pos, rows, sink, coeffs, n, ev_atom_,
+                                                              below_range_},
         n);
+    check_range();
     // Summed in atom order by the backend's reduction: the same bits on every run.
     EnergyVirial result;
     Kokkos::parallel_reduce("hayate::md::energy_virial", Kokkos::RangePolicy<Space>(space_, 0, n),
                             SumEnergyVirial<decltype(ev_atom_)>{ev_atom_},
                             Kokkos::Sum<EnergyVirial>(result));
     return result;
+  }
+
+  // Styles with tables stop the run when a pair came closer than its table begins.
+  void check_range() {
+    if constexpr (has_tables<Style>::value) {
+      int below = 0;
+      Kokkos::deep_copy(space_, below, below_range_);
+      space_.fence();
+      if (below)
+        throw core::RuntimeFailure(
+            "md: pair style table: a pair inside the cutoff came closer than its table's first "
+            "point (the inner radius); extend the table to smaller distances or shorten the time "
+            "step");
+    }
   }
 
   template <class Functor>
@@ -449,6 +494,7 @@ class ForceCompute {
   }
 
   Space space_;
+  Kokkos::View<int, typename Space::memory_space> below_range_{"hayate::md::below_range"};
   Atomic atomic_;
   Duplicated duplicated_;
   Kokkos::View<double* [2], Kokkos::LayoutRight, typename Space::memory_space> ev_atom_;

@@ -212,22 +212,30 @@ LammpsData read_lammps_data(const std::string& path) {
         if (!(d.mass[t - 1] > 0)) r.fail(l, 1, "masses must be positive");
       });
     } else if (section == "Atoms") {
-      if (!keyword.comment.empty() && keyword.comment != "atomic")
+      if (!keyword.comment.empty() && keyword.comment != "atomic" && keyword.comment != "charge")
         r.fail(keyword.number, 1,
-               "atom_style '" + keyword.comment + "' is not supported: Atoms # atomic only");
+               "atom_style '" + keyword.comment +
+                   "' is not supported: Atoms # atomic or Atoms # charge");
       if (have_atom_section) r.fail(keyword, 0, "a second Atoms section");
+      // atom_style charge carries the charge between the type and the position.
+      const bool charged = keyword.comment == "charge";
+      const std::size_t first = charged ? 3 : 2;
       // The header's count is not trusted for memory: storage grows with the lines read, and an
       // Atoms line takes at least 10 bytes ("1 1 0 0 0" and a newline).
       const std::size_t likely = std::min<std::uintmax_t>(natoms, r.bytes() / 10);
       d.id.reserve(likely);
       d.type.reserve(likely);
       d.x.reserve(3 * likely);
+      if (charged) d.q.reserve(likely);
       entries("Atoms", natoms, [&](const Line& l, std::size_t k) {
-        if (l.tokens.size() != 5 && l.tokens.size() != 8)
+        if (l.tokens.size() != first + 3 && l.tokens.size() != first + 6)
           r.fail(l, 0,
-                 fmt::format("an atomic Atoms line is 'id type x y z [ix iy iz]' (5 or 8 "
-                             "columns), found {}",
-                             l.tokens.size()));
+                 charged ? fmt::format("a charge Atoms line is 'id type q x y z [ix iy iz]' (6 "
+                                       "or 9 columns), found {}",
+                                       l.tokens.size())
+                         : fmt::format("an atomic Atoms line is 'id type x y z [ix iy iz]' (5 "
+                                       "or 8 columns), found {}",
+                                       l.tokens.size()));
         const std::int64_t id = r.integer(l, 0, "the atom id");
         if (id < 1) r.fail(l, 0, "atom ids must be positive");
         if (!index_of.emplace(id, k).second) r.fail(l, 0, fmt::format("atom id {} repeats", id));
@@ -236,9 +244,11 @@ LammpsData read_lammps_data(const std::string& path) {
           r.fail(l, 1, fmt::format("atom type {} is out of range 1..{}", t, d.ntypes));
         d.id.push_back(id);
         d.type.push_back(static_cast<int>(t));
-        for (int c = 0; c < 3; ++c) d.x.push_back(r.real(l, 2 + c, "a coordinate"));
+        if (charged) d.q.push_back(r.real(l, 2, "the charge"));
+        for (std::size_t c = 0; c < 3; ++c) d.x.push_back(r.real(l, first + c, "a coordinate"));
         // Image flags only record how often an atom crossed the box; positions are wrapped.
-        for (std::size_t c = 5; c < l.tokens.size(); ++c) r.integer(l, c, "an image flag");
+        for (std::size_t c = first + 3; c < l.tokens.size(); ++c)
+          r.integer(l, c, "an image flag");
       });
       have_atom_section = true;
     } else if (section == "Velocities") {
@@ -265,7 +275,7 @@ LammpsData read_lammps_data(const std::string& path) {
     } else {
       r.fail(keyword, 0,
              "section '" + section +
-                 "' is not supported (Masses, Atoms # atomic, Velocities, Pair Coeffs)");
+                 "' is not supported (Masses, Atoms # atomic or # charge, Velocities, Pair Coeffs)");
     }
     pending = r.next(line);
   }

@@ -1,5 +1,5 @@
 #pragma once
-// LAMMPS data files (`read_data`) of atom_style atomic: header counts and orthogonal box bounds,
+// LAMMPS data files (`read_data`) of atom_style atomic or charge: header counts and orthogonal box bounds,
 // the Masses, Atoms and Velocities sections. Coefficient sections are skipped (the input's
 // pair section defines the potential); anything else is reported as an input error at the
 // offending line and column of the data file.
@@ -18,6 +18,7 @@ struct LammpsData {
   std::vector<std::int64_t> id;  // per atom, in file order
   std::vector<int> type;         // 1-based, as in the file
   std::vector<double> x;         // 3 per atom, as in the file (not shifted to the box)
+  std::vector<double> q;         // per atom (atom_style charge); empty for atom_style atomic
   std::vector<double> v;         // 3 per atom in Atoms order; empty without Velocities
 };
 

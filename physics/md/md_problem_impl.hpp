@@ -11,6 +11,7 @@
 #include "run/problem.hpp"
 
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
@@ -36,6 +37,7 @@ class MdProblem final : public core::Problem {
 
   void initialize(core::RunContext& ctx) override {
     system_.initialize();
+    log_kspace(ctx);
     open_output(ctx, std::nullopt);
   }
 
@@ -142,12 +144,27 @@ class MdProblem final : public core::Problem {
         f.columns[1].values.push_back(double(v(i, d)));
       }
     }
+    if constexpr (is_charged<Style>::value) {
+      auto q = Kokkos::create_mirror_view_and_copy(space, system_.charges());
+      core::XyzColumn charge{"charge", 1, {}};
+      for (const int i : order) charge.values.push_back(double(q(i)));
+      f.columns.push_back(std::move(charge));
+    }
     f.info.emplace_back("Time", fmt::format("{}", double(system_.step()) * system_.params().dt));
     f.info.emplace_back("step", std::to_string(system_.step()));
     return f;
   }
 
  private:
+  void log_kspace(const core::RunContext& ctx) const {
+    const EwaldSetup* k = system_.ewald_setup();
+    if (!k || ctx.quiet) return;
+    spdlog::info(
+        "ewald: g = {:.6g}, k vectors {} (kmax {} {} {}), estimated relative force accuracy {:.3g}",
+        k->g_ewald, k->kcount, k->kmax[0], k->kmax[1], k->kmax[2],
+        k->estimated / system_.units().qqr2e);
+  }
+
   static MdSystem<Space, Real, Style> make_system(const core::Config& config, const Space& space,
                                                   const std::string& backend) {
     const InitialState init = make_initial_state(config);

@@ -3,6 +3,7 @@
 #include "io/input_file.hpp"
 #include "io/xyz.hpp"
 #include "lammps_data.hpp"
+#include "pair_table.hpp"
 #include "potentials/styles.hpp"
 #include "util/random.hpp"
 
@@ -20,20 +21,33 @@ using core::Config;
 void declare_schema(core::Schema& s) {
   s.choice("precision", {"float", "double"}, "Floating-point type of positions, velocities, forces")
       .defaults("double");
+  s.choice("units", {"lj", "real", "metal"},
+           "LAMMPS unit style: lj (reduced), real (kcal/mol, Angstrom, fs, e), metal (eV, "
+           "Angstrom, ps, e)")
+      .defaults("lj");
 
-  s.section("system", "Atoms, box and types (LJ reduced units: epsilon, sigma, mass = 1)");
+  s.section("system", "Atoms, box and types (lj units: epsilon, sigma, mass = 1)");
   s.choice("system.source", {"lattice", "xyz", "lammps_data"},
            "Initial positions: fcc lattice, an extended XYZ file or a LAMMPS data file")
       .defaults("lattice");
-  s.section("system.lattice", "fcc lattice (source: lattice), as LAMMPS `lattice fcc rho`");
-  s.real("system.lattice.density", "Reduced number density rho; cubic cell side (4/rho)^(1/3)")
+  s.section("system.lattice", "Cubic lattice (source: lattice), as LAMMPS `lattice fcc rho`");
+  s.choice("system.lattice.style", {"fcc", "rocksalt"},
+           "fcc: 4 atoms per cubic cell; rocksalt: two interpenetrating fcc lattices (NaCl), 8 "
+           "atoms per cell, the first type on one, the second on the other")
+      .defaults("fcc");
+  s.real("system.lattice.density",
+         "Number density rho; cubic cell side (atoms per cell / rho)^(1/3)")
       .defaults(0.8442)
       .above(0);
-  s.integers("system.lattice.cells", "Unit cells along x, y, z (4 atoms each)")
+  s.real("system.lattice.constant", "Cubic cell side a; absent = from the density")
+      .optional_key()
+      .above(0);
+  s.integers("system.lattice.cells", "Unit cells along x, y, z")
       .defaults("[10, 10, 10]")
       .items(3, 3);
   s.strings("system.lattice.types",
-            "Type names given to the 4 basis atoms of each cell, cyclically")
+            "Type names given to the basis atoms of each cell, cyclically (rocksalt: cation, "
+            "anion)")
       .defaults("[A]")
       .items(1, 4);
   s.section("system.xyz", "Extended XYZ input (source: xyz): species, pos, optional velo, Lattice");
@@ -68,11 +82,43 @@ void declare_schema(core::Schema& s) {
       .items(1, max_types);
 
   s.section("pair", "Pair potential, as LAMMPS pair_style and pair_coeff");
-  s.choice("pair.style", {"lj/cut", "morse"},
-           "lj/cut: 4 eps [(s/r)^12 - (s/r)^6]; morse: D0 [e^(-2 a (r - r0)) - 2 e^(-a (r - r0))]")
+  s.choice("pair.style",
+           {"lj/cut", "morse", "table", "coul/cut", "coul/long", "lj/cut/coul/cut",
+            "lj/cut/coul/long", "table/coul/cut", "table/coul/long"},
+           "lj/cut: 4 eps [(s/r)^12 - (s/r)^6]; morse: D0 [e^(-2 a (r - r0)) - 2 e^(-a (r - r0))]; "
+           "table: any central force from a table in r^2 (pair.coeffs: file or expression); "
+           "coul/cut: C q_i q_j / r; coul/long: the real-space Ewald part C q_i q_j erfc(g r) / r "
+           "(needs kspace.style: ewald); lj/cut/coul/*, table/coul/*: the sum")
       .defaults("lj/cut");
   s.real("pair.cutoff", "Global cutoff (LAMMPS' pair_style argument) for pairs without their own")
       .defaults(2.5)
+      .above(0);
+  s.real("pair.coul_cutoff", "Charged styles: the Coulomb cutoff; absent = pair.cutoff")
+      .optional_key()
+      .above(0);
+  s.section("pair.table", "Tables of pair style table (and table/coul/*), as LAMMPS' pair_style "
+            "table arguments");
+  s.integer("pair.table.points", "Points of each table, equally spaced in r^2")
+      .defaults(1000)
+      .at_least(2)
+      .at_most(10000000);
+  s.choice("pair.table.interpolation", {"linear", "spline"},
+           "Between points: linear, or cubic splines in r^2 (smoother forces, a few more "
+           "operations)")
+      .defaults("linear");
+
+  s.section("kspace", "Long-range Coulomb (with pair.style coul/long or lj/cut/coul/long)");
+  s.choice("kspace.style", {"none", "ewald"},
+           "ewald: the Ewald sum's wave-space part, as LAMMPS' kspace_style ewald")
+      .defaults("none");
+  s.real("kspace.accuracy",
+         "Relative RMS force accuracy (LAMMPS' kspace_style ewald argument); sets the splitting "
+         "g and the wave vectors")
+      .defaults(1e-5)
+      .above(0)
+      .below(1);
+  s.real("kspace.g_ewald", "Splitting parameter g (1/distance); absent = chosen from the accuracy")
+      .optional_key()
       .above(0);
   s.choice("pair.mixing", {"geometric", "arithmetic"},
            "lj/cut, unlike pairs: geometric (all sqrt) or arithmetic (sigma, cutoff averaged); "
@@ -91,7 +137,19 @@ void declare_schema(core::Schema& s) {
               p.real("d0", "morse: well depth D0").optional_key().above(0);
               p.real("alpha", "morse: stiffness alpha").optional_key().above(0);
               p.real("r0", "morse: equilibrium distance r0").optional_key().above(0);
-              p.real("cutoff", "Cutoff; absent = the mixed value or pair.cutoff")
+              p.real("cutoff",
+                     "Cutoff; absent = the mixed value or pair.cutoff (a table file: its last "
+                     "distance)")
+                  .optional_key()
+                  .above(0);
+              p.string("file", "table: LAMMPS table file to read (relative to the working "
+                               "directory, as the data file)")
+                  .optional_key();
+              p.string("keyword", "table: the file's section to read").optional_key();
+              p.choice("expression", {"lj/cut", "morse"},
+                       "table: tabulate this built-in style with the parameters given here")
+                  .optional_key();
+              p.real("inner", "table with an expression: the table's first distance")
                   .optional_key()
                   .above(0);
             })
@@ -165,12 +223,87 @@ std::string joined(const std::vector<std::string>& names) {
   return s;
 }
 
+Units units_of(const Config& config) {
+  return Units::named(config.string("units"));
+}
+
 int type_index(const TypeSet& t, const std::string& name) {
   const auto it = std::find(t.names.begin(), t.names.end(), name);
   return it == t.names.end() ? -1 : static_cast<int>(it - t.names.begin());
 }
 
 }  // namespace
+
+// pair style table: each pair.coeffs entry names a section of a LAMMPS table file or a built-in
+// expression with its parameters; the pair's parameter is its table's index.
+void read_tables(const Config& config, TypeSet& t, std::vector<char>& set) {
+  if (!config.has("pair.coeffs"))
+    config.fail("pair.style", "pair style " + t.style +
+                                  " reads its tables from pair.coeffs (file and keyword, or "
+                                  "expression and its parameters)");
+  const TableSampling sampling{static_cast<int>(config.integer("pair.table.points")),
+                               config.string("pair.table.interpolation") == "spline"};
+  const int n = t.size();
+  for (const auto& item : config.records("pair.coeffs")) {
+    const auto pair_names = item.strings("types");
+    int idx[2];
+    for (int k = 0; k < 2; ++k) {
+      idx[k] = type_index(t, pair_names[k]);
+      if (idx[k] < 0)
+        item.fail("types",
+                  "unknown type '" + pair_names[k] + "' (declared types: " + joined(t.names) + ")");
+    }
+    if (item.has("file") == item.has("expression"))
+      item.fail("types", "a table entry gives either file (with keyword) or expression");
+    const std::vector<std::string> own =
+        item.has("expression") ? style_info(item.string("expression")).params
+                               : std::vector<std::string>{};
+    for (const auto& st : pair_styles())
+      for (const auto& p : st.params)
+        if (item.has(p) && std::find(own.begin(), own.end(), p) == own.end())
+          item.fail(p, item.has("expression")
+                           ? fmt::format("'{}' is not a parameter of {} (its parameters: {})", p,
+                                         item.string("expression"), joined(own))
+                           : fmt::format("'{}' belongs to a table made from an expression, not "
+                                         "to a table file",
+                                         p));
+    TableData table;
+    double cutoff = 0;
+    if (item.has("file")) {
+      if (!item.has("keyword")) item.fail("file", "a table file needs the keyword of its section");
+      if (item.has("inner")) item.fail("inner", "inner belongs to a table made from an expression");
+      const TableFile file = read_table_file(item.string("file"), item.string("keyword"));
+      cutoff = item.has("cutoff") ? item.real("cutoff") : file.r.back();
+      try {
+        table = resample(file, cutoff, sampling);
+      } catch (const std::invalid_argument& e) {
+        item.fail(item.has("cutoff") ? "cutoff" : "file", e.what());
+      }
+    } else {
+      if (item.has("keyword")) item.fail("keyword", "keyword belongs to a table file");
+      std::vector<double> params;
+      for (const auto& p : own) {
+        if (!item.has(p))
+          item.fail("expression", fmt::format("{} needs {}", item.string("expression"), joined(own)));
+        params.push_back(item.real(p));
+      }
+      if (!item.has("inner"))
+        item.fail("expression", "a table made from an expression needs its first distance, inner");
+      cutoff = item.has("cutoff") ? item.real("cutoff") : config.real("pair.cutoff");
+      if (!(item.real("inner") < cutoff))
+        item.fail("inner", fmt::format("inner must lie below the cutoff {}", cutoff));
+      table = table_of_style(item.string("expression"), params, item.real("inner"), cutoff,
+                             sampling);
+    }
+    t.tables.push_back(std::move(table));
+    for (int k = 0; k < 2; ++k) {
+      const int a = idx[k], b = idx[1 - k];
+      t.pair(a, b)[0] = double(t.tables.size() - 1);
+      t.cutoff[a * n + b] = cutoff;
+      set[a * n + b] = 1;
+    }
+  }
+}
 
 TypeSet read_types(const Config& config) {
   const StyleInfo& style = style_info(config.string("pair.style"));
@@ -191,7 +324,7 @@ TypeSet read_types(const Config& config) {
   };
 
   std::vector<std::string> names;
-  std::vector<double> mass, cut;
+  std::vector<double> mass, cut, charge;
   std::vector<std::vector<double>> like;  // per type; empty when the type gives none
   if (config.has("system.types")) {
     for (const auto& item : config.records("system.types")) {
@@ -201,6 +334,7 @@ TypeSet read_types(const Config& config) {
       check_params(item);
       names.push_back(name);
       mass.push_back(item.real("mass"));
+      charge.push_back(item.real("charge"));
       cut.push_back(item.has("cutoff") ? item.real("cutoff") : global_cut);
       std::vector<double> values;
       int given = 0;
@@ -218,6 +352,7 @@ TypeSet read_types(const Config& config) {
   } else {
     names = {"A"};
     mass = {1.0};
+    charge = {0.0};
     cut = {global_cut};
     like.push_back(style.mixes ? style.defaults : std::vector<double>{});
   }
@@ -226,7 +361,11 @@ TypeSet read_types(const Config& config) {
   TypeSet t = TypeSet::empty(style.name, np, n);
   t.names = names;
   t.mass = mass;
+  t.charge = charge;
   t.shift = config.boolean("pair.shift");
+  if (style.charged)
+    t.coul_cutoff =
+        config.has("pair.coul_cutoff") ? config.real("pair.coul_cutoff") : global_cut;
   const Mixing rule =
       config.string("pair.mixing") == "geometric" ? Mixing::Geometric : Mixing::Arithmetic;
   std::vector<char> set(std::size_t(n) * n, 0);
@@ -246,7 +385,9 @@ TypeSet read_types(const Config& config) {
       set[a * n + b] = 1;
     }
 
-  if (config.has("pair.coeffs")) {
+  if (style.tables) {
+    read_tables(config, t, set);
+  } else if (config.has("pair.coeffs")) {
     for (const auto& item : config.records("pair.coeffs")) {
       check_params(item);
       const auto pair_names = item.strings("types");
@@ -275,7 +416,12 @@ TypeSet read_types(const Config& config) {
   }
   for (int a = 0; a < n; ++a)
     for (int b = a; b < n; ++b)
-      if (!set[a * n + b])
+      if (!set[a * n + b] && style.tables)
+        config.fail(config.has("pair.coeffs") ? "pair.coeffs" : "pair.style",
+                    fmt::format("pair style {} needs a table (file or expression) for every type "
+                                "pair: none for [{}, {}] in pair.coeffs",
+                                style.name, names[a], names[b]));
+      else if (!set[a * n + b])
         config.fail(config.has("pair.coeffs") ? "pair.coeffs" : "pair.style",
                     fmt::format("pair style {} has no mixing rule: give the coefficients ({}) of "
                                 "the type pair [{}, {}] in pair.coeffs",
@@ -312,6 +458,19 @@ bool packed_fits(std::size_t natoms) {
 MdParams read_params(const Config& config, const std::string& backend, std::size_t natoms) {
   const core::BackendTraits traits = core::backend_traits(backend);
   MdParams p;
+  p.units = Units::named(config.string("units"));
+  const std::string style = config.string("pair.style");
+  const bool long_range = style == "coul/long" || style == "lj/cut/coul/long";
+  p.kspace.ewald = config.string("kspace.style") == "ewald";
+  if (long_range && !p.kspace.ewald)
+    config.fail("pair.style", "pair style " + style +
+                                  " is the real-space part of the Ewald sum: set kspace.style: "
+                                  "ewald (or use a coul/cut style)");
+  if (p.kspace.ewald && !long_range)
+    config.fail("kspace.style", "the Ewald sum needs pair style coul/long or lj/cut/coul/long "
+                                "(pair.style is " + style + ")");
+  p.kspace.accuracy = config.real("kspace.accuracy");
+  if (config.has("kspace.g_ewald")) p.kspace.g_ewald = config.real("kspace.g_ewald");
   p.dt = config.real("run.dt");
   p.skin = config.real("neighbor.skin");
   p.every = static_cast<int>(config.integer("neighbor.every"));
@@ -360,14 +519,18 @@ MdParams read_params(const Config& config, const std::string& backend, std::size
   return p;
 }
 
-InitialState fcc_lattice(double density, int nx, int ny, int nz, const std::vector<int>& types) {
-  static const double basis[4][3] = {{0, 0, 0}, {0.5, 0.5, 0}, {0.5, 0, 0.5}, {0, 0.5, 0.5}};
-  const double a = std::cbrt(4.0 / density);
+namespace {
+
+// Cells of side a filled with a basis (fractional coordinates); basis atom b gets type
+// type_of(b).
+template <class TypeOf>
+InitialState cubic_lattice(const std::vector<std::array<double, 3>>& basis, double a, int nx,
+                           int ny, int nz, TypeOf type_of) {
   InitialState s;
   s.box[0] = a * nx;
   s.box[1] = a * ny;
   s.box[2] = a * nz;
-  const std::size_t n = std::size_t(4) * nx * ny * nz;
+  const std::size_t n = basis.size() * std::size_t(nx) * ny * nz;
   s.x.reserve(3 * n);
   s.type.reserve(n);
   s.id.reserve(n);
@@ -375,18 +538,41 @@ InitialState fcc_lattice(double density, int nx, int ny, int nz, const std::vect
   for (int k = 0; k < nz; ++k)
     for (int j = 0; j < ny; ++j)
       for (int i = 0; i < nx; ++i)
-        for (int b = 0; b < 4; ++b) {
+        for (std::size_t b = 0; b < basis.size(); ++b) {
           s.x.push_back(a * (i + basis[b][0]));
           s.x.push_back(a * (j + basis[b][1]));
           s.x.push_back(a * (k + basis[b][2]));
-          s.type.push_back(types[b % types.size()]);
+          s.type.push_back(type_of(b));
           s.id.push_back(++id);
         }
   s.v.assign(3 * n, 0.0);
   return s;
 }
 
-void create_velocities(InitialState& s, double temperature, std::uint64_t seed) {
+const std::vector<std::array<double, 3>> fcc_basis{
+    {0, 0, 0}, {0.5, 0.5, 0}, {0.5, 0, 0.5}, {0, 0.5, 0.5}};
+
+}  // namespace
+
+InitialState fcc_lattice_with_side(double a, int nx, int ny, int nz,
+                                   const std::vector<int>& types) {
+  return cubic_lattice(fcc_basis, a, nx, ny, nz,
+                       [&](std::size_t b) { return types[b % types.size()]; });
+}
+
+InitialState fcc_lattice(double density, int nx, int ny, int nz, const std::vector<int>& types) {
+  return fcc_lattice_with_side(std::cbrt(4.0 / density), nx, ny, nz, types);
+}
+
+InitialState rocksalt_lattice(double a, int nx, int ny, int nz, int cation, int anion) {
+  std::vector<std::array<double, 3>> basis = fcc_basis;
+  for (const auto& p : fcc_basis) basis.push_back({p[0] + 0.5, p[1], p[2]});
+  return cubic_lattice(basis, a, nx, ny, nz,
+                       [&](std::size_t b) { return b < 4 ? cation : anion; });
+}
+
+void create_velocities(InitialState& s, double temperature, std::uint64_t seed,
+                       const Units& units) {
   const std::size_t n = s.size();
   s.v.assign(3 * n, 0.0);
   if (n == 0 || temperature <= 0) return;
@@ -410,7 +596,9 @@ void create_velocities(InitialState& s, double temperature, std::uint64_t seed) 
     }
   }
   const double dof = n > 1 ? 3.0 * n - 3.0 : 3.0 * n;
-  const double scale = twice_ke > 0 ? std::sqrt(temperature * dof / twice_ke) : 0.0;
+  const double scale = twice_ke > 0
+                           ? std::sqrt(temperature * dof * units.boltz / (twice_ke * units.mvv2e))
+                           : 0.0;
   for (auto& v : s.v) v *= scale;
 }
 
@@ -444,11 +632,12 @@ InitialState lammps_data_state(const Config& config, const TypeSet& types) {
   s.type.resize(n);
   for (std::size_t i = 0; i < n; ++i) s.type[i] = d.type[i] - 1;
   s.id = d.id;
+  s.q = d.q;
   if (!d.v.empty())
     s.v = d.v;
   else
     create_velocities(s, config.real("system.temperature"),
-                      static_cast<std::uint64_t>(config.integer("system.seed")));
+                      static_cast<std::uint64_t>(config.integer("system.seed")), units_of(config));
   return s;
 }
 
@@ -462,6 +651,8 @@ struct LatticeSpec {
   std::vector<int> types;
   std::vector<long long> cells;
   double a = 0;  // cubic cell side
+  bool rocksalt = false;    // two interleaved fcc lattices (8 atoms per cell), else fcc (4)
+  bool given_side = false;  // system.lattice.constant, else from the density
   double box[3] = {0, 0, 0};
   std::size_t natoms = 0;
 };
@@ -478,11 +669,18 @@ LatticeSpec lattice_spec(const Config& config, const TypeSet& types) {
   l.cells = config.integers("system.lattice.cells");
   for (const auto c : l.cells)
     if (c < 1) config.fail("system.lattice.cells", "cell counts must be >= 1");
-  const double n = 4.0 * double(l.cells[0]) * double(l.cells[1]) * double(l.cells[2]);
+  l.rocksalt = config.string("system.lattice.style") == "rocksalt";
+  if (l.rocksalt && l.types.size() != 2)
+    config.fail("system.lattice.types",
+                "a rocksalt lattice takes two types: the cation's and the anion's");
+  const double per_cell = l.rocksalt ? 8.0 : 4.0;
+  const double n = per_cell * double(l.cells[0]) * double(l.cells[1]) * double(l.cells[2]);
   if (n > 2147483647.0)
     config.fail("system.lattice.cells", fmt::format("{:.0f} atoms exceed 2^31 - 1", n));
   l.natoms = std::size_t(n);
-  l.a = std::cbrt(4.0 / config.real("system.lattice.density"));
+  l.given_side = config.has("system.lattice.constant");
+  l.a = l.given_side ? config.real("system.lattice.constant")
+                     : std::cbrt(per_cell / config.real("system.lattice.density"));
   for (int d = 0; d < 3; ++d) l.box[d] = l.a * double(l.cells[d]);
   return l;
 }
@@ -519,11 +717,16 @@ InitialState make_initial_state(const Config& config) {
     const LatticeSpec l = lattice_spec(config, types);
     where = "system.lattice.cells";
     check_box(config, where, l.box, l.natoms, reach);
-    s = fcc_lattice(config.real("system.lattice.density"), int(l.cells[0]), int(l.cells[1]),
-                    int(l.cells[2]), l.types);
+    const int nx = int(l.cells[0]), ny = int(l.cells[1]), nz = int(l.cells[2]);
+    if (l.rocksalt)
+      s = rocksalt_lattice(l.a, nx, ny, nz, l.types[0], l.types[1]);
+    else if (l.given_side)
+      s = fcc_lattice_with_side(l.a, nx, ny, nz, l.types);
+    else
+      s = fcc_lattice(config.real("system.lattice.density"), nx, ny, nz, l.types);
     s.types = types;
     create_velocities(s, config.real("system.temperature"),
-                      static_cast<std::uint64_t>(config.integer("system.seed")));
+                      static_cast<std::uint64_t>(config.integer("system.seed")), units_of(config));
   } else if (config.string("system.source") == "lammps_data") {
     data_file(config, "system.lammps_data.file", "LAMMPS data file");
     s = lammps_data_state(config, types);
@@ -539,6 +742,10 @@ InitialState make_initial_state(const Config& config) {
     if (!pos || pos->components != 3)
       config.fail("system.xyz.file", "'" + file + "' has no pos:R:3 property");
     const core::XyzColumn* velo = frame.column("velo");
+    const core::XyzColumn* charge = frame.column("charge") ? frame.column("charge") : frame.column("q");
+    if (charge && charge->components != 1)
+      config.fail("system.xyz.file", "'" + file + "' has a charge property of more than 1 component");
+    if (charge) s.q = charge->values;
     if (velo && velo->components != 3)
       config.fail("system.xyz.file",
                   "'" + file + "' has a velo property with other than 3 components");
@@ -564,7 +771,8 @@ InitialState make_initial_state(const Config& config) {
       s.v = velo->values;
     else
       create_velocities(s, config.real("system.temperature"),
-                        static_cast<std::uint64_t>(config.integer("system.seed")));
+                        static_cast<std::uint64_t>(config.integer("system.seed")),
+                        units_of(config));
     where = "system.xyz.file";
   }
   check_box(config, where, s.box, s.size(), reach);

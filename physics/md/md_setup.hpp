@@ -44,10 +44,18 @@ void check_checkpoint(const core::Config& config, const core::CheckpointReader& 
 // fcc lattice as LAMMPS `lattice fcc rho`: 4 atoms per cubic cell of side (4/rho)^(1/3).
 // Atom b of each cell gets type types[b % types.size()].
 InitialState fcc_lattice(double density, int nx, int ny, int nz, const std::vector<int>& types);
+InitialState fcc_lattice_with_side(double a, int nx, int ny, int nz,
+                                   const std::vector<int>& types);
+
+// Rock salt (NaCl): cations on an fcc lattice of cell side a, anions on the same lattice shifted
+// by a/2 along x; 8 atoms per cubic cell.
+InitialState rocksalt_lattice(double a, int nx, int ny, int nz, int cation, int anion);
 
 // Gaussian velocities keyed on (seed, atom id), zero total momentum, rescaled to exactly
-// temperature T with 3N - 3 degrees of freedom, as LAMMPS `velocity all create T seed`.
-void create_velocities(InitialState& state, double temperature, std::uint64_t seed);
+// temperature T with 3N - 3 degrees of freedom in the given units, as LAMMPS `velocity all
+// create T seed`.
+void create_velocities(InitialState& state, double temperature, std::uint64_t seed,
+                       const Units& units = Units{});
 
 // The variants `auto` picks on a backend.
 ForceOptions auto_force_options(const core::BackendTraits& traits);

@@ -4,9 +4,11 @@
 // reordering, thermodynamic output in LAMMPS' conventions, and bitwise checkpoints. The pair
 // style is a template argument: the whole run uses one.
 #include "compat/kokkos_compat.hpp"
+#include "ewald.hpp"
 #include "force.hpp"
 #include "neighbor.hpp"
 #include "potentials/pair_style.hpp"
+#include "units.hpp"
 #include "run/checkpoint.hpp"
 #include "util/random.hpp"
 
@@ -28,13 +30,24 @@ struct InitialState {
   std::vector<double> x, v;
   std::vector<int> type;
   std::vector<std::int64_t> id;
+  std::vector<double> q;  // charges; empty: each atom its type's charge
   TypeSet types;
   std::size_t size() const { return type.size(); }
+  double charge(std::size_t i) const { return q.empty() ? types.charge[type[i]] : q[i]; }
 };
 
 enum class Thermostat { None, Langevin, Berendsen };
 
+// The long-range part of charged styles: kspace.style ewald with a relative force accuracy.
+struct KspaceParams {
+  bool ewald = false;
+  double accuracy = 1e-5;
+  double g_ewald = 0;  // 0: chosen from the accuracy, as LAMMPS does
+};
+
 struct MdParams {
+  Units units;
+  KspaceParams kspace;
   double dt = 0.005;
   double skin = 0.3;
   int every = 20;     // forced rebuild period in steps; 0 = only on displacement
@@ -73,8 +86,12 @@ class MdSystem {
     if (types_.size() > max_types)
       throw std::invalid_argument("md: more than " + std::to_string(max_types) + " atom types");
     for (int d = 0; d < 3; ++d) box_.length[d] = Real(init.box[d]);
-    coeffs_ = PairCoeffs<Style, Real, Mem>::make(types_);
-    cutoffs_ = NeighborCutoffs<Real, Mem>::make(types_.cutoff, types_.size(), params.skin);
+    setup_coulomb(init);
+    coeffs_ = PairCoeffs<Style, Real, Mem>::make(types_, coulomb_);
+    // Each pair's list reaches the larger of its own cutoff and the Coulomb cutoff.
+    std::vector<double> reach(types_.cutoff);
+    for (double& r : reach) r = r > types_.coul_cutoff ? r : types_.coul_cutoff;
+    cutoffs_ = NeighborCutoffs<Real, Mem>::make(reach, types_.size(), params.skin);
     for (int t = 0; t < types_.size(); ++t) mass_.mass[t] = Real(types_.mass[t]);
     cutneigh_ = types_.max_cutoff() + params.skin;
     list_.layout = params.layout;
@@ -85,6 +102,7 @@ class MdSystem {
     auto hv = Kokkos::create_mirror_view(v_);
     auto ht = Kokkos::create_mirror_view(type_);
     auto hi = Kokkos::create_mirror_view(id_);
+    auto hq = Kokkos::create_mirror_view(q_);
     for (int i = 0; i < natoms_; ++i) {
       for (int d = 0; d < 3; ++d) {
         hx(i, d) = Real(init.x[3 * i + d]);
@@ -92,11 +110,13 @@ class MdSystem {
       }
       ht(i) = init.type[i];
       hi(i) = init.id[i];
+      hq(i) = Real(init.charge(i));
     }
     Kokkos::deep_copy(space_, x_, hx);
     Kokkos::deep_copy(space_, v_, hv);
     Kokkos::deep_copy(space_, type_, ht);
     Kokkos::deep_copy(space_, id_, hi);
+    Kokkos::deep_copy(space_, q_, hq);
     space_.fence();
   }
 
@@ -122,6 +142,11 @@ class MdSystem {
   const Vec& forces() const { return f_; }
   const Kokkos::View<int*, Mem>& types() const { return type_; }
   const Kokkos::View<std::int64_t*, Mem>& ids() const { return id_; }
+  const Kokkos::View<Real*, Mem>& charges() const { return q_; }
+  const Units& units() const { return params_.units; }
+  // The k-space settings chosen for this system (charged styles with kspace.style: ewald).
+  const EwaldSetup* ewald_setup() const { return params_.kspace.ewald ? &ewald_.settings() : nullptr; }
+  const CoulombSettings& coulomb() const { return coulomb_; }
   const TypeSet& type_set() const { return types_; }
 
   // Switches the force variant (tests and benchmarks compare them on one state).
@@ -153,6 +178,24 @@ class MdSystem {
     bins_.bin(space_, ConstVec(x_build_), box_, cutneigh_);
     list_.build(space_, ConstVec(x_build_), Kokkos::View<const int*, Mem>(type_), bins_, box_,
                 cutoffs_, cutneigh_);
+    if constexpr (is_charged<Style>::value) pack_charges();
+  }
+
+  // Charges of the packed records (atoms, then their periodic images), after each list build.
+  void pack_charges() {
+    if (!list_.use_ghosts) return;
+    const int total = natoms_ + list_.ghosts.count;
+    if (int(packed_q_.extent(0)) < total)
+      packed_q_ = Kokkos::View<Real*, Mem>(
+          Kokkos::view_alloc(std::string("hayate::md::packed_charge"), Kokkos::WithoutInitializing),
+          total + total / 5 + 1);
+    const auto pq = packed_q_;
+    const auto q = q_;
+    const auto owner = list_.ghosts.owner;
+    const int n = natoms_;
+    Kokkos::parallel_for(
+        "hayate::md::pack_charges", Kokkos::RangePolicy<Space>(space_, 0, total),
+        KOKKOS_LAMBDA(int k) { pq(k) = q(k < n ? k : owner(k - n)); });
   }
 
   bool needs_rebuild() const {
@@ -191,15 +234,20 @@ class MdSystem {
     EnergyVirial result;
     if (params_.force.positions == Positions::Packed) {
       pack();
-      const PackedPositions<Space, Real> pos{q_, list_.ghosts.owner, natoms_};
+      const PackedPositions<Space, Real> pos{packed_, list_.ghosts.owner, natoms_, packed_q_};
       list_.visit([&](const auto& rows) {
         result = force_.compute(params_.force, rows, pos, natoms_, f_, coeffs_, ev);
       });
     } else {
-      const SplitPositions<Real, Mem> pos{ConstVec(x_), type_, box_};
+      const SplitPositions<Real, Mem> pos{ConstVec(x_), type_, box_, q_};
       list_.visit([&](const auto& rows) {
         result = force_.compute(params_.force, rows, pos, natoms_, f_, coeffs_, ev);
       });
+    }
+    if (params_.kspace.ewald) {
+      const EwaldResult k = ewald_.compute(ConstVec(x_), q_, f_, natoms_, ev);
+      result.energy += k.energy;
+      result.virial += k.virial;
     }
     if (ev) ev_ = result;
   }
@@ -221,14 +269,14 @@ class MdSystem {
   // has just written the atoms' records, only the ghosts are left.
   void pack() {
     const int total = natoms_ + list_.ghosts.count;
-    const int first = owned_packed_ && int(q_.extent(0)) >= total ? natoms_ : 0;
+    const int first = owned_packed_ && int(packed_.extent(0)) >= total ? natoms_ : 0;
     owned_packed_ = false;
-    if (int(q_.extent(0)) < total)
-      q_ = Kokkos::View<PackedAtom<Real>*, Mem>(
+    if (int(packed_.extent(0)) < total)
+      packed_ = Kokkos::View<PackedAtom<Real>*, Mem>(
           Kokkos::view_alloc(std::string("hayate::md::packed"), Kokkos::WithoutInitializing),
           total + total / 5 + 1);
     if (first == total) return;
-    const auto q = q_;
+    const auto q = packed_;
     const auto x = x_;
     const auto type = type_;
     const auto owner = list_.ghosts.owner, code = list_.ghosts.code;
@@ -280,13 +328,13 @@ class MdSystem {
     const bool pending = kick_pending_;
     kick_pending_ = false;
     const bool write_q =
-        params_.force.positions == Positions::Packed && int(q_.extent(0)) >= natoms_;
+        params_.force.positions == Positions::Packed && int(packed_.extent(0)) >= natoms_;
     const auto x = x_, v = v_, f = f_;
-    const auto q = q_;
+    const auto q = packed_;
     const auto type = type_;
     const auto mass = mass_;
     const Box<Real> box = box_;
-    const Real dt = Real(params_.dt), half = Real(0.5 * params_.dt);
+    const Real dt = Real(params_.dt), half = Real(0.5 * params_.dt * params_.units.ftm2v);
     Kokkos::parallel_for(
         "hayate::md::verlet_initial", Kokkos::RangePolicy<Space>(space_, 0, natoms_),
         KOKKOS_LAMBDA(int i) {
@@ -311,7 +359,7 @@ class MdSystem {
     const auto v = v_, f = f_;
     const auto type = type_;
     const auto mass = mass_;
-    const Real half = Real(0.5 * params_.dt);
+    const Real half = Real(0.5 * params_.dt * params_.units.ftm2v);
     Kokkos::parallel_for(
         "hayate::md::verlet_final", Kokkos::RangePolicy<Space>(space_, 0, natoms_),
         KOKKOS_LAMBDA(int i) {
@@ -321,24 +369,26 @@ class MdSystem {
   }
 
   // Langevin (as LAMMPS' fix langevin, with Gaussian noise): drag -m v / damp plus a random
-  // force of variance 2 m kT / (damp dt). The noise of atom `id` at step s is a pure function
-  // of (seed, id, s), so runs are independent of backend, ordering and restarts.
+  // force of variance 2 m k_B T / (damp dt), in the units' force units. The noise of atom `id`
+  // at step s is a pure function of (seed, id, s), so runs are independent of backend, ordering
+  // and restarts.
   void langevin() {
     const auto v = v_, f = f_;
     const auto type = type_;
     const auto id = id_;
     const auto mass = mass_;
-    const double damp = params_.damp, kt = params_.t_target, dt = params_.dt;
+    const double damp = params_.damp, kt = params_.units.boltz * params_.t_target,
+                 dt = params_.dt, mvv2e = params_.units.mvv2e, ftm2v = params_.units.ftm2v;
     const std::uint64_t seed = params_.seed, step = static_cast<std::uint64_t>(step_);
     Kokkos::parallel_for(
         "hayate::md::langevin", Kokkos::RangePolicy<Space>(space_, 0, natoms_),
         KOKKOS_LAMBDA(int i) {
           const double m = double(mass.mass[type(i)]);
-          const double sigma = compat::sqrt(2.0 * m * kt / (damp * dt));
+          const double sigma = compat::sqrt(2.0 * m * kt / (damp * dt * mvv2e)) / ftm2v;
           const std::uint64_t stream = static_cast<std::uint64_t>(id(i));
           for (int d = 0; d < 3; ++d) {
             const double g = util::normal01(seed, stream, 3 * step + std::uint64_t(d));
-            f(i, d) += Real(-m * double(v(i, d)) / damp + sigma * g);
+            f(i, d) += Real(-m * double(v(i, d)) / damp / ftm2v + sigma * g);
           }
         });
   }
@@ -370,26 +420,27 @@ class MdSystem {
           s += 0.5 * double(mass.mass[type(i)]) * (vx * vx + vy * vy + vz * vz);
         },
         ke);
-    return ke;
+    return ke * params_.units.mvv2e;
   }
 
   // Degrees of freedom as LAMMPS' compute temp: 3N minus the 3 of the fixed total momentum.
   double dof() const { return natoms_ > 1 ? 3.0 * natoms_ - 3.0 : 3.0 * natoms_; }
-  double temperature() const { return 2.0 * kinetic_energy() / dof(); }
+  double temperature() const { return 2.0 * kinetic_energy() / (dof() * params_.units.boltz); }
   double volume() const {
     return double(box_.length[0]) * double(box_.length[1]) * double(box_.length[2]);
   }
 
-  // LAMMPS `thermo_style one` in LJ units with thermo_modify norm yes: energies per atom,
-  // ke from the temperature (0.5 dof T), pressure (dof T + virial) / (3 V).
+  // LAMMPS `thermo_style one` with thermo_modify norm yes: energies per atom, ke from the
+  // temperature (0.5 dof k_B T), pressure (dof k_B T + virial) / (3 V) in the units' pressure.
   Thermo thermo() const {
     Thermo t;
     t.step = step_;
     t.temp = temperature();
     t.pe = ev_.energy / natoms_;
-    t.ke = 0.5 * dof() * t.temp / natoms_;
+    const double kb = params_.units.boltz;
+    t.ke = 0.5 * dof() * kb * t.temp / natoms_;
     t.etotal = t.pe + t.ke;
-    t.press = (dof() * t.temp + ev_.virial) / (3.0 * volume());
+    t.press = (dof() * kb * t.temp + ev_.virial) / (3.0 * volume()) * params_.units.nktv2p;
     return t;
   }
 
@@ -416,6 +467,7 @@ class MdSystem {
     cp.put_view("x_build", x_build_);
     cp.put_view("type", type_);
     cp.put_view("id", id_);
+    cp.put_view("q", q_);
   }
 
   // Restores every piece of state from a checkpoint that md::check_checkpoint accepted against
@@ -439,6 +491,9 @@ class MdSystem {
     cp.get_view("x_build", x_build_);
     cp.get_view("type", type_, 0, types_.size() - 1);
     cp.get_view("id", id_, std::int64_t(1), std::numeric_limits<std::int64_t>::max());
+    // Checkpoints from before charges existed hold none: the input's charges stand (all zero
+    // for the styles those versions had).
+    if (cp.has("q")) cp.get_view("q", q_);
     kick_pending_ = false;
     owned_packed_ = false;
     build_list();
@@ -478,6 +533,7 @@ class MdSystem {
     const auto x = x_, v = v_, xs = x_scratch_, vs = v_scratch_;
     const auto type = type_, ts = type_scratch_;
     const auto id = id_, is = id_scratch_;
+    const auto q = q_, qs = q_scratch_;
     Kokkos::parallel_for(
         "hayate::md::reorder", Kokkos::RangePolicy<Space>(space_, 0, natoms_),
         KOKKOS_LAMBDA(int k) {
@@ -488,14 +544,36 @@ class MdSystem {
           }
           ts(k) = type(p);
           is(k) = id(p);
+          qs(k) = q(p);
         });
     std::swap(x_, x_scratch_);
     std::swap(v_, v_scratch_);
     std::swap(type_, type_scratch_);
     std::swap(id_, id_scratch_);
+    std::swap(q_, q_scratch_);
   }
 
  private:
+  // Coulomb settings of charged styles and, with kspace.style ewald, the wave-space sum with the
+  // splitting the accuracy chooses (which the real-space coul/long part then uses).
+  void setup_coulomb(const InitialState& init) {
+    if constexpr (!is_charged<Style>::value) return;
+    coulomb_.qqr2e = params_.units.qqr2e;
+    coulomb_.cutoff = types_.coul_cutoff;
+    coulomb_.g_ewald = params_.kspace.g_ewald;
+    if (!params_.kspace.ewald) return;
+    double qsum = 0, q2sum = 0;
+    for (std::size_t i = 0; i < init.size(); ++i) {
+      qsum += init.charge(i);
+      q2sum += init.charge(i) * init.charge(i);
+    }
+    const EwaldSetup setup = EwaldSetup::choose(
+        params_.kspace.accuracy, params_.units.qqr2e, params_.units.qqr2e * q2sum,
+        double(init.size()), init.box, types_.coul_cutoff, params_.kspace.g_ewald);
+    coulomb_.g_ewald = setup.g_ewald;
+    ewald_.setup(space_, setup, init.box, qsum, q2sum, params_.units.qqr2e);
+  }
+
   void allocate() {
     auto vec = [&](const char* label) {
       return Vec(Kokkos::view_alloc(std::string(label), Kokkos::WithoutInitializing), natoms_);
@@ -510,6 +588,8 @@ class MdSystem {
     type_scratch_ = Kokkos::View<int*, Mem>("hayate::md::type_scratch", natoms_);
     id_ = Kokkos::View<std::int64_t*, Mem>("hayate::md::id", natoms_);
     id_scratch_ = Kokkos::View<std::int64_t*, Mem>("hayate::md::id_scratch", natoms_);
+    q_ = Kokkos::View<Real*, Mem>("hayate::md::charge", natoms_);
+    q_scratch_ = Kokkos::View<Real*, Mem>("hayate::md::charge_scratch", natoms_);
   }
 
   MdParams params_;
@@ -517,12 +597,16 @@ class MdSystem {
   TypeSet types_;
   Box<Real> box_;
   Space space_;
+  CoulombSettings coulomb_;
+  Ewald<Space> ewald_;
   PairCoeffs<Style, Real, Mem> coeffs_;
   NeighborCutoffs<Real, Mem> cutoffs_;
   TypeMass<Real> mass_;
   double cutneigh_ = 0;
   Vec x_, v_, f_, x_build_, x_scratch_, v_scratch_;
-  Kokkos::View<PackedAtom<Real>*, Mem> q_;
+  Kokkos::View<PackedAtom<Real>*, Mem> packed_;  // atoms' records, then their ghosts'
+  Kokkos::View<Real*, Mem> q_, q_scratch_;        // charges
+  Kokkos::View<Real*, Mem> packed_q_;             // charges of the packed records
   Kokkos::View<int*, Mem> type_, type_scratch_;
   Kokkos::View<std::int64_t*, Mem> id_, id_scratch_;
   CellBins<Space> bins_;
@@ -533,7 +617,7 @@ class MdSystem {
   int lost_ = 0;                       // atoms lost at the last rebuild (wrap())
   mutable double moved2_ = -1;         // see moved2()
   mutable bool kick_pending_ = false;  // see finish_step()
-  bool owned_packed_ = false;          // q_ holds the atoms' current records (see kick_drift())
+  bool owned_packed_ = false;          // packed_ holds the atoms' current records (kick_drift())
 };
 
 }  // namespace hayate::md

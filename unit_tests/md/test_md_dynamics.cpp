@@ -148,18 +148,36 @@ thermostat: {temperature: 1.2, damp: 0.5}
 output: {thermo_every: 5, dump_every: 20}
 )";
 
+// A molten charged salt with the Ewald sum: the k-space forces must restart bitwise too.
+const char* const charged_restart_yaml = R"(problem: md
+system:
+  lattice: {style: rocksalt, constant: 2.3, cells: [3, 3, 3], types: [Na, Cl]}
+  temperature: 1.5
+  types:
+    - {name: Na, charge: 1, epsilon: 0.5}
+    - {name: Cl, charge: -1, epsilon: 0.5, mass: 1.5}
+pair: {style: lj/cut/coul/long, cutoff: 2.5, coul_cutoff: 2.8}
+kspace: {style: ewald, accuracy: 1e-5}
+neighbor: {skin: 0.3, every: 7, check: true}
+run: {steps: 40, dt: 0.002, ensemble: langevin}
+thermostat: {temperature: 1.5, damp: 0.5}
+output: {thermo_every: 5, dump_every: 20}
+)";
+
 void expect_bitwise_restart(const std::string& backend, const std::string& list,
                             const std::string& scatter, const std::string& precision,
-                            const std::string& positions = "split") {
+                            const std::string& positions = "split",
+                            const char* yaml = restart_yaml) {
   auto& registry = core::Registry::instance();
-  const std::string base = "md_restart_" + backend + "_" + list + scatter + precision + positions;
+  const std::string base = "md_restart_" + backend + "_" + list + scatter + precision + positions +
+                           (yaml == restart_yaml ? "" : "_charged");
   const std::vector<std::string> common{"tuning.list=" + list, "tuning.scatter=" + scatter,
                                         "precision=" + precision, "tuning.positions=" + positions,
                                         "checkpoint.at_end=true"};
   auto load = [&](std::vector<std::string> extra) {
     std::vector<std::string> o = common;
     o.insert(o.end(), extra.begin(), extra.end());
-    return registry.loader().load_string(restart_yaml, "restart.yaml", o);
+    return registry.loader().load_string(yaml, "restart.yaml", o);
   };
   core::run_problem(load({}), {backend, base + "_straight", true});
   core::run_problem(load({"run.steps=20"}), {backend, base + "_first", true});
@@ -169,7 +187,7 @@ void expect_bitwise_restart(const std::string& backend, const std::string& list,
   const core::CheckpointReader b(base + "_second/checkpoint.bin");
   EXPECT_EQ(a.get<std::int64_t>("step"), 40);
   EXPECT_EQ(b.get<std::int64_t>("step"), 40);
-  for (const char* name : {"x", "v", "f", "x_build", "id", "type", "energy", "virial"})
+  for (const char* name : {"x", "v", "f", "x_build", "id", "type", "q", "energy", "virial"})
     EXPECT_EQ(a.bytes(name), b.bytes(name)) << name;
   // The restarted run's thermo rows equal the straight run's from step 20 on.
   const std::string straight = read_text(base + "_straight/thermo.csv");
@@ -238,6 +256,14 @@ TYPED_TEST(MdDynamics, RestartIsBitwise) {
   }
 }
 
+TYPED_TEST(MdDynamics, RestartWithEwaldIsBitwise) {
+  const std::string backend = core::space_name<TypeParam>();
+  expect_bitwise_restart(backend, "full", "atomic", "double", "packed", charged_restart_yaml);
+  if (!core::ExecTraits<TypeParam>::is_gpu)
+    expect_bitwise_restart(backend, "half", "duplicated", "double", "split",
+                           charged_restart_yaml);
+}
+
 TEST(MdInput, ThermoHeaderAndInputsValidate) {
   const auto r = hayate::test::run_cli(
       "run " + hayate::test::source_path("inputs/md/lj_melt.yaml") +
@@ -248,7 +274,8 @@ TEST(MdInput, ThermoHeaderAndInputsValidate) {
   EXPECT_EQ(csv.substr(0, csv.find('\n')), "step,temp,pe,ke,etotal,press");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);  // header + steps 0, 5, 10
   for (const char* input : {"lj_melt.yaml", "bench_rho1.yaml", "bench_rho05.yaml",
-                            "nvt_langevin.yaml", "morse_melt.yaml"}) {
+                            "nvt_langevin.yaml", "morse_melt.yaml", "nacl_crystal.yaml",
+                            "nacl_melt.yaml"}) {
     const auto c = hayate::test::run_cli(
         "check " + hayate::test::source_path(std::string("inputs/md/") + input));
     EXPECT_EQ(c.exit_code, 0) << input << ": " << c.output;
@@ -299,23 +326,6 @@ TEST(MdInput, BadInputsGiveFileLineColumn) {
   EXPECT_NE(e.find("bad.yaml:3:3: 'force.list' moved to 'tuning.list'"), std::string::npos) << e;
   EXPECT_NE(e.find("bad.yaml:5:3: 'neighbor.sort' was removed"), std::string::npos) << e;
 
-  // A parameter of another pair style, a morse pair without its parameters, and an unlike morse
-  // pair nobody gave (morse has no mixing rule).
-  e = problem_error(
-      "problem: md\npair:\n  style: morse\nsystem:\n  types:\n    - {name: A, epsilon: 1}\n");
-  EXPECT_NE(e.find("bad.yaml:6:26"), std::string::npos) << e;
-  EXPECT_NE(e.find("'epsilon' is not a parameter of pair style morse"), std::string::npos) << e;
-  e = problem_error(
-      "problem: md\npair:\n  style: morse\n  coeffs:\n    - {types: [A, A], d0: 1, r0: 1}\n");
-  EXPECT_NE(e.find("bad.yaml:5:15"), std::string::npos) << e;
-  EXPECT_NE(e.find("needs d0, alpha, r0"), std::string::npos) << e;
-  e = problem_error(
-      "problem: md\npair:\n  style: morse\n  coeffs:\n"
-      "    - {types: [A, A], d0: 1, alpha: 3, r0: 1.1}\n    - {types: [B, B], d0: 1, alpha: 3, "
-      "r0: 1.1}\nsystem:\n  lattice: {types: [A, B]}\n  types:\n    - {name: A}\n"
-      "    - {name: B}\n");
-  EXPECT_NE(e.find("no mixing rule"), std::string::npos) << e;
-  EXPECT_NE(e.find("[A, B]"), std::string::npos) << e;
 
   // Unknown species in an XYZ file.
   {
@@ -335,6 +345,28 @@ TEST(MdInput, BadInputsGiveFileLineColumn) {
   const auto r = hayate::test::run_cli("run md_bad_box.yaml --quiet --output md_bad_box_out");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("md_bad_box.yaml:4:12"), std::string::npos) << r.output;
+}
+
+
+TEST(MdInput, BadMorseCoefficientsGiveFileLineColumn) {
+  HAYATE_REQUIRE_MD_STYLE("morse");
+  // A parameter of another pair style, a morse pair without its parameters, and an unlike morse
+  // pair nobody gave (morse has no mixing rule).
+  std::string e = problem_error(
+      "problem: md\npair:\n  style: morse\nsystem:\n  types:\n    - {name: A, epsilon: 1}\n");
+  EXPECT_NE(e.find("bad.yaml:6:26"), std::string::npos) << e;
+  EXPECT_NE(e.find("'epsilon' is not a parameter of pair style morse"), std::string::npos) << e;
+  e = problem_error(
+      "problem: md\npair:\n  style: morse\n  coeffs:\n    - {types: [A, A], d0: 1, r0: 1}\n");
+  EXPECT_NE(e.find("bad.yaml:5:15"), std::string::npos) << e;
+  EXPECT_NE(e.find("needs d0, alpha, r0"), std::string::npos) << e;
+  e = problem_error(
+      "problem: md\npair:\n  style: morse\n  coeffs:\n"
+      "    - {types: [A, A], d0: 1, alpha: 3, r0: 1.1}\n    - {types: [B, B], d0: 1, alpha: 3, "
+      "r0: 1.1}\nsystem:\n  lattice: {types: [A, B]}\n  types:\n    - {name: A}\n"
+      "    - {name: B}\n");
+  EXPECT_NE(e.find("no mixing rule"), std::string::npos) << e;
+  EXPECT_NE(e.find("[A, B]"), std::string::npos) << e;
 }
 
 TEST(MdInput, XyzRoundTrip) {

@@ -119,6 +119,7 @@ TYPED_TEST(MdStyles, MorseNveConservesEnergy) {
 }
 
 TEST(MdStylesInput, ShippedMorseInputRuns) {
+  HAYATE_REQUIRE_MD_STYLE("morse");
   const auto r =
       hayate::test::run_cli("run " + hayate::test::source_path("inputs/md/morse_melt.yaml") +
                             " --backend serial --quiet --output md_morse_out --set run.steps=20");

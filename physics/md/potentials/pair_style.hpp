@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace hayate::md {
@@ -23,6 +24,43 @@ struct PairForce {
   Real energy;
 };
 
+// Whether a style takes point charges (compute(r2, coeff, q_i q_j)), and whether it tests its own
+// cutoffs (a short-range part and a Coulomb part) instead of the driver's one per pair.
+template <class Style, class = void>
+struct is_charged : std::false_type {};
+template <class Style>
+struct is_charged<Style, std::void_t<decltype(Style::charged)>>
+    : std::bool_constant<Style::charged> {};
+template <class Style, class = void>
+struct has_own_cutoffs : std::false_type {};
+template <class Style>
+struct has_own_cutoffs<Style, std::void_t<decltype(Style::own_cutoffs)>>
+    : std::bool_constant<Style::own_cutoffs> {};
+
+// Styles with tables (pair style table) keep their values in one device View; styles that can
+// be asked for a distance outside what they describe say so (below_range).
+template <class Style, class = void>
+struct has_tables : std::false_type {};
+template <class Style>
+struct has_tables<Style, std::void_t<decltype(Style::has_tables)>>
+    : std::bool_constant<Style::has_tables> {};
+
+// One type pair's table for pair style table, host side: n points equally spaced in r^2.
+struct TableData {
+  int n = 0;            // points
+  double innersq = 0;   // r^2 of the first point
+  double delta = 0;     // spacing in r^2
+  bool spline = false;  // cubic splines in r^2 (else linear)
+  std::vector<double> e, f, e2, f2;  // energy, |F|/r and their second derivatives in r^2
+};
+
+// Parameters every type pair of a charged style shares.
+struct CoulombSettings {
+  double qqr2e = 1.0;    // Coulomb's constant of the unit style
+  double cutoff = 0.0;   // global Coulomb cutoff
+  double g_ewald = 0.0;  // Ewald splitting parameter (coul/long)
+};
+
 // Host-side types and pair parameters in double: for each type pair (a, b) the style's
 // parameters in pair_coeff order and the cutoff.
 struct TypeSet {
@@ -32,6 +70,9 @@ struct TypeSet {
   int nparams = 2;
   std::vector<double> params;  // ((a * n + b) * nparams + k)
   std::vector<double> cutoff;  // (a * n + b)
+  std::vector<double> charge;  // per type: the charge atoms of the type get unless a file says
+  double coul_cutoff = 0;      // charged styles: the global Coulomb cutoff
+  std::vector<TableData> tables;  // pair style table: one per pair (its parameter is the index)
   bool shift = false;          // energy shifted to zero at the cutoff (pair_modify shift yes)
 
   int size() const { return static_cast<int>(names.size()); }
@@ -53,6 +94,7 @@ struct TypeSet {
     }
     t.params.assign(std::size_t(n) * n * nparams, 0.0);
     t.cutoff.assign(std::size_t(n) * n, 0.0);
+    t.charge.assign(std::size_t(n), 0.0);
     return t;
   }
 
@@ -79,10 +121,18 @@ struct PairCoeffs {
   Entry one;
   Kokkos::View<const Entry**, Kokkos::LayoutRight, Mem, Kokkos::MemoryTraits<Kokkos::RandomAccess>>
       table;
+  Kokkos::View<Real*, Mem> data;  // styles with tables: their values, which entries point into
 
-  static PairCoeffs make(const TypeSet& t) {
+  static PairCoeffs make(const TypeSet& t, const CoulombSettings& coulomb = {}) {
     PairCoeffs out;
     out.ntypes = t.size();
+    if constexpr (has_tables<Style>::value) {
+      const std::vector<Real> values = Style::template flatten<Real>(t);
+      out.data = Kokkos::View<Real*, Mem>("hayate::md::pair_tables", values.size());
+      const Kokkos::View<const Real*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+          host(values.data(), values.size());
+      Kokkos::deep_copy(out.data, host);
+    }
     Kokkos::View<Entry**, Kokkos::LayoutRight, Mem> table("hayate::md::pair_coeffs", t.size(),
                                                           t.size());
     auto h = Kokkos::create_mirror_view(table);
@@ -90,11 +140,23 @@ struct PairCoeffs {
       for (int b = 0; b < t.size(); ++b) {
         Entry& e = h(a, b);
         const double rc = t.cut(a, b);
-        e.c = Style::template coeff<Real>(t.pair(a, b));
-        e.cutsq = Real(rc * rc);
-        if (t.shift)
-          e.offset =
-              Real(Style::compute(rc * rc, Style::template coeff<double>(t.pair(a, b))).energy);
+        if constexpr (has_own_cutoffs<Style>::value) {
+          // The style shifts its short-range part itself (the Coulomb part is never shifted).
+          e.c = Style::template coeff<Real>(t.pair(a, b), rc, coulomb, t.shift, out.data.data(), t);
+          const double reach = Style::driver_cutoff(rc, coulomb);
+          e.cutsq = Real(reach * reach);
+        } else if constexpr (has_tables<Style>::value) {
+          e.c = Style::template coeff<Real>(t.pair(a, b), out.data.data(), t);
+          e.cutsq = Real(rc * rc);
+          if (t.shift)
+            e.offset = Real(t.tables[std::size_t(t.pair(a, b)[0])].e.back());
+        } else {
+          e.c = Style::template coeff<Real>(t.pair(a, b));
+          e.cutsq = Real(rc * rc);
+          if (t.shift)
+            e.offset =
+                Real(Style::compute(rc * rc, Style::template coeff<double>(t.pair(a, b))).energy);
+        }
       }
     Kokkos::deep_copy(table, h);
     out.one = h(0, 0);

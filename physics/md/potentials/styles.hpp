@@ -2,8 +2,10 @@
 // Every pair style hayate knows, in one list: the input reads their parameters through
 // style_info(), and the problem factory turns `pair.style` into a template argument with
 // dispatch_style(). A new style is a struct like lj_cut.hpp plus one line in each function below.
+#include "coulomb.hpp"
 #include "lj_cut.hpp"
 #include "morse.hpp"
+#include "table.hpp"
 
 #include <stdexcept>
 #include <string>
@@ -14,6 +16,8 @@ namespace hayate::md {
 // What input reading needs to know of a style, at run time.
 struct StyleInfo {
   std::string name;
+  bool charged = false;  // takes point charges (and, for coul/long, the k-space sum)
+  bool tables = false;   // its pairs' forces come from tables (pair.coeffs: file or expression)
   std::vector<std::string> params;  // pair_coeff order
   std::vector<double> defaults;     // like-pair values when a type gives none (mixing styles)
   bool mixes = false;
@@ -22,14 +26,17 @@ struct StyleInfo {
 
 template <class Style>
 StyleInfo style_info_of() {
-  return StyleInfo{Style::name,
+  return StyleInfo{Style::name, is_charged<Style>::value, has_tables<Style>::value,
                    std::vector<std::string>(Style::params, Style::params + Style::nparams),
                    std::vector<double>(Style::defaults, Style::defaults + Style::nparams),
                    Style::mixes, &Style::mix};
 }
 
 inline const std::vector<StyleInfo>& pair_styles() {
-  static const std::vector<StyleInfo> styles{style_info_of<LjCut>(), style_info_of<Morse>()};
+  static const std::vector<StyleInfo> styles{
+      style_info_of<LjCut>(),        style_info_of<Morse>(),        style_info_of<CoulCut>(),
+      style_info_of<CoulLong>(),     style_info_of<LjCutCoulCut>(), style_info_of<LjCutCoulLong>(),
+      style_info_of<Table>(),        style_info_of<TableCoulCut>(), style_info_of<TableCoulLong>()};
   return styles;
 }
 
@@ -44,6 +51,13 @@ template <class F>
 auto dispatch_style(const std::string& name, F&& f) {
   if (name == LjCut::name) return f(LjCut{});
   if (name == Morse::name) return f(Morse{});
+  if (name == CoulCut::name) return f(CoulCut{});
+  if (name == CoulLong::name) return f(CoulLong{});
+  if (name == LjCutCoulCut::name) return f(LjCutCoulCut{});
+  if (name == LjCutCoulLong::name) return f(LjCutCoulLong{});
+  if (name == Table::name) return f(Table{});
+  if (name == TableCoulCut::name) return f(TableCoulCut{});
+  if (name == TableCoulLong::name) return f(TableCoulLong{});
   throw std::invalid_argument("unknown pair style '" + name + "'");
 }
 

@@ -1,0 +1,92 @@
+#pragma once
+// pair_style table: a central force of any shape from a table in r^2, as MDGRAPE evaluates it
+// and LAMMPS' pair_style table reads it. Each type pair has its table: N points equally spaced
+// in r^2 from the inner radius to the cutoff holding the energy and |F|/r, interpolated linearly
+// or by cubic splines in r^2. The tables come from LAMMPS table files (pair_table.hpp reads and
+// resamples them) or from a built-in expression. A pair closer than the inner radius is a
+// run-time error, not an extrapolation.
+#include "pair_style.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <cstddef>
+#include <vector>
+
+namespace hayate::md {
+
+struct Table {
+  static constexpr const char* name = "table";
+  // The table's index in TypeSet::tables (set from pair.coeffs' file or expression).
+  static constexpr int nparams = 1;
+  static constexpr const char* params[nparams] = {"table"};
+  static constexpr double defaults[nparams] = {0.0};
+  static constexpr bool mixes = false;
+  static constexpr bool has_tables = true;
+
+  template <class Real>
+  struct Coeff {
+    const Real* e = nullptr;  // n values each: e, f, e2, f2 (device memory)
+    const Real* f = nullptr;
+    const Real* e2 = nullptr;
+    const Real* f2 = nullptr;
+    Real innersq = 0, invdelta = 0, h2_6 = 0;  // h2_6 = delta^2 / 6
+    int last = 0;                               // n - 2: the last interval
+    int spline = 0;
+  };
+
+  // Every table's values, flattened: table k at offset 4 n_0 + ... as e, f, e2, f2.
+  template <class Real>
+  static std::vector<Real> flatten(const TypeSet& t) {
+    std::vector<Real> out;
+    for (const auto& tab : t.tables)
+      for (const auto* v : {&tab.e, &tab.f, &tab.e2, &tab.f2})
+        for (double x : *v) out.push_back(Real(x));
+    return out;
+  }
+
+  template <class Real>
+  static Coeff<Real> coeff(const double* p, const Real* data, const TypeSet& t) {
+    const std::size_t k = std::size_t(p[0]);
+    std::size_t offset = 0;
+    for (std::size_t j = 0; j < k; ++j) offset += 4 * std::size_t(t.tables[j].n);
+    const TableData& tab = t.tables[k];
+    Coeff<Real> c;
+    c.e = data + offset;
+    c.f = c.e + tab.n;
+    c.e2 = c.f + tab.n;
+    c.f2 = c.e2 + tab.n;
+    c.innersq = Real(tab.innersq);
+    c.invdelta = Real(1.0 / tab.delta);
+    c.h2_6 = Real(tab.delta * tab.delta / 6.0);
+    c.last = tab.n - 2;
+    c.spline = tab.spline ? 1 : 0;
+    return c;
+  }
+
+  static void mix(const double*, const double*, Mixing, double*) {}
+
+  // Closer than the table's first point: the driver reports it after the force call.
+  template <class Real>
+  KOKKOS_INLINE_FUNCTION static bool below_range(const Real r2, const Coeff<Real>& c) {
+    return r2 < c.innersq;
+  }
+
+  template <class Real>
+  KOKKOS_INLINE_FUNCTION static PairForce<Real> compute(const Real r2, const Coeff<Real>& c) {
+    const Real x = (r2 - c.innersq) * c.invdelta;
+    // Clamped before the conversion: beyond the table (a pair outside the cutoff, whose result
+    // the driver multiplies by 0) the index stays in bounds.
+    const int k = int(x < Real(0) ? Real(0) : (x > Real(c.last) ? Real(c.last) : x));
+    const Real b = x - Real(k), a = Real(1) - b;
+    Real e = a * c.e[k] + b * c.e[k + 1];
+    Real f = a * c.f[k] + b * c.f[k + 1];
+    if (c.spline) {
+      const Real ca = (a * a * a - a) * c.h2_6, cb = (b * b * b - b) * c.h2_6;
+      e += ca * c.e2[k] + cb * c.e2[k + 1];
+      f += ca * c.f2[k] + cb * c.f2[k + 1];
+    }
+    return {f, e};
+  }
+};
+
+}  // namespace hayate::md

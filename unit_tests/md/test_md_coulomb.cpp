@@ -1,0 +1,325 @@
+// Point charges: the Coulomb pair styles in every kernel variant against a serial double
+// reference, and the Ewald sum against what it must reproduce: the Madelung constant of rock
+// salt, a direct lattice sum over many periodic images (with the surface term of spherical
+// summation), independence of the splitting, and LAMMPS' lj/cut/coul/long + kspace_style ewald.
+#include "cli_runner.hpp"
+#include "md/md_setup.hpp"
+#include "md/potentials/styles.hpp"
+#include "md_test_util.hpp"
+#include "run/registry.hpp"
+#include "test_spaces.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+
+namespace hayate::md::test {
+namespace {
+
+template <class Space>
+class MdCoulomb : public ::testing::Test {};
+HAYATE_SPACE_TEST_SUITE(MdCoulomb);
+
+const double pi = 3.14159265358979323846;
+
+// A two-type lattice whose types carry charges +1 and -1 (rattled rock salt at a = 2.2).
+InitialState charged_salt(int cells, double rattle, const std::string& style) {
+  TypeSet t = TypeSet::empty(style, style.rfind("lj/cut", 0) == 0 ? 2 : 0, 2);
+  t.names = {"Na", "Cl"};
+  t.mass = {1.0, 1.5};
+  t.charge = {1.0, -1.0};
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < 2; ++b) {
+      if (t.nparams == 2) {
+        t.pair(a, b)[0] = 0.5;
+        t.pair(a, b)[1] = 1.0;
+      }
+      t.cutoff[a * 2 + b] = 2.5;
+    }
+  t.coul_cutoff = 3.0;
+  InitialState s = rocksalt_lattice(2.2, cells, cells, cells, 0, 1);
+  for (std::size_t k = 0; k < s.x.size(); ++k)
+    s.x[k] += rattle * (2.0 * util::uniform01(31, k, 0) - 1.0);
+  s.types = t;
+  create_velocities(s, 1.0, 99);
+  return s;
+}
+
+// The pair part of a charged style (for coul/long the real-space part with splitting g) in every
+// kernel variant against the serial double reference.
+template <class Space, class Real, class Style>
+void check_charged_variants(double tolerance, double g) {
+  const InitialState init = charged_salt(3, 0.15, Style::name);
+  MdParams params;
+  params.skin = 0.2;
+  params.kspace.g_ewald = g;
+  MdSystem<Space, Real, Style> sys(init, params);
+  sys.initialize();
+  std::vector<double> x;
+  std::vector<int> type;
+  download(sys, x, type);
+  auto hq = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sys.charges());
+  const std::vector<double> q(hq.data(), hq.data() + sys.size());
+  const double box[3] = {sys.box().length[0], sys.box().length[1], sys.box().length[2]};
+  const Reference ref =
+      reference_forces(x, type, init.types, box, &q, CoulombPart{init.types.coul_cutoff, g, 1.0});
+  const auto variants = all_variants<Space>();
+  ASSERT_GE(variants.size(), 9u);
+  for (const auto& [options, layout] : variants) {
+    SCOPED_TRACE(variant_name(options) + "/" + layout_name(layout));
+    sys.set_force_options(options, layout);
+    sys.compute_forces(true);
+    EXPECT_LE(max_relative(download_forces(sys), ref.f), tolerance);
+    EXPECT_NEAR(sys.energy_virial().energy, ref.energy, tolerance * std::fabs(ref.energy));
+    EXPECT_NEAR(sys.energy_virial().virial, ref.virial, tolerance * std::fabs(ref.virial));
+  }
+}
+
+TYPED_TEST(MdCoulomb, CoulCutEveryVariantMatchesSerialReference) {
+  check_charged_variants<TypeParam, double, CoulCut>(1e-12, 0);
+  check_charged_variants<TypeParam, double, LjCutCoulCut>(1e-12, 0);
+  check_charged_variants<TypeParam, float, LjCutCoulCut>(2e-5, 0);
+}
+
+TYPED_TEST(MdCoulomb, CoulLongRealSpaceMatchesSerialReference) {
+  check_charged_variants<TypeParam, double, CoulLong>(1e-12, 1.1);
+  check_charged_variants<TypeParam, double, LjCutCoulLong>(1e-12, 1.1);
+}
+
+// Ewald energy of perfect rock salt of unit charges with nearest-neighbour distance 1: the
+// Madelung constant, whatever the splitting.
+double madelung(const std::string& backend, double g, double accuracy) {
+  auto& registry = core::Registry::instance();
+  std::ostringstream yaml;
+  yaml << "problem: md\nsystem:\n  lattice: {style: rocksalt, constant: 2.0, cells: [3, 3, 3], "
+          "types: [Na, Cl]}\n  temperature: 0\n  types:\n    - {name: Na, charge: 1}\n"
+          "    - {name: Cl, charge: -1}\npair: {style: coul/long, coul_cutoff: 2.8}\n"
+          "neighbor: {skin: 0.2}\nkspace: {style: ewald, accuracy: "
+       << accuracy << ", g_ewald: " << g << "}\nrun: {steps: 0}\n";
+  const core::Config config = registry.loader().load_string(yaml.str(), "salt.yaml");
+  const InitialState init = make_initial_state(config);
+  const MdParams params = read_params(config, backend, init.size());
+  return core::dispatch_backend(backend, [&](auto space) {
+    MdSystem<decltype(space), double, CoulLong> sys(init, params, space);
+    sys.initialize();
+    // pe is per ion; a pair of ions at distance 1 has -M.
+    return -2.0 * sys.thermo().pe;
+  });
+}
+
+TYPED_TEST(MdCoulomb, MadelungConstantOfRockSalt) {
+  const std::string backend = core::space_name<TypeParam>();
+  for (const double g : {1.2, 1.6, 2.0}) {
+    SCOPED_TRACE(g);
+    EXPECT_NEAR(madelung(backend, g, 1e-10), 1.747564594633182, 1e-6);
+  }
+}
+
+// A small neutral cell of random charges: Ewald against the direct sum over all periodic images
+// within a sphere of radius R (spherical summation converges to Ewald plus the surface term
+// 2 pi |M|^2 / (3 V) of the cell's dipole moment M, with tin-foil boundaries left out).
+struct Cell {
+  double box[3] = {5.0, 5.5, 6.0};
+  std::vector<double> x, q;
+};
+
+Cell random_cell(int n) {
+  Cell c;
+  for (int i = 0; i < n; ++i) {
+    for (int d = 0; d < 3; ++d) c.x.push_back(c.box[d] * util::uniform01(7, i, d));
+    c.q.push_back(i % 2 ? -1.0 : 1.0);
+  }
+  return c;
+}
+
+void direct_sum(const Cell& c, int shells, double& energy, std::vector<double>& f) {
+  const int n = int(c.q.size());
+  energy = 0;
+  f.assign(3 * n, 0.0);
+  for (int a = -shells; a <= shells; ++a)
+    for (int b = -shells; b <= shells; ++b)
+      for (int d = -shells; d <= shells; ++d) {
+        if (a * a + b * b + d * d > shells * shells) continue;
+        const double shift[3] = {a * c.box[0], b * c.box[1], d * c.box[2]};
+        for (int i = 0; i < n; ++i)
+          for (int j = 0; j < n; ++j) {
+            if (a == 0 && b == 0 && d == 0 && i == j) continue;
+            double r[3], r2 = 0;
+            for (int k = 0; k < 3; ++k) {
+              r[k] = c.x[3 * i + k] - c.x[3 * j + k] - shift[k];
+              r2 += r[k] * r[k];
+            }
+            const double rinv = 1.0 / std::sqrt(r2);
+            energy += 0.5 * c.q[i] * c.q[j] * rinv;
+            for (int k = 0; k < 3; ++k) f[3 * i + k] += c.q[i] * c.q[j] * rinv * rinv * rinv * r[k];
+          }
+      }
+}
+
+template <class Space>
+void ewald_of_cell(const Cell& c, double g, double& energy, std::vector<double>& f) {
+  InitialState s;
+  for (int d = 0; d < 3; ++d) s.box[d] = c.box[d];
+  s.x = c.x;
+  s.q = c.q;
+  const int n = int(c.q.size());
+  s.v.assign(3 * n, 0.0);
+  for (int i = 0; i < n; ++i) {
+    s.type.push_back(0);
+    s.id.push_back(i + 1);
+  }
+  s.types = TypeSet::empty("coul/long", 0, 1);
+  s.types.cutoff = {2.3};
+  s.types.coul_cutoff = 2.3;
+  MdParams p;
+  p.skin = 0.1;
+  p.every = 1000;
+  p.check = false;
+  p.kspace.ewald = true;
+  p.kspace.accuracy = 1e-12;
+  p.kspace.g_ewald = g;
+  MdSystem<Space, double, CoulLong> sys(s, p);
+  sys.initialize();
+  energy = sys.energy_virial().energy;
+  // Back to the input order (the system sorts atoms by cell).
+  auto ids = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sys.ids());
+  const auto fs = download_forces(sys);
+  f.assign(3 * n, 0.0);
+  for (int k = 0; k < n; ++k)
+    for (int d = 0; d < 3; ++d) f[3 * (ids(k) - 1) + d] = fs[3 * k + d];
+}
+
+TYPED_TEST(MdCoulomb, EwaldEqualsDirectLatticeSumAndDoesNotDependOnTheSplitting) {
+  using Space = TypeParam;
+  const Cell c = random_cell(16);
+  double e_direct;
+  std::vector<double> f_direct;
+  direct_sum(c, 24, e_direct, f_direct);
+  const double volume = c.box[0] * c.box[1] * c.box[2];
+  double m[3] = {0, 0, 0};
+  for (std::size_t i = 0; i < c.q.size(); ++i)
+    for (int d = 0; d < 3; ++d) m[d] += c.q[i] * c.x[3 * i + d];
+  const double surface = 2.0 * pi / (3.0 * volume) * (m[0] * m[0] + m[1] * m[1] + m[2] * m[2]);
+  double e1, e2;
+  std::vector<double> f1, f2;
+  ewald_of_cell<Space>(c, 1.6, e1, f1);
+  ewald_of_cell<Space>(c, 2.4, e2, f2);
+  EXPECT_NEAR(e1, e2, 1e-9 * std::fabs(e1));
+  EXPECT_LE(max_relative(f1, f2), 1e-8);
+  EXPECT_NEAR(e1 + surface, e_direct, 2e-4 * std::fabs(e_direct));
+  // Forces: the direct sum's include the surface field -4 pi q_i M / (3 V).
+  std::vector<double> f_corrected = f1;
+  for (std::size_t i = 0; i < c.q.size(); ++i)
+    for (int d = 0; d < 3; ++d) f_corrected[3 * i + d] -= 4.0 * pi / (3.0 * volume) * c.q[i] * m[d];
+  EXPECT_LE(max_relative(f_corrected, f_direct), 2e-3);
+  // Newton's third law holds for the whole sum.
+  double total[3] = {0, 0, 0};
+  for (std::size_t i = 0; i < c.q.size(); ++i)
+    for (int d = 0; d < 3; ++d) total[d] += f1[3 * i + d];
+  for (int d = 0; d < 3; ++d) EXPECT_NEAR(total[d], 0.0, 1e-10);
+}
+
+// A molten charged LJ salt conserves energy under velocity Verlet with the Ewald sum.
+TYPED_TEST(MdCoulomb, IonicMeltConservesEnergy) {
+  using Space = TypeParam;
+  InitialState init = charged_salt(3, 0.0, "lj/cut/coul/long");
+  init.types.shift = true;
+  create_velocities(init, 2.0, 5);
+  MdParams params;
+  params.dt = 0.002;
+  params.skin = 0.2;
+  params.every = 10;
+  params.kspace.ewald = true;
+  params.kspace.accuracy = 1e-7;
+  MdSystem<Space, double, LjCutCoulLong> sys(init, params);
+  sys.initialize();
+  const double e0 = sys.thermo().etotal;
+  double worst = 0;
+  for (int s = 1; s <= 300; ++s) {
+    sys.advance(s % 10 == 0);
+    if (s % 10 == 0) worst = std::max(worst, std::fabs(sys.thermo().etotal - e0));
+  }
+  EXPECT_LT(worst, 2e-3 * std::fabs(e0));
+  EXPECT_GT(std::fabs(sys.thermo().temp - 2.0), 0.01);
+}
+
+// LAMMPS: lj/cut/coul/long + kspace_style ewald 1e-5 on a rattled charged box (lj units,
+// unit_tests/md/data/charged_216.data, in.ewald). The numbers LAMMPS printed are kept; where lmp
+// is installed the test reruns it.
+struct LammpsEwald {
+  double pe, press, f1[3];  // thermo_style custom step pe press fx[1] fy[1] fz[1], norm yes
+  double g_ewald;           // LAMMPS' "G vector (1/distance)"
+  int kcount;               // its "KSpace vectors: actual"
+};
+const LammpsEwald lammps_ewald = {-1.79703614540133,
+                                  4.76789724662806,
+                                  {-84.0848238740682, 7.98313489319944, -6.94609172764131},
+                                  1.1310664,
+                                  1535};
+
+core::Config lammps_case() {
+  const std::string text =
+      "problem: md\nsystem:\n  source: lammps_data\n  temperature: 0\n  lammps_data:\n"
+      "    file: " +
+      hayate::test::source_path("unit_tests/md/data/charged_216.data") +
+      "\n  types:\n    - {name: Na, mass: 1.0, epsilon: 0.5, sigma: 1.0, charge: 1}\n"
+      "    - {name: Cl, mass: 1.5, epsilon: 0.5, sigma: 1.0, charge: -1}\n"
+      "pair: {style: lj/cut/coul/long, cutoff: 2.5, coul_cutoff: 3.0}\n"
+      "neighbor: {skin: 0.2}\nkspace: {style: ewald, accuracy: 1e-5}\n";
+  return core::Registry::instance().loader().load_string(text, "ewald_case.yaml");
+}
+
+TYPED_TEST(MdCoulomb, EwaldEqualsLammps) {
+  using Space = TypeParam;
+  const core::Config config = lammps_case();
+  const InitialState init = make_initial_state(config);
+  const MdParams params = read_params(config, core::space_name<Space>(), init.size());
+  MdSystem<Space, double, LjCutCoulLong> sys(init, params);
+  sys.initialize();
+  ASSERT_NE(sys.ewald_setup(), nullptr);
+  EXPECT_NEAR(sys.ewald_setup()->g_ewald, lammps_ewald.g_ewald, 1e-7);
+  EXPECT_EQ(sys.ewald_setup()->kcount, lammps_ewald.kcount);
+  const Thermo t = sys.thermo();
+  // LAMMPS evaluates erfc by a polynomial good to about 1e-7; the k-space parts are the same sums.
+  EXPECT_NEAR(t.pe, lammps_ewald.pe, 1e-6 * std::fabs(lammps_ewald.pe));
+  EXPECT_NEAR(t.press, lammps_ewald.press, 1e-5 * std::fabs(lammps_ewald.press));
+  auto ids = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sys.ids());
+  const auto f = download_forces(sys);
+  const double fmag = std::sqrt(lammps_ewald.f1[0] * lammps_ewald.f1[0] +
+                                lammps_ewald.f1[1] * lammps_ewald.f1[1] +
+                                lammps_ewald.f1[2] * lammps_ewald.f1[2]);
+  for (int k = 0; k < sys.size(); ++k)
+    if (ids(k) == 1)
+      for (int d = 0; d < 3; ++d) EXPECT_NEAR(f[3 * k + d], lammps_ewald.f1[d], 1e-5 * fmag) << d;
+}
+
+TEST(MdCoulombLammps, KeptNumbersAreWhatLammpsPrints) {
+  if (std::system("command -v lmp > /dev/null 2>&1") != 0)
+    GTEST_SKIP() << "LAMMPS (lmp) is not installed; the kept numbers are used as they are";
+  const std::string cmd = "cd '" + hayate::test::source_path("unit_tests/md/data") +
+                          "' && lmp -in in.ewald -log none -echo none 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string out;
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, p)) out += buf;
+  pclose(p);
+  const auto header = out.find("Step PotEng");
+  ASSERT_NE(header, std::string::npos) << out;
+  std::istringstream row(out.substr(out.find('\n', header) + 1));
+  long step = -1;
+  double pe, press, f[3];
+  row >> step >> pe >> press >> f[0] >> f[1] >> f[2];
+  EXPECT_EQ(step, 0);
+  EXPECT_NEAR(pe, lammps_ewald.pe, 1e-13 * std::fabs(pe));
+  EXPECT_NEAR(press, lammps_ewald.press, 1e-13 * std::fabs(press));
+  for (int d = 0; d < 3; ++d) EXPECT_NEAR(f[d], lammps_ewald.f1[d], 1e-12 * std::fabs(f[d]));
+  EXPECT_NE(out.find("G vector (1/distance) = 1.1310664"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace hayate::md::test
