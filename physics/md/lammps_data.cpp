@@ -156,7 +156,7 @@ LammpsData read_lammps_data(const std::string& path) {
                           key == "dihedral types" || key == "improper types")) {
       if (r.integer(line, 0, "a count") != 0)
         r.fail(line, 0,
-               "molecular topology (" + key + ") is not supported: atom_style atomic only");
+               "molecular topology (" + key + ") is not supported: atom_style atomic or charge only");
     } else {
       r.fail(line, n < line.tokens.size() ? n : 0,
              "unknown header line '" + joined_words(line, 0) + "'");

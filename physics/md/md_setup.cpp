@@ -77,6 +77,10 @@ void declare_schema(core::Schema& s) {
          t.real("alpha", "morse: stiffness alpha of the like pair").optional_key().above(0);
          t.real("r0", "morse: equilibrium distance r0 of the like pair").optional_key().above(0);
          t.real("cutoff", "Cutoff of the like pair; absent = pair.cutoff").optional_key().above(0);
+         t.real("charge",
+                "Point charge of the type, for the charged styles (coul/*, */coul/*): units of e "
+                "in real and metal units, reduced in lj")
+             .defaults(0.0);
        })
       .optional_key()
       .items(1, max_types);

@@ -79,8 +79,10 @@ struct TypeSet {
   const double* pair(int a, int b) const { return &params[(a * size() + b) * nparams]; }
   double* pair(int a, int b) { return &params[(a * size() + b) * nparams]; }
   double cut(int a, int b) const { return cutoff[a * size() + b]; }
+  // The farthest any pair interacts: the largest pair cutoff or the Coulomb cutoff.
   double max_cutoff() const {
-    return cutoff.empty() ? 0 : *std::max_element(cutoff.begin(), cutoff.end());
+    const double c = cutoff.empty() ? 0 : *std::max_element(cutoff.begin(), cutoff.end());
+    return c > coul_cutoff ? c : coul_cutoff;
   }
 
   // n types of one style, parameters zero.
