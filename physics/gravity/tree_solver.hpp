@@ -340,13 +340,30 @@ class TreeForce final : public ForceSolver<Space> {
     // little between rebuilds). Reset, every group taken as equal and launched last, the
     // coarse levels' groups, which the ticks after a rebuild had not walked yet, ended
     // Plummer's full ticks on part of the GPU.
-    if (params_.dear_first) {
-      if (std::int64_t(group_cost_.extent(0)) < n) {
-        ensure_size(group_cost_, n, "hayate::gravity::tree_group_cost");
-        Kokkos::deep_copy(space_, group_cost_, 0);
-      }
-      order_groups_by_cost();
+    if (std::int64_t(group_cost_.extent(0)) < n) {
+      ensure_size(group_cost_, n, "hayate::gravity::tree_group_cost");
+      Kokkos::deep_copy(space_, group_cost_, 0);
     }
+    if (params_.dear_first) order_groups_by_cost();
+  }
+
+  // Public for nvcc (device lambda). The list entries of the integration walk just launched: the
+  // sum of the active groups' costs, which that walk stored at their first members' positions
+  // (an inactive group's is older). Summed here, not by an atomic in the walk: one more pointer
+  // in the walk functor cost its fp32 kernels an occupancy step in registers.
+  template <class T>
+  unsigned long long walked_entries() {
+    const auto groups = group_view<T>();
+    const auto group_begin = group_begin_;
+    const auto cost = group_cost_;
+    unsigned long long sum = 0;
+    Kokkos::parallel_reduce(
+        "hayate::gravity::tree_walk_entries", Kokkos::RangePolicy<Space>(space_, 0, n_groups_),
+        KOKKOS_LAMBDA(const int g, unsigned long long& total) {
+          if (groups(g).active) total += static_cast<unsigned long long>(cost(group_begin(g)));
+        },
+        sum);
+    return sum;
   }
 
   // The policy of the kernels that take one group per thread, its members over vector lanes,
@@ -699,18 +716,15 @@ class TreeForce final : public ForceSolver<Space> {
       return;
     }
     d.launch_order = launch_order_valid_ ? launch_order_.data() : nullptr;
-    if (!diagnostic && params_.dear_first) d.group_cost = group_cost_.data();
-    if (!diagnostic) {
-      if (entries_.data() == nullptr)
-        entries_ = Kokkos::View<unsigned long long, Mem>("hayate::gravity::tree_walk_entries");
-      Kokkos::deep_copy(space_, entries_, 0ull);
-      d.entries = entries_.data();
-    }
+    // Integration walks record each group's cost: the rebuild rule's and the launch order's.
+    if (!diagnostic) d.group_cost = group_cost_.data();
     if (params_.kernel == WalkKernel::Portable)
       launch_group<T, Acc, WithPotential, M, PortableWalkTeam>(d, label);
     else
       launch_group<T, Acc, WithPotential, M, WalkTeam<Space>>(d, label);
-    if (!diagnostic && params_.dear_first) order_groups_by_cost();
+    if (diagnostic) return;
+    walk_entries_ = walked_entries<T>();
+    if (params_.dear_first) order_groups_by_cost();
   }
 
   template <class T, class Acc, bool WithPotential, Mac M, class Team>
@@ -745,7 +759,6 @@ class TreeForce final : public ForceSolver<Space> {
     Kokkos::parallel_for(label, policy, k);
     int overflowed = 0;
     Kokkos::deep_copy(space_, overflowed, overflow_);
-    if (d.entries != nullptr) Kokkos::deep_copy(space_, walk_entries_, entries_);
     space_.fence();
     if (overflowed)
       throw std::runtime_error("tree walk: traversal stack overflow (a tree deeper than " +
@@ -819,8 +832,7 @@ class TreeForce final : public ForceSolver<Space> {
   bool launch_order_valid_ = false;
   core::RadixSortBuffers<Space> sort_buffers_;
   Kokkos::View<int, Mem> overflow_;
-  // The last integration walk's list entries (the rebuild rule's cost), on the device and here.
-  Kokkos::View<unsigned long long, Mem> entries_;
+  // The last integration walk's list entries (the rebuild rule's cost).
   unsigned long long walk_entries_ = 0;
   // The group walk's traversal stacks where its team primitives do not take level-1 scratch.
   typename WalkTeam<Space>::template Store<Space> walk_stacks_;

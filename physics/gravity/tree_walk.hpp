@@ -163,9 +163,6 @@ struct WalkData {
   // adds each group's list entries to group_cost[first member] (null: not recorded).
   const int* launch_order = nullptr;
   int* group_cost = nullptr;
-  // Integration walks: every group's list entries are also added here (the rebuild rule's cost
-  // of the walk; null: not counted).
-  unsigned long long* entries = nullptr;
   bool all_targets = true;
   ForceOutput<Space> out;
   Kokkos::View<const int*, Mem> group_begin;  // group g: sorted positions [begin(g), begin(g+1))
@@ -489,8 +486,7 @@ struct GroupWalkKernel {
   // Adds a flush's entries to the group's count in scratch (total(1)), by the first thread.
   KOKKOS_INLINE_FUNCTION void count_cost(const int rank, const Scratch<std::uint64_t>& total,
                                          const int entries) const {
-    if ((d.group_cost != nullptr || d.entries != nullptr) && rank == 0)
-      total(1) += std::uint64_t(entries);
+    if (d.group_cost != nullptr && rank == 0) total(1) += std::uint64_t(entries);
   }
 
   // Flushes a list that the round's add_nodes accepted nodes or add_ranges opened leaves would
@@ -638,8 +634,6 @@ struct GroupWalkKernel {
     const int n_particles = place_ranges(team, l, n_ranges, total);
     count_cost(rank, total, n_listed + n_particles);
     if (d.group_cost != nullptr && rank == 0) d.group_cost[gb] = int(total(1));
-    if (d.entries != nullptr && rank == 0)
-      Kokkos::atomic_add(d.entries, static_cast<unsigned long long>(total(1)));
     flush_nodes(team, l, n_listed, ti, v);
     flush_particles(team, l, n_ranges, n_particles, ti, v);
     d.template store_targets<TPT, WithPotential>(gb, ge, rank, ts, v);
