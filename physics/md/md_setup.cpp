@@ -100,7 +100,8 @@ void declare_schema(core::Schema& s) {
   s.real("pair.coul_cutoff", "Charged styles: the Coulomb cutoff; absent = pair.cutoff")
       .optional_key()
       .above(0);
-  s.section("pair.table", "Tables of pair style table (and table/coul/*), as LAMMPS' pair_style "
+  s.section("pair.table",
+            "Tables of pair style table (and table/coul/*), as LAMMPS' pair_style "
             "table arguments");
   s.integer("pair.table.points", "Points of each table, equally spaced in r^2")
       .defaults(1000)
@@ -146,8 +147,9 @@ void declare_schema(core::Schema& s) {
                      "distance)")
                   .optional_key()
                   .above(0);
-              p.string("file", "table: LAMMPS table file to read (relative to the working "
-                               "directory, as the data file)")
+              p.string("file",
+                       "table: LAMMPS table file to read (relative to the working "
+                       "directory, as the data file)")
                   .optional_key();
               p.string("keyword", "table: the file's section to read").optional_key();
               p.choice("expression", {"lj/cut", "morse"},
@@ -259,9 +261,9 @@ void read_tables(const Config& config, TypeSet& t, std::vector<char>& set) {
     }
     if (item.has("file") == item.has("expression"))
       item.fail("types", "a table entry gives either file (with keyword) or expression");
-    const std::vector<std::string> own =
-        item.has("expression") ? style_info(item.string("expression")).params
-                               : std::vector<std::string>{};
+    const std::vector<std::string> own = item.has("expression")
+                                             ? style_info(item.string("expression")).params
+                                             : std::vector<std::string>{};
     for (const auto& st : pair_styles())
       for (const auto& p : st.params)
         if (item.has(p) && std::find(own.begin(), own.end(), p) == own.end())
@@ -288,7 +290,8 @@ void read_tables(const Config& config, TypeSet& t, std::vector<char>& set) {
       std::vector<double> params;
       for (const auto& p : own) {
         if (!item.has(p))
-          item.fail("expression", fmt::format("{} needs {}", item.string("expression"), joined(own)));
+          item.fail("expression",
+                    fmt::format("{} needs {}", item.string("expression"), joined(own)));
         params.push_back(item.real(p));
       }
       if (!item.has("inner"))
@@ -296,8 +299,8 @@ void read_tables(const Config& config, TypeSet& t, std::vector<char>& set) {
       cutoff = item.has("cutoff") ? item.real("cutoff") : config.real("pair.cutoff");
       if (!(item.real("inner") < cutoff))
         item.fail("inner", fmt::format("inner must lie below the cutoff {}", cutoff));
-      table = table_of_style(item.string("expression"), params, item.real("inner"), cutoff,
-                             sampling);
+      table =
+          table_of_style(item.string("expression"), params, item.real("inner"), cutoff, sampling);
     }
     t.tables.push_back(std::move(table));
     for (int k = 0; k < 2; ++k) {
@@ -329,7 +332,8 @@ TypeSet read_types(const Config& config) {
 
   std::vector<std::string> names;
   std::vector<double> mass, cut, charge;
-  std::vector<std::vector<double>> like;  // per type; empty when the type gives none
+  std::vector<std::vector<double>> like;  // per type's like pair: the style's parameters
+  std::vector<char> like_given;           // whether the type gives them (a style without any: yes)
   if (config.has("system.types")) {
     for (const auto& item : config.records("system.types")) {
       const std::string name = item.string("name");
@@ -352,6 +356,7 @@ TypeSet read_types(const Config& config) {
           values.push_back(item.has(style.params[k]) ? item.real(style.params[k])
                                                      : style.defaults[k]);
       like.push_back(values);
+      like_given.push_back(given == np || style.mixes);
     }
   } else {
     names = {"A"};
@@ -359,6 +364,7 @@ TypeSet read_types(const Config& config) {
     charge = {0.0};
     cut = {global_cut};
     like.push_back(style.mixes ? style.defaults : std::vector<double>{});
+    like_given.push_back(style.mixes || np == 0);
   }
 
   const int n = static_cast<int>(names.size());
@@ -368,18 +374,18 @@ TypeSet read_types(const Config& config) {
   t.charge = charge;
   t.shift = config.boolean("pair.shift");
   if (style.charged)
-    t.coul_cutoff =
-        config.has("pair.coul_cutoff") ? config.real("pair.coul_cutoff") : global_cut;
+    t.coul_cutoff = config.has("pair.coul_cutoff") ? config.real("pair.coul_cutoff") : global_cut;
   const Mixing rule =
       config.string("pair.mixing") == "geometric" ? Mixing::Geometric : Mixing::Arithmetic;
   std::vector<char> set(std::size_t(n) * n, 0);
   for (int a = 0; a < n; ++a)
     for (int b = 0; b < n; ++b) {
       double* out = t.pair(a, b);
-      if (a == b && !like[a].empty()) {
+      if (a == b && like_given[a]) {
         std::copy(like[a].begin(), like[a].end(), out);
-      } else if (a != b && style.mixes && !like[a].empty() && !like[b].empty()) {
-        style.mix(like[a].data(), like[b].data(), rule, out);
+      } else if (a != b && like_given[a] && like_given[b] && (style.mixes || np == 0)) {
+        // A style without parameters (coul/cut, coul/long) has nothing to mix but the cutoff.
+        if (np > 0) style.mix(like[a].data(), like[b].data(), rule, out);
       } else {
         continue;
       }
@@ -471,8 +477,10 @@ MdParams read_params(const Config& config, const std::string& backend, std::size
                                   " is the real-space part of the Ewald sum: set kspace.style: "
                                   "ewald (or use a coul/cut style)");
   if (p.kspace.ewald && !long_range)
-    config.fail("kspace.style", "the Ewald sum needs pair style coul/long or lj/cut/coul/long "
-                                "(pair.style is " + style + ")");
+    config.fail("kspace.style",
+                "the Ewald sum needs pair style coul/long or lj/cut/coul/long "
+                "(pair.style is " +
+                    style + ")");
   p.kspace.accuracy = config.real("kspace.accuracy");
   if (config.has("kspace.g_ewald")) p.kspace.g_ewald = config.real("kspace.g_ewald");
   p.dt = config.real("run.dt");
@@ -571,8 +579,7 @@ InitialState fcc_lattice(double density, int nx, int ny, int nz, const std::vect
 InitialState rocksalt_lattice(double a, int nx, int ny, int nz, int cation, int anion) {
   std::vector<std::array<double, 3>> basis = fcc_basis;
   for (const auto& p : fcc_basis) basis.push_back({p[0] + 0.5, p[1], p[2]});
-  return cubic_lattice(basis, a, nx, ny, nz,
-                       [&](std::size_t b) { return b < 4 ? cation : anion; });
+  return cubic_lattice(basis, a, nx, ny, nz, [&](std::size_t b) { return b < 4 ? cation : anion; });
 }
 
 void create_velocities(InitialState& s, double temperature, std::uint64_t seed,
@@ -600,9 +607,8 @@ void create_velocities(InitialState& s, double temperature, std::uint64_t seed,
     }
   }
   const double dof = n > 1 ? 3.0 * n - 3.0 : 3.0 * n;
-  const double scale = twice_ke > 0
-                           ? std::sqrt(temperature * dof * units.boltz / (twice_ke * units.mvv2e))
-                           : 0.0;
+  const double scale =
+      twice_ke > 0 ? std::sqrt(temperature * dof * units.boltz / (twice_ke * units.mvv2e)) : 0.0;
   for (auto& v : s.v) v *= scale;
 }
 
@@ -654,7 +660,7 @@ namespace {
 struct LatticeSpec {
   std::vector<int> types;
   std::vector<long long> cells;
-  double a = 0;  // cubic cell side
+  double a = 0;             // cubic cell side
   bool rocksalt = false;    // two interleaved fcc lattices (8 atoms per cell), else fcc (4)
   bool given_side = false;  // system.lattice.constant, else from the density
   double box[3] = {0, 0, 0};
@@ -746,9 +752,11 @@ InitialState make_initial_state(const Config& config) {
     if (!pos || pos->components != 3)
       config.fail("system.xyz.file", "'" + file + "' has no pos:R:3 property");
     const core::XyzColumn* velo = frame.column("velo");
-    const core::XyzColumn* charge = frame.column("charge") ? frame.column("charge") : frame.column("q");
+    const core::XyzColumn* charge =
+        frame.column("charge") ? frame.column("charge") : frame.column("q");
     if (charge && charge->components != 1)
-      config.fail("system.xyz.file", "'" + file + "' has a charge property of more than 1 component");
+      config.fail("system.xyz.file",
+                  "'" + file + "' has a charge property of more than 1 component");
     if (charge) s.q = charge->values;
     if (velo && velo->components != 3)
       config.fail("system.xyz.file",
