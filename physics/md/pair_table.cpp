@@ -41,7 +41,8 @@ std::vector<double> spline_second_derivatives(const std::vector<double>& x,
   double qn = 0, un = 0;
   if (slopes) {
     qn = 0.5;
-    un = 3.0 / (x[n - 1] - x[n - 2]) * (slopes->last - (y[n - 1] - y[n - 2]) / (x[n - 1] - x[n - 2]));
+    un = 3.0 / (x[n - 1] - x[n - 2]) *
+         (slopes->last - (y[n - 1] - y[n - 2]) / (x[n - 1] - x[n - 2]));
   }
   y2[n - 1] = (un - qn * u[n - 2]) / (qn * y2[n - 2] + 1.0);
   for (std::size_t k = n - 1; k-- > 0;) y2[k] = y2[k] * y2[k + 1] + u[k];
@@ -57,7 +58,8 @@ double spline_at(const std::vector<double>& x, const std::vector<double>& y,
   }
   const double h = x[hi] - x[lo];
   const double a = (x[hi] - at) / h, b = (at - x[lo]) / h;
-  return a * y[lo] + b * y[hi] + ((a * a * a - a) * y2[lo] + (b * b * b - b) * y2[hi]) * h * h / 6.0;
+  return a * y[lo] + b * y[hi] +
+         ((a * a * a - a) * y2[lo] + (b * b * b - b) * y2[hi]) * h * h / 6.0;
 }
 
 // The n-point table in r^2 from the values at its points, with the second derivatives the
@@ -80,8 +82,24 @@ TableData tabulate(double inner, double cutoff, const TableSampling& s,
     at(r, t.e[k], force);
     t.f[k] = force / r;
   }
-  t.e2 = spline_second_derivatives(rsq, t.e);
-  t.f2 = spline_second_derivatives(rsq, t.f);
+  // Clamped splines, as LAMMPS' pair table: natural ends (zero curvature) would leave an error of
+  // second order in the spacing next to the inner end, where |F|/r curves most. The slopes in
+  // r^2: dE/d(r^2) = -F / (2 r) exactly; d(F/r)/d(r^2) by a central difference of a hundredth of
+  // the spacing.
+  const auto f_over_r = [&](double r2) {
+    const double r = std::sqrt(r2);
+    double e = 0, force = 0;
+    at(r, e, force);
+    return force / r;
+  };
+  const auto f_slope = [&](double r2) {
+    const double h = 0.01 * t.delta;
+    return (f_over_r(r2 + h) - f_over_r(r2 - h)) / (2.0 * h);
+  };
+  const EndSlopes e_ends{-0.5 * t.f.front(), -0.5 * t.f.back()};  // t.f holds F / r
+  const EndSlopes f_ends{f_slope(rsq.front()), f_slope(rsq.back())};
+  t.e2 = spline_second_derivatives(rsq, t.e, &e_ends);
+  t.f2 = spline_second_derivatives(rsq, t.f, &f_ends);
   return t;
 }
 
@@ -97,8 +115,7 @@ TableFile read_table_file(const std::string& path, const std::string& keyword) {
       found = true;
       break;
     }
-  if (!found)
-    in.fail(in.lines_read(), 1, "no section '" + keyword + "' in the table file");
+  if (!found) in.fail(in.lines_read(), 1, "no section '" + keyword + "' in the table file");
   while (in.next(line) && line.tokens.empty()) {
   }
   if (line.tokens.empty() || line.tokens[0].text != "N")
@@ -130,11 +147,11 @@ TableFile read_table_file(const std::string& path, const std::string& keyword) {
   TableFile t;
   while (std::int64_t(t.r.size()) < n) {
     if (!in.next(line))
-      in.fail(in.lines_read(), 1,
-              fmt::format("the section '{}' ends after {} of its {} points", keyword, t.r.size(), n));
+      in.fail(
+          in.lines_read(), 1,
+          fmt::format("the section '{}' ends after {} of its {} points", keyword, t.r.size(), n));
     if (line.tokens.empty()) continue;
-    if (line.tokens.size() != 4)
-      in.fail(line, 0, "a table line is 'index r energy force'");
+    if (line.tokens.size() != 4) in.fail(line, 0, "a table line is 'index r energy force'");
     const std::int64_t index = in.integer(line, 0, "the point's index");
     if (index != std::int64_t(t.r.size()) + 1)
       in.fail(line, 0, fmt::format("expected point {} here", t.r.size() + 1));
@@ -158,8 +175,8 @@ TableFile read_table_file(const std::string& path, const std::string& keyword) {
 TableData resample(const TableFile& file, double cutoff, const TableSampling& sampling) {
   const double hi = cutoff > 0 ? cutoff : file.r.back();
   if (hi > file.r.back() * (1 + 1e-12))
-    throw std::invalid_argument(fmt::format(
-        "the cutoff {} lies beyond the table's last distance {}", hi, file.r.back()));
+    throw std::invalid_argument(
+        fmt::format("the cutoff {} lies beyond the table's last distance {}", hi, file.r.back()));
   // The energy's slopes at the ends are minus the forces there.
   const EndSlopes e_slopes{-file.f.front(), -file.f.back()}, f_slopes{file.fplo, file.fphi};
   const auto e2 = spline_second_derivatives(file.r, file.e, &e_slopes);
@@ -170,8 +187,8 @@ TableData resample(const TableFile& file, double cutoff, const TableSampling& sa
   });
 }
 
-TableData table_of_style(const std::string& style, const std::vector<double>& params,
-                         double inner, double cutoff, const TableSampling& sampling) {
+TableData table_of_style(const std::string& style, const std::vector<double>& params, double inner,
+                         double cutoff, const TableSampling& sampling) {
   if (!(inner > 0 && cutoff > inner))
     throw std::invalid_argument("a table needs 0 < inner radius < cutoff");
   return tabulate(inner, cutoff, sampling, [&](double r, double& e, double& f) {
