@@ -10,6 +10,7 @@
 #     sanitize BUILD TOOL FILTER      compute-sanitizer --tool TOOL over BUILD's tests in FILTER
 #     bench BUILD FILTER [REPS]       BUILD's benchmarks matching FILTER, medians of REPS (5)
 #     lammps DIR INPUT [VAR=VALUE]... LAMMPS packed in DIR (scripts/pack_lammps.sh) on INPUT
+#     run BUILD INPUT [KEY=VALUE]...  BUILD's hayate on INPUT with --set KEY=VALUE, output in OUT
 #
 # Example: scripts/device_run.sh out unpack .deps/ab.tar.xz tests build/cuda ab build/cuda-base build/cuda
 set -uo pipefail
@@ -22,7 +23,7 @@ summary="$out/summary.txt"
 note() { echo "$*" | tee -a "$summary"; }
 libs() { echo "$1/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; }
 name_of() { echo "$1" | tr '/' '_'; }
-actions='^(unpack|info|tests|ab|sanitize|bench|lammps)$'
+actions='^(unpack|info|tests|ab|sanitize|bench|lammps|run)$'
 count=0
 
 while [ $# -gt 0 ]; do
@@ -99,6 +100,18 @@ while [ $# -gt 0 ]; do
          -log "$log" -screen none)
       note "lammps $input ${vars[*]}: exit $? ($((SECONDS - start)) s)"
       grep -E '^(Loop time|Pair  |Kspace|Neigh )' "$log" | tee -a "$summary" >/dev/null ;;
+    run)
+      build=$1 input=$2
+      shift 2
+      sets=()
+      while [ $# -gt 0 ] && [[ "$1" == *=* ]]; do sets+=(--set "$1"); shift; done
+      count=$((count + 1))
+      dir="$out/run-$count"
+      start=$SECONDS
+      LD_LIBRARY_PATH=$(libs "$here/$build") OMP_PROC_BIND=spread OMP_PLACES=threads \
+        "$build/hayate" run "$input" "${sets[@]}" --output "$dir" >"$dir.log" 2>&1
+      note "run $input ${sets[*]}: exit $? ($((SECONDS - start)) s)"
+      grep -E 'steps in' "$dir.log" | tee -a "$summary" >/dev/null ;;
     *)
       note "unknown action '$action'"
       exit 2 ;;
