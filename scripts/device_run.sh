@@ -10,7 +10,8 @@
 #     sanitize BUILD TOOL FILTER      compute-sanitizer --tool TOOL over BUILD's tests in FILTER
 #     bench BUILD FILTER [REPS]       BUILD's benchmarks matching FILTER, medians of REPS (5)
 #     lammps DIR INPUT [VAR=VALUE]... LAMMPS packed in DIR (scripts/pack_lammps.sh) on INPUT
-#     run BUILD INPUT [KEY=VALUE]...  BUILD's hayate on INPUT with --set KEY=VALUE, output in OUT
+#     run BUILD INPUT [KEY=VALUE]...  BUILD's hayate on INPUT with --set KEY=VALUE; its CSV files
+#                                     under 1 MB (timers, thermo) and its log are kept in OUT
 #
 # Example: scripts/device_run.sh out unpack .deps/ab.tar.xz tests build/cuda ab build/cuda-base build/cuda
 set -uo pipefail
@@ -107,10 +108,14 @@ while [ $# -gt 0 ]; do
       while [ $# -gt 0 ] && [[ "$1" == *=* ]]; do sets+=(--set "$1"); shift; done
       count=$((count + 1))
       dir="$out/run-$count"
+      scratch=$(mktemp -d)  # snapshots of millions of particles stay on the machine
       start=$SECONDS
       LD_LIBRARY_PATH=$(libs "$here/$build") OMP_PROC_BIND=spread OMP_PLACES=threads \
-        "$build/hayate" run "$input" "${sets[@]}" --output "$dir" >"$dir.log" 2>&1
+        "$build/hayate" run "$input" "${sets[@]}" --output "$scratch/run" >"$dir.log" 2>&1
       note "run $input ${sets[*]}: exit $? ($((SECONDS - start)) s)"
+      mkdir -p "$dir"
+      find "$scratch/run" -maxdepth 1 -name '*.csv' -size -1M -exec cp {} "$dir/" \;
+      rm -rf "$scratch"
       grep -E 'steps in' "$dir.log" | tee -a "$summary" >/dev/null ;;
     *)
       note "unknown action '$action'"
