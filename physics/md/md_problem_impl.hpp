@@ -121,12 +121,13 @@ class MdProblem final : public core::Problem {
 
   // The current configuration in atom-id order.
   core::XyzFrame frame() const {
-    const Space& space = system_.space();
-    auto x = Kokkos::create_mirror_view_and_copy(space, system_.positions());
-    auto v = Kokkos::create_mirror_view_and_copy(space, system_.velocities());
-    auto t = Kokkos::create_mirror_view_and_copy(space, system_.types());
-    auto id = Kokkos::create_mirror_view_and_copy(space, system_.ids());
-    space.fence();
+    // Mirrors in host memory: the first argument names where the copy lives (given the
+    // execution space, a CUDA build "mirrored" into device memory and read it from the host).
+    const Kokkos::HostSpace host;
+    auto x = Kokkos::create_mirror_view_and_copy(host, system_.positions());
+    auto v = Kokkos::create_mirror_view_and_copy(host, system_.velocities());
+    auto t = Kokkos::create_mirror_view_and_copy(host, system_.types());
+    auto id = Kokkos::create_mirror_view_and_copy(host, system_.ids());
     const int n = system_.size();
     std::vector<int> order(n);
     std::iota(order.begin(), order.end(), 0);
@@ -145,7 +146,7 @@ class MdProblem final : public core::Problem {
       }
     }
     if constexpr (is_charged<Style>::value) {
-      auto q = Kokkos::create_mirror_view_and_copy(space, system_.charges());
+      auto q = Kokkos::create_mirror_view_and_copy(host, system_.charges());
       core::XyzColumn charge{"charge", 1, {}};
       for (const int i : order) charge.values.push_back(double(q(i)));
       f.columns.push_back(std::move(charge));
