@@ -114,7 +114,7 @@ while [ $# -gt 0 ]; do
         "$build/hayate" run "$input" "${sets[@]}" --output "$scratch/run" >"$dir.log" 2>&1
       note "run $input ${sets[*]}: exit $? ($((SECONDS - start)) s)"
       mkdir -p "$dir"
-      find "$scratch/run" -maxdepth 1 -name '*.csv' -size -1M -exec cp {} "$dir/" \;
+      find "$scratch/run" -maxdepth 1 -name '*.csv' -size -1024k -exec cp {} "$dir/" \;
       rm -rf "$scratch"
       grep -E 'steps in' "$dir.log" | tee -a "$summary" >/dev/null ;;
     *)
