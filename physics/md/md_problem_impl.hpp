@@ -180,7 +180,11 @@ class MdProblem final : public core::Problem {
           "md: the energy, pressure or temperature is not finite at step {} (time step too "
           "large or atoms overlapping)",
           t.step));
-    const double per_step = std::sqrt(3.0 * std::max(t.temp, 0.0) / lightest_) * dt_;
+    // rms speed sqrt(3 k_B T / m) in the input's units (real, metal: k_B and the mass-velocity
+    // conversion are not 1).
+    const Units& u = system_.units();
+    const double per_step =
+        std::sqrt(3.0 * u.boltz * std::max(t.temp, 0.0) / (lightest_ * u.mvv2e)) * dt_;
     if (per_step > reach_)
       throw core::RuntimeFailure(fmt::format(
           "md: the temperature is {:.3g} at step {}: atoms move about {:.3g} per step, beyond "

@@ -260,8 +260,7 @@ TYPED_TEST(MdDynamics, RestartWithEwaldIsBitwise) {
   const std::string backend = core::space_name<TypeParam>();
   expect_bitwise_restart(backend, "full", "atomic", "double", "packed", charged_restart_yaml);
   if (!core::ExecTraits<TypeParam>::is_gpu)
-    expect_bitwise_restart(backend, "half", "duplicated", "double", "split",
-                           charged_restart_yaml);
+    expect_bitwise_restart(backend, "half", "duplicated", "double", "split", charged_restart_yaml);
 }
 
 TEST(MdInput, ThermoHeaderAndInputsValidate) {
@@ -273,13 +272,20 @@ TEST(MdInput, ThermoHeaderAndInputsValidate) {
   const std::string csv = read_text("md_cli_out/thermo.csv");
   EXPECT_EQ(csv.substr(0, csv.find('\n')), "step,temp,pe,ke,etotal,press");
   EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 4);  // header + steps 0, 5, 10
-  for (const char* input : {"lj_melt.yaml", "bench_rho1.yaml", "bench_rho05.yaml",
-                            "nvt_langevin.yaml", "morse_melt.yaml", "nacl_crystal.yaml",
-                            "nacl_melt.yaml"}) {
+  for (const char* input :
+       {"lj_melt.yaml", "bench_rho1.yaml", "bench_rho05.yaml", "nvt_langevin.yaml",
+        "morse_melt.yaml", "nacl_crystal.yaml", "nacl_melt.yaml"}) {
     const auto c = hayate::test::run_cli(
         "check " + hayate::test::source_path(std::string("inputs/md/") + input));
     EXPECT_EQ(c.exit_code, 0) << input << ": " << c.output;
   }
+  // The molten salt in real units runs: the step guard's speed is in the input's units (it
+  // once took 1300 K as 1300 in Lennard-Jones units and stopped the run at step 0).
+  const auto melt = hayate::test::run_cli(
+      "run " + hayate::test::source_path("inputs/md/nacl_melt.yaml") +
+      " --backend serial --quiet --output md_melt_out --set system.lattice.cells=[4,4,4] "
+      "--set run.steps=5 --set output.thermo_every=5");
+  EXPECT_EQ(melt.exit_code, 0) << melt.output;
 }
 
 // Builds the problem from YAML text and returns the input error it raises ("" if none).
@@ -326,7 +332,6 @@ TEST(MdInput, BadInputsGiveFileLineColumn) {
   EXPECT_NE(e.find("bad.yaml:3:3: 'force.list' moved to 'tuning.list'"), std::string::npos) << e;
   EXPECT_NE(e.find("bad.yaml:5:3: 'neighbor.sort' was removed"), std::string::npos) << e;
 
-
   // Unknown species in an XYZ file.
   {
     std::ofstream out("md_bad_species.xyz");
@@ -346,7 +351,6 @@ TEST(MdInput, BadInputsGiveFileLineColumn) {
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("md_bad_box.yaml:4:12"), std::string::npos) << r.output;
 }
-
 
 TEST(MdInput, BadMorseCoefficientsGiveFileLineColumn) {
   HAYATE_REQUIRE_MD_STYLE("morse");
