@@ -11,13 +11,13 @@
 // "auto" is what the tuning keys' auto picks on that backend. Step variants ending in _shuffled
 // start from a randomly ordered lattice, sorted by cell at the first rebuild.
 #include "bench_util.hpp"
+#include "md/ewald.hpp"
 #include "md/md_setup.hpp"
 #include "md/md_system.hpp"
-#include "md/ewald.hpp"
 #include "md/pair_table.hpp"
 #include "md/potentials/coulomb.hpp"
-#include "md/potentials/table.hpp"
 #include "md/potentials/lj_cut.hpp"
+#include "md/potentials/table.hpp"
 
 #include <fmt/format.h>
 #include "util/random.hpp"
@@ -264,8 +264,8 @@ void register_charged_pairs(int cells) {
 // The wave-space part alone (structure factors and forces, no energy), LAMMPS' "Kspace" time.
 void register_ewald(int cells, double accuracy) {
   const int atoms = 8 * cells * cells * cells;
-  const std::string name = "md/ewald/" + std::to_string(atoms) + "/accuracy:" +
-                           fmt::format("{:g}", accuracy) + "/double";
+  const std::string name = "md/ewald/" + std::to_string(atoms) +
+                           "/accuracy:" + fmt::format("{:g}", accuracy) + "/double";
   register_for_each_space(
       name,
       [cells, accuracy](auto space, benchmark::State& state) {
@@ -273,7 +273,7 @@ void register_ewald(int cells, double accuracy) {
         using Mem = typename Space::memory_space;
         const md::InitialState init = charged_salt(cells, md::LjCutCoulLong::name);
         const int n = init.size();
-        Kokkos::View<double* [3], Kokkos::LayoutRight, Mem> x("x", n), f("f", n);
+        Kokkos::View<double*[3], Kokkos::LayoutRight, Mem> x("x", n), f("f", n);
         Kokkos::View<double*, Mem> q("q", n);
         auto hx = Kokkos::create_mirror_view(x);
         auto hq = Kokkos::create_mirror_view(q);
@@ -287,12 +287,10 @@ void register_ewald(int cells, double accuracy) {
         Kokkos::deep_copy(q, hq);
         // A real-space cutoff of 5 (4.5 ion spacings, as 12 Angstrom in NaCl): at 2.5 the
         // wave-space sum would need eight times the vectors.
-        const md::EwaldSetup setup =
-            md::EwaldSetup::choose(accuracy, 1.0, q2, n, init.box, 5.0);
+        const md::EwaldSetup setup = md::EwaldSetup::choose(accuracy, 1.0, q2, n, init.box, 5.0);
         md::Ewald<Space> ewald;
         ewald.setup(space, setup, init.box, 0.0, q2, 1.0);
-        for (auto _ : state)
-          time_region(state, space, [&] { ewald.compute(x, q, f, n, false); });
+        for (auto _ : state) time_region(state, space, [&] { ewald.compute(x, q, f, n, false); });
         state.counters["atoms"] = n;
         state.counters["k_vectors"] = ewald.kcount();
         state.counters["calls_per_second"] = rate(1.0);
@@ -305,8 +303,8 @@ void register_ewald(int cells, double accuracy) {
 void register_table_vs_lj(int cells) {
   const int atoms = 4 * cells * cells * cells;
   for (const bool table : {false, true}) {
-    const std::string name = "md/table/" + std::to_string(atoms) + "/" +
-                             (table ? "table_linear" : "lj_cut") + "/double";
+    const std::string name =
+        "md/table/" + std::to_string(atoms) + "/" + (table ? "table_linear" : "lj_cut") + "/double";
     register_for_each_space(
         name,
         [cells, table](auto space, benchmark::State& state) {
@@ -331,8 +329,8 @@ void register_table_vs_lj(int cells) {
           };
           if (table) {
             s.types = md::TypeSet::empty("table", 1, 1);
-            s.types.tables.push_back(md::table_of_style("lj/cut", {1.0, 1.0}, 0.5, 2.5,
-                                                        md::TableSampling{1000, false}));
+            s.types.tables.push_back(
+                md::table_of_style("lj/cut", {1.0, 1.0}, 0.5, 2.5, md::TableSampling{1000, false}));
             s.types.cutoff = {2.5};
             run(md::Table{});
           } else {

@@ -3,7 +3,8 @@
 // vector k = 2 pi (kx/Lx, ky/Ly, kz/Lz) in half of k-space with |k| within the cutoff the
 // accuracy sets, the structure factor S(k) = sum_j q_j exp(i k.r_j) (a team per block of k
 // vectors reducing over the atoms), then per atom the force
-//   F_i = C q_i sum_k 2 u(k) k [sin(k.r_i) Re S - cos(k.r_i) Im S],  u(k) = (4 pi / V) e^(-k^2/4g^2) / k^2,
+//   F_i = C q_i sum_k 2 u(k) k [sin(k.r_i) Re S - cos(k.r_i) Im S],  u(k) = (4 pi / V)
+//   e^(-k^2/4g^2) / k^2,
 // the energy C [sum_k u(k) |S(k)|^2 - g/sqrt(pi) sum q^2 - pi Q^2 / (2 V g^2)] (self term and
 // neutralizing background) and the virial C sum_k u(k) |S(k)|^2 (1 - k^2 / (2 g^2)). C is the
 // units' Coulomb constant. The real-space part is pair style coul/long with the same g.
@@ -145,13 +146,13 @@ class Ewald {
         Kokkos::Sum<EnergyVirial>(sum));
     const double e = sum.energy, w = sum.virial;
     const double pi = 3.14159265358979323846, g = setup_.g_ewald;
-    r.energy = qqr2e_ * (e - g * q2_sum_ / std::sqrt(pi) -
-                         pi * q_sum_ * q_sum_ / (2.0 * volume_ * g * g));
+    r.energy =
+        qqr2e_ * (e - g * q2_sum_ / std::sqrt(pi) - pi * q_sum_ * q_sum_ / (2.0 * volume_ * g * g));
     r.virial = qqr2e_ * w;
     return r;
   }
 
- // Public only because CUDA forbids device lambdas in private member functions.
+  // Public only because CUDA forbids device lambdas in private member functions.
   // S(k) for every k: a team per k vector, its threads reducing over the atoms.
   template <class X, class Q>
   void structure_factors(const X& x, const Q& q, int natoms) {

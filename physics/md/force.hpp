@@ -268,9 +268,8 @@ struct PairKernel {
 
   template <class Access, class Coeff>
   KOKKOS_INLINE_FUNCTION void pair_force(const int j, const Real dx, const Real dy, const Real dz,
-                                         const int ti, const int tj, const Real qi,
-                                         Accum<Real>& a, const Access& acc,
-                                         const Coeff& coeff) const {
+                                         const int ti, const int tj, const Real qi, Accum<Real>& a,
+                                         const Access& acc, const Coeff& coeff) const {
     const Real r2 = dx * dx + dy * dy + dz * dz;
     const Entry& e = coeff(ti, tj);
     // Computed for every list entry and multiplied by 0 or 1, not branched on: about a quarter
@@ -438,8 +437,8 @@ class ForceCompute {
                       const Coeffs& coeffs, int n, bool ev) {
     if (!ev) {
       run(o,
-          PairKernel<Space, Real, Style, Rows, Sink, false, Pos>{pos, rows, sink, coeffs, n, {},
-                                                                 below_range_},
+          PairKernel<Space, Real, Style, Rows, Sink, false, Pos>{
+              pos, rows, sink, coeffs, n, {}, below_range_},
           n);
       check_range();
       return EnergyVirial{};

@@ -155,8 +155,9 @@ LammpsData read_lammps_data(const std::string& path) {
                           key == "impropers" || key == "bond types" || key == "angle types" ||
                           key == "dihedral types" || key == "improper types")) {
       if (r.integer(line, 0, "a count") != 0)
-        r.fail(line, 0,
-               "molecular topology (" + key + ") is not supported: atom_style atomic or charge only");
+        r.fail(
+            line, 0,
+            "molecular topology (" + key + ") is not supported: atom_style atomic or charge only");
     } else {
       r.fail(line, n < line.tokens.size() ? n : 0,
              "unknown header line '" + joined_words(line, 0) + "'");
@@ -247,8 +248,7 @@ LammpsData read_lammps_data(const std::string& path) {
         if (charged) d.q.push_back(r.real(l, 2, "the charge"));
         for (std::size_t c = 0; c < 3; ++c) d.x.push_back(r.real(l, first + c, "a coordinate"));
         // Image flags only record how often an atom crossed the box; positions are wrapped.
-        for (std::size_t c = first + 3; c < l.tokens.size(); ++c)
-          r.integer(l, c, "an image flag");
+        for (std::size_t c = first + 3; c < l.tokens.size(); ++c) r.integer(l, c, "an image flag");
       });
       have_atom_section = true;
     } else if (section == "Velocities") {
@@ -273,9 +273,10 @@ LammpsData read_lammps_data(const std::string& path) {
                                     : std::size_t(d.ntypes) * (d.ntypes + 1) / 2;
       entries(section, count, [](const Line&, std::size_t) {});
     } else {
-      r.fail(keyword, 0,
-             "section '" + section +
-                 "' is not supported (Masses, Atoms # atomic or # charge, Velocities, Pair Coeffs)");
+      r.fail(
+          keyword, 0,
+          "section '" + section +
+              "' is not supported (Masses, Atoms # atomic or # charge, Velocities, Pair Coeffs)");
     }
     pending = r.next(line);
   }

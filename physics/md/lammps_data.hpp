@@ -1,6 +1,6 @@
 #pragma once
-// LAMMPS data files (`read_data`) of atom_style atomic or charge: header counts and orthogonal box bounds,
-// the Masses, Atoms and Velocities sections. Coefficient sections are skipped (the input's
+// LAMMPS data files (`read_data`) of atom_style atomic or charge: header counts and orthogonal box
+// bounds, the Masses, Atoms and Velocities sections. Coefficient sections are skipped (the input's
 // pair section defines the potential); anything else is reported as an input error at the
 // offending line and column of the data file.
 #include <cstdint>

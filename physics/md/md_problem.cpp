@@ -32,8 +32,7 @@ void register_problem(core::Registry& registry) {
 
 bool style_is_built(const std::string& name) {
   try {
-    return dispatch_style(name,
-                          [](auto style) { return style_built<decltype(style)>::value; });
+    return dispatch_style(name, [](auto style) { return style_built<decltype(style)>::value; });
   } catch (const std::invalid_argument&) {
     return false;
   }

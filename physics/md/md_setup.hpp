@@ -44,8 +44,7 @@ void check_checkpoint(const core::Config& config, const core::CheckpointReader& 
 // fcc lattice as LAMMPS `lattice fcc rho`: 4 atoms per cubic cell of side (4/rho)^(1/3).
 // Atom b of each cell gets type types[b % types.size()].
 InitialState fcc_lattice(double density, int nx, int ny, int nz, const std::vector<int>& types);
-InitialState fcc_lattice_with_side(double a, int nx, int ny, int nz,
-                                   const std::vector<int>& types);
+InitialState fcc_lattice_with_side(double a, int nx, int ny, int nz, const std::vector<int>& types);
 
 // Rock salt (NaCl): cations on an fcc lattice of cell side a, anions on the same lattice shifted
 // by a/2 along x; 8 atoms per cubic cell.

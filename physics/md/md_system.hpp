@@ -8,8 +8,8 @@
 #include "force.hpp"
 #include "neighbor.hpp"
 #include "potentials/pair_style.hpp"
-#include "units.hpp"
 #include "run/checkpoint.hpp"
+#include "units.hpp"
 #include "util/random.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -145,7 +145,9 @@ class MdSystem {
   const Kokkos::View<Real*, Mem>& charges() const { return q_; }
   const Units& units() const { return params_.units; }
   // The k-space settings chosen for this system (charged styles with kspace.style: ewald).
-  const EwaldSetup* ewald_setup() const { return params_.kspace.ewald ? &ewald_.settings() : nullptr; }
+  const EwaldSetup* ewald_setup() const {
+    return params_.kspace.ewald ? &ewald_.settings() : nullptr;
+  }
   const CoulombSettings& coulomb() const { return coulomb_; }
   const TypeSet& type_set() const { return types_; }
 
@@ -377,8 +379,8 @@ class MdSystem {
     const auto type = type_;
     const auto id = id_;
     const auto mass = mass_;
-    const double damp = params_.damp, kt = params_.units.boltz * params_.t_target,
-                 dt = params_.dt, mvv2e = params_.units.mvv2e, ftm2v = params_.units.ftm2v;
+    const double damp = params_.damp, kt = params_.units.boltz * params_.t_target, dt = params_.dt,
+                 mvv2e = params_.units.mvv2e, ftm2v = params_.units.ftm2v;
     const std::uint64_t seed = params_.seed, step = static_cast<std::uint64_t>(step_);
     Kokkos::parallel_for(
         "hayate::md::langevin", Kokkos::RangePolicy<Space>(space_, 0, natoms_),
@@ -605,8 +607,8 @@ class MdSystem {
   double cutneigh_ = 0;
   Vec x_, v_, f_, x_build_, x_scratch_, v_scratch_;
   Kokkos::View<PackedAtom<Real>*, Mem> packed_;  // atoms' records, then their ghosts'
-  Kokkos::View<Real*, Mem> q_, q_scratch_;        // charges
-  Kokkos::View<Real*, Mem> packed_q_;             // charges of the packed records
+  Kokkos::View<Real*, Mem> q_, q_scratch_;       // charges
+  Kokkos::View<Real*, Mem> packed_q_;            // charges of the packed records
   Kokkos::View<int*, Mem> type_, type_scratch_;
   Kokkos::View<std::int64_t*, Mem> id_, id_scratch_;
   CellBins<Space> bins_;

@@ -24,11 +24,12 @@ struct TableSampling {
 };
 
 // The file's table resampled from its first distance to `cutoff` (cubic splines through the
-// file's points with LAMMPS' end slopes, so a table gives LAMMPS' values); cutoff <= 0 takes the file's last distance.
+// file's points with LAMMPS' end slopes, so a table gives LAMMPS' values); cutoff <= 0 takes the
+// file's last distance.
 TableData resample(const TableFile& file, double cutoff, const TableSampling& sampling);
 
 // A table of a built-in style (lj/cut, morse) with parameters `params` from `inner` to `cutoff`.
-TableData table_of_style(const std::string& style, const std::vector<double>& params,
-                         double inner, double cutoff, const TableSampling& sampling);
+TableData table_of_style(const std::string& style, const std::vector<double>& params, double inner,
+                         double cutoff, const TableSampling& sampling);
 
 }  // namespace hayate::md

@@ -13,8 +13,8 @@
 
 // A test that runs a pair style through its problem (YAML, the CLI) skips in a build that left
 // the style out (CMake option HAYATE_MD_STYLES, as the CUDA gate's build does).
-#define HAYATE_REQUIRE_MD_STYLE(name)                                                   \
-  if (!::hayate::md::style_is_built(name))                                             \
+#define HAYATE_REQUIRE_MD_STYLE(name)      \
+  if (!::hayate::md::style_is_built(name)) \
   GTEST_SKIP() << "pair style " << (name) << " is not built here (HAYATE_MD_STYLES)"
 
 namespace hayate::md::test {

@@ -19,8 +19,8 @@ namespace hayate::md {
 // The Coulomb part alone: plain 1/r.
 struct CoulCutKind {
   template <class Real>
-  KOKKOS_INLINE_FUNCTION static void eval(const Real r2, const Real qq, const Real,
-                                          Real& fpair, Real& energy) {
+  KOKKOS_INLINE_FUNCTION static void eval(const Real r2, const Real qq, const Real, Real& fpair,
+                                          Real& energy) {
     const Real rinv = Real(1) / compat::sqrt(r2);
     energy = qq * rinv;
     fpair = energy * rinv * rinv;
@@ -129,7 +129,8 @@ struct WithCoulomb {
     const PairForce<Real> s = Short::compute(r2, c.s);
     Real fc, ec;
     Kind::eval(r2, c.qqr2e * qiqj, c.g, fc, ec);
-    return {in_short * s.fpair + in_coul * fc, in_short * (s.energy - c.short_offset) + in_coul * ec};
+    return {in_short * s.fpair + in_coul * fc,
+            in_short * (s.energy - c.short_offset) + in_coul * ec};
   }
 };
 

@@ -47,10 +47,10 @@ struct has_tables<Style, std::void_t<decltype(Style::has_tables)>>
 
 // One type pair's table for pair style table, host side: n points equally spaced in r^2.
 struct TableData {
-  int n = 0;            // points
-  double innersq = 0;   // r^2 of the first point
-  double delta = 0;     // spacing in r^2
-  bool spline = false;  // cubic splines in r^2 (else linear)
+  int n = 0;                         // points
+  double innersq = 0;                // r^2 of the first point
+  double delta = 0;                  // spacing in r^2
+  bool spline = false;               // cubic splines in r^2 (else linear)
   std::vector<double> e, f, e2, f2;  // energy, |F|/r and their second derivatives in r^2
 };
 
@@ -68,12 +68,12 @@ struct TypeSet {
   std::vector<double> mass;
   std::string style = "lj/cut";
   int nparams = 2;
-  std::vector<double> params;  // ((a * n + b) * nparams + k)
-  std::vector<double> cutoff;  // (a * n + b)
-  std::vector<double> charge;  // per type: the charge atoms of the type get unless a file says
-  double coul_cutoff = 0;      // charged styles: the global Coulomb cutoff
+  std::vector<double> params;     // ((a * n + b) * nparams + k)
+  std::vector<double> cutoff;     // (a * n + b)
+  std::vector<double> charge;     // per type: the charge atoms of the type get unless a file says
+  double coul_cutoff = 0;         // charged styles: the global Coulomb cutoff
   std::vector<TableData> tables;  // pair style table: one per pair (its parameter is the index)
-  bool shift = false;          // energy shifted to zero at the cutoff (pair_modify shift yes)
+  bool shift = false;             // energy shifted to zero at the cutoff (pair_modify shift yes)
 
   int size() const { return static_cast<int>(names.size()); }
   const double* pair(int a, int b) const { return &params[(a * size() + b) * nparams]; }
@@ -150,8 +150,7 @@ struct PairCoeffs {
         } else if constexpr (has_tables<Style>::value) {
           e.c = Style::template coeff<Real>(t.pair(a, b), out.data.data(), t);
           e.cutsq = Real(rc * rc);
-          if (t.shift)
-            e.offset = Real(t.tables[std::size_t(t.pair(a, b)[0])].e.back());
+          if (t.shift) e.offset = Real(t.tables[std::size_t(t.pair(a, b)[0])].e.back());
         } else {
           e.c = Style::template coeff<Real>(t.pair(a, b));
           e.cutsq = Real(rc * rc);

@@ -26,17 +26,20 @@ struct StyleInfo {
 
 template <class Style>
 StyleInfo style_info_of() {
-  return StyleInfo{Style::name, is_charged<Style>::value, has_tables<Style>::value,
+  return StyleInfo{Style::name,
+                   is_charged<Style>::value,
+                   has_tables<Style>::value,
                    std::vector<std::string>(Style::params, Style::params + Style::nparams),
                    std::vector<double>(Style::defaults, Style::defaults + Style::nparams),
-                   Style::mixes, &Style::mix};
+                   Style::mixes,
+                   &Style::mix};
 }
 
 inline const std::vector<StyleInfo>& pair_styles() {
   static const std::vector<StyleInfo> styles{
-      style_info_of<LjCut>(),        style_info_of<Morse>(),        style_info_of<CoulCut>(),
-      style_info_of<CoulLong>(),     style_info_of<LjCutCoulCut>(), style_info_of<LjCutCoulLong>(),
-      style_info_of<Table>(),        style_info_of<TableCoulCut>(), style_info_of<TableCoulLong>()};
+      style_info_of<LjCut>(),    style_info_of<Morse>(),        style_info_of<CoulCut>(),
+      style_info_of<CoulLong>(), style_info_of<LjCutCoulCut>(), style_info_of<LjCutCoulLong>(),
+      style_info_of<Table>(),    style_info_of<TableCoulCut>(), style_info_of<TableCoulLong>()};
   return styles;
 }
 

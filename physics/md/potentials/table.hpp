@@ -30,7 +30,7 @@ struct Table {
     const Real* e2 = nullptr;
     const Real* f2 = nullptr;
     Real innersq = 0, invdelta = 0, h2_6 = 0;  // h2_6 = delta^2 / 6
-    int last = 0;                               // n - 2: the last interval
+    int last = 0;                              // n - 2: the last interval
     int spline = 0;
   };
 
