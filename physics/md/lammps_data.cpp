@@ -2,6 +2,7 @@
 
 #include "config/error.hpp"
 #include "io/input_file.hpp"
+#include "io/text_reader.hpp"
 
 #include <fmt/format.h>
 
@@ -17,88 +18,7 @@ namespace hayate::md {
 
 namespace {
 
-struct Token {
-  std::string text;
-  int column;  // 1-based
-};
-
-struct Line {
-  int number = 0;
-  std::vector<Token> tokens;  // without the comment
-  std::string comment;        // text after '#', trimmed
-};
-
-class Reader {
- public:
-  explicit Reader(const std::string& path)
-      : path_(path),
-        bytes_(core::check_input_file(path, "data file", core::max_data_file_bytes)),
-        in_(path) {
-    if (!in_) throw core::InputError(core::SourceLocation{path, 0, 0}, "cannot open the data file");
-  }
-
-  std::uintmax_t bytes() const { return bytes_; }
-
-  // The next line, or false at the end of the file.
-  bool next(Line& line) {
-    std::string text;
-    if (!std::getline(in_, text)) return false;
-    line = Line{};
-    line.number = ++number_;
-    const auto hash = text.find('#');
-    if (hash != std::string::npos) {
-      line.comment = text.substr(hash + 1);
-      const auto b = line.comment.find_first_not_of(" \t\r");
-      const auto e = line.comment.find_last_not_of(" \t\r");
-      line.comment = b == std::string::npos ? "" : line.comment.substr(b, e - b + 1);
-      text.resize(hash);
-    }
-    std::size_t i = 0;
-    while (i < text.size()) {
-      while (i < text.size() && (text[i] == ' ' || text[i] == '\t' || text[i] == '\r')) ++i;
-      if (i >= text.size()) break;
-      const std::size_t b = i;
-      while (i < text.size() && text[i] != ' ' && text[i] != '\t' && text[i] != '\r') ++i;
-      line.tokens.push_back(Token{text.substr(b, i - b), static_cast<int>(b) + 1});
-    }
-    return true;
-  }
-
-  [[noreturn]] void fail(int line, int column, const std::string& message) const {
-    throw core::InputError(core::SourceLocation{path_, line, column}, message);
-  }
-  [[noreturn]] void fail(const Line& line, std::size_t token, const std::string& message) const {
-    fail(line.number, token < line.tokens.size() ? line.tokens[token].column : 1, message);
-  }
-
-  double real(const Line& line, std::size_t k, const char* what) const {
-    const std::string& s = line.tokens[k].text;
-    char* end = nullptr;
-    errno = 0;
-    const double v = std::strtod(s.c_str(), &end);
-    if (end != s.c_str() + s.size() || errno == ERANGE || !std::isfinite(v))
-      fail(line, k, fmt::format("expected a number for {}, found '{}'", what, s));
-    return v;
-  }
-
-  std::int64_t integer(const Line& line, std::size_t k, const char* what) const {
-    const std::string& s = line.tokens[k].text;
-    char* end = nullptr;
-    errno = 0;
-    const long long v = std::strtoll(s.c_str(), &end, 10);
-    if (end != s.c_str() + s.size() || errno == ERANGE)
-      fail(line, k, fmt::format("expected an integer for {}, found '{}'", what, s));
-    return v;
-  }
-
-  int lines_read() const { return number_; }
-
- private:
-  std::string path_;
-  std::uintmax_t bytes_ = 0;
-  std::ifstream in_;
-  int number_ = 0;
-};
+using Line = core::TextLine;
 
 std::string joined_words(const Line& line, std::size_t from) {
   std::string s;
@@ -114,7 +34,8 @@ bool is_section(const Line& line) {
 }  // namespace
 
 LammpsData read_lammps_data(const std::string& path) {
-  Reader r(path);
+  const std::uintmax_t bytes = core::check_input_file(path, "data file", core::max_data_file_bytes);
+  core::TextReader r(path, "the data file");
   LammpsData d;
   Line line;
   if (!r.next(line)) r.fail(1, 1, "empty data file (the first line is a title)");
@@ -223,7 +144,7 @@ LammpsData read_lammps_data(const std::string& path) {
       const std::size_t first = charged ? 3 : 2;
       // The header's count is not trusted for memory: storage grows with the lines read, and an
       // Atoms line takes at least 10 bytes ("1 1 0 0 0" and a newline).
-      const std::size_t likely = std::min<std::uintmax_t>(natoms, r.bytes() / 10);
+      const std::size_t likely = std::min<std::uintmax_t>(natoms, bytes / 10);
       d.id.reserve(likely);
       d.type.reserve(likely);
       d.x.reserve(3 * likely);
