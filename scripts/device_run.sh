@@ -7,7 +7,9 @@
 #     info BUILD                      hayate info and nvidia-smi
 #     tests BUILD [FILTER]            BUILD's unit tests (default filter: the CUDA and common ones)
 #     ab BASE NEW [ROUNDS]            benchmarks/regress.sh BASE NEW OUT/ab-<NEW>
-#     sanitize BUILD TOOL FILTER      compute-sanitizer --tool TOOL over BUILD's tests in FILTER
+#     sanitize BUILD TOOL FILTER [SHARDS [LIMIT]]
+#                                     compute-sanitizer --tool TOOL over BUILD's tests in FILTER,
+#                                     SHARDS processes side by side, each cut at LIMIT s (540)
 #     bench BUILD FILTER [REPS]       BUILD's benchmarks matching FILTER, medians of REPS (5)
 #     lammps DIR INPUT [VAR=VALUE]... LAMMPS packed in DIR (scripts/pack_lammps.sh) on INPUT
 #     run BUILD INPUT [KEY=VALUE]...  BUILD's hayate on INPUT with --set KEY=VALUE; its CSV files
@@ -67,14 +69,30 @@ while [ $# -gt 0 ]; do
       note "ab $base -> $new: exit $? ($((SECONDS - start)) s)"
       tail -n 30 "$out/ab-$(name_of "$new").txt" >>"$summary" ;;
     sanitize)
+      # Shards run side by side on the one GPU (gtest's GTEST_TOTAL_SHARDS), each stopped after
+      # LIMIT seconds; the note counts the tests that finished, so a cut run says how far it got.
       build=$1 tool=$2 filter=$3
       shift 3
-      log="$out/sanitize-$tool-$(name_of "$build").txt"
-      (cd "$build/unit_tests" && LD_LIBRARY_PATH=$(libs "$here/$build") OMP_PROC_BIND=false \
-         HAYATE_TEST_BINARY="$here/$build/hayate" HAYATE_TEST_SOURCE_DIR="$here" \
-         compute-sanitizer --tool "$tool" --error-exitcode 9 ./hayate_tests \
-         --gtest_filter="$filter") >"$log" 2>&1
-      note "sanitize $tool $build ($filter): exit $?, $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -n 1)" ;;
+      shards=1 limit=540
+      if [ $# -gt 0 ] && [[ "$1" =~ ^[0-9]+$ ]]; then shards=$1; shift; fi
+      if [ $# -gt 0 ] && [[ "$1" =~ ^[0-9]+$ ]]; then limit=$1; shift; fi
+      start=$SECONDS
+      for shard in $(seq 0 $((shards - 1))); do
+        log="$out/sanitize-$tool-$(name_of "$build")-$shard.txt"
+        (cd "$build/unit_tests" && LD_LIBRARY_PATH=$(libs "$here/$build") OMP_PROC_BIND=false \
+           OMP_NUM_THREADS=2 GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$shard \
+           HAYATE_TEST_BINARY="$here/$build/hayate" HAYATE_TEST_SOURCE_DIR="$here" \
+           timeout "$limit" compute-sanitizer --tool "$tool" --error-exitcode 9 ./hayate_tests \
+           --gtest_filter="$filter"; echo "exit $?") >"$log" 2>&1 &
+      done
+      wait
+      logs=("$out/sanitize-$tool-$(name_of "$build")"-*.txt)
+      ok=$(cat "${logs[@]}" | grep -c '^\[       OK \]')
+      failed=$(cat "${logs[@]}" | grep -c '^\[  FAILED  \] [A-Za-z]')
+      exits=$(grep -h '^exit ' "${logs[@]}" | sort | uniq -c | tr -s ' ' | tr '\n' ',')
+      hazards=$(grep -h -E '(ERROR|RACECHECK) SUMMARY' "${logs[@]}" | sort | uniq -c | tr -s ' ' | tr '\n' ',')
+      note "sanitize $tool $build ($filter, $shards shards): $ok tests ok, $failed failed;" \
+        "exits:$exits summaries:$hazards ($((SECONDS - start)) s)" ;;
     bench)
       build=$1 filter=$2
       shift 2
