@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
-"""Draws the pictures of the "Validation" sections of docs/user/{ode,gravity,fhp}.md from what
+"""Draws the pictures of the "Validation" sections of docs/user/{ode,gravity,fhp,md}.md from what
 the validation tests measured.
 
     HAYATE_VALIDATION_OUTPUT=out/validation ctest --preset openmp -L validation
-    python3 scripts/plot_validation.py out/validation docs/user/images [ode gravity fhp]
+    python3 scripts/plot_validation.py out/validation docs/user/images [ode gravity fhp md]
 
 Each test writes its measurements as CSV into HAYATE_VALIDATION_OUTPUT (a relative folder is
 taken from the test's working directory, build/openmp/unit_tests; give an absolute one); this
-script reads them and writes validation_ode.svg, validation_gravity.svg and validation_fhp.svg,
+script reads them and writes validation_ode.svg, validation_gravity.svg, validation_fhp.svg
+and validation_md.svg,
 a panel per case with the published value or curve drawn beside the measurement. Python 3
 standard library only (svg_chart.py beside it).
 
@@ -208,6 +209,27 @@ def fhp(folder, out):
     write_figure(os.path.join(out, "validation_fhp.svg"), panels)
 
 
+def md(folder, out):
+    panels = []
+    c = table(folder, "md_lj_crystal")
+    p = Panel("Lennard-Jones fcc crystal: energy per atom", "nearest-neighbour distance / sigma",
+              "U / (N epsilon)", legend="upper right")
+    rs = [1.0 + 0.005 * k for k in range(61)]
+    p.line(rs, [2 * (12.13188 * r ** -12 - 14.45392 * r ** -6) for r in rs], "#000000",
+           label="Lennard-Jones & Ingham (1925) lattice sums")
+    p.points(c["r"], c["energy"], 3, label="hayate, cutoff 6 sigma + tail")
+    panels.append(p)
+    m = table(folder, "md_morse_period")
+    p = Panel("Morse pair: period against energy", "E / D above the minimum",
+              "period (mu = 1/2, D = 1, a = 2)", legend="upper left")
+    es = [0.01 * k for k in range(0, 93)]
+    p.line(es, [math.pi / 2 / math.sqrt(1 - e) for e in es], "#000000",
+           label="(pi / a) sqrt(2 mu / -E) (Landau & Lifshitz)")
+    p.points(m["excitation"], m["period"], 3, label="hayate, velocity Verlet, dt 0.001")
+    panels.append(p)
+    write_figure(os.path.join(out, "validation_md.svg"), panels)
+
+
 def read_vtk(path):
     """(step, origin, spacing, dims, velocity rows) of a legacy VTK file written by hayate fhp."""
     with open(path) as f:
@@ -272,7 +294,7 @@ def main(argv):
         sys.exit(__doc__)
     folder, out = argv[1], argv[2]
     os.makedirs(out, exist_ok=True)
-    figures = {"ode": ode, "gravity": gravity, "fhp": fhp}
+    figures = {"ode": ode, "gravity": gravity, "fhp": fhp, "md": md}
     for name in argv[3:] or figures:
         figures[name](folder, out)
 
