@@ -257,6 +257,7 @@ TYPED_TEST(MdDynamics, RestartIsBitwise) {
 }
 
 TYPED_TEST(MdDynamics, RestartWithEwaldIsBitwise) {
+  HAYATE_REQUIRE_MD_STYLE("lj/cut/coul/long");
   const std::string backend = core::space_name<TypeParam>();
   expect_bitwise_restart(backend, "full", "atomic", "double", "packed", charged_restart_yaml);
   if (!core::ExecTraits<TypeParam>::is_gpu)
