@@ -4,6 +4,7 @@
 #include "fhp/fhp_fields.hpp"
 #include "fhp/fhp_init.hpp"
 #include "fhp/fhp_obstacles.hpp"
+#include "serial_space.hpp"
 
 #include <gtest/gtest.h>
 
@@ -13,12 +14,7 @@
 namespace hayate::fhp {
 namespace {
 
-// Serial: a loaded 2-core machine runs it faster than threads that wait for each other.
-#ifdef KOKKOS_ENABLE_SERIAL
-using Space = Kokkos::Serial;
-#else
-using Space = Kokkos::DefaultHostExecutionSpace;
-#endif
+using Space = hayate::test::SerialSpace;
 
 // Boltzmann-approximation kinematic shear viscosities (Frisch et al. 1987), d = rho / b.
 double viscosity_fhp1(double d) {

@@ -8,6 +8,7 @@
 #include "fhp/fhp_init.hpp"
 #include "fhp/fhp_kernels.hpp"
 #include "fhp/fhp_obstacles.hpp"
+#include "serial_space.hpp"
 #include "validation_output.hpp"
 
 #include <gtest/gtest.h>
@@ -22,11 +23,7 @@
 namespace hayate::fhp {
 namespace {
 
-#ifdef KOKKOS_ENABLE_SERIAL
-using Space = Kokkos::Serial;
-#else
-using Space = Kokkos::DefaultHostExecutionSpace;
-#endif
+using Space = hayate::test::SerialSpace;
 
 // FHP-III at d = 0.3 (rho = 2.1), the shipped inputs' gas: the Galilean factor
 // g = (7/12)(1 - 2d)/(1 - d) scales the advection term, and the viscosity measured from shear

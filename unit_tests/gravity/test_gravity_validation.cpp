@@ -7,6 +7,7 @@
 #include "gravity/direct_solver.hpp"
 #include "gravity_test_util.hpp"
 #include "run/checkpoint.hpp"
+#include "serial_space.hpp"
 #include "validation_output.hpp"
 
 #include <gtest/gtest.h>
@@ -27,11 +28,7 @@ using namespace hayate::gravity;
 using hayate::test::read_csv_columns;
 using hayate::test::run_input;
 
-#ifdef KOKKOS_ENABLE_SERIAL
-using Space = Kokkos::Serial;
-#else
-using Space = Kokkos::DefaultHostExecutionSpace;
-#endif
+using Space = hayate::test::SerialSpace;
 
 const std::string backend = hayate::core::space_name<Space>();
 std::string out_dir(const std::string& name) {

@@ -3,6 +3,7 @@
 // Lennard-Jones and Ingham's lattice sums, and the period of a Morse oscillator against its
 // closed form, at every amplitude up to near dissociation. Serial backend, double precision.
 #include "md_test_util.hpp"
+#include "serial_space.hpp"
 #include "validation_output.hpp"
 
 #include <gtest/gtest.h>
@@ -13,11 +14,7 @@
 namespace hayate::md::test {
 namespace {
 
-#ifdef KOKKOS_ENABLE_SERIAL
-using Space = Kokkos::Serial;
-#else
-using Space = Kokkos::DefaultHostExecutionSpace;
-#endif
+using Space = hayate::test::SerialSpace;
 
 constexpr double pi = 3.14159265358979323846;
 
