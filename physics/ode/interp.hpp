@@ -479,7 +479,10 @@ KOKKOS_INLINE_FUNCTION void run_local_stream(const std::uint32_t* code, int len,
     } else {
       at = (w & kTeamPerLane) != 0 ? tab[a * kWarp] : std::int32_t(a);
     }
-    const double o = u[(w & kTeamReads) != 0 ? at : 0];
+    // A word without an operand loads nothing: a load of any fixed slot would race with the
+    // in-place stores other warps make to it in the same phase (racecheck sees it, even though
+    // the value goes unused).
+    const double o = (w & kTeamReads) != 0 ? u[at] : 0.0;
     if (pair || is_binary(op)) {
       // pair: push the top, then op(o, second value); operand: op(o, top) or op(top, o);
       // stack: op(value below the top, top). A pair that takes in the stack operation after it
