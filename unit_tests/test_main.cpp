@@ -8,20 +8,42 @@
 #include <csignal>
 #include <cstdlib>
 #if defined(__GLIBC__)
+#include <dlfcn.h>
 #include <execinfo.h>
+#include <ucontext.h>
 #include <unistd.h>
+
+#include <cstdio>
 #endif
 
 namespace {
-// A crashing test should say where: the stack goes to stderr (addresses resolve with addr2line
-// against the unstripped binary), then the default action runs.
-void print_stack_and_reraise(int sig) {
+// A crashing test should say where: the faulting address and instruction (as an offset into
+// the object that holds it, for addr2line; the unwinder cannot always step past the signal
+// frame, e.g. out of a driver library), then the stack, then the default action runs.
+void print_stack_and_reraise(int sig, siginfo_t* info, void* context) {
 #if defined(__GLIBC__)
+  char line[512];
+  const void* pc = nullptr;
+#if defined(__x86_64__)
+  pc = reinterpret_cast<const void*>(static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_RIP]);
+#endif
+  Dl_info where{};
+  const bool known = pc != nullptr && dladdr(pc, &where) != 0 && where.dli_fname != nullptr;
+  const int len = std::snprintf(
+      line, sizeof line, "\nfatal signal %d in a unit test: address %p, instruction %p (%s+%#lx)\n",
+      sig, info->si_addr, pc, known ? where.dli_fname : "?",
+      known ? static_cast<unsigned long>(static_cast<const char*>(pc) -
+                                         static_cast<const char*>(where.dli_fbase))
+            : 0ul);
+  [[maybe_unused]] auto w = write(STDERR_FILENO, line, std::size_t(len > 0 ? len : 0));
   void* frames[64];
   const int n = backtrace(frames, 64);
-  const char msg[] = "\nfatal signal in a unit test; stack:\n";
-  [[maybe_unused]] const auto w = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+  const char msg[] = "stack:\n";
+  w = write(STDERR_FILENO, msg, sizeof(msg) - 1);
   backtrace_symbols_fd(frames, n, STDERR_FILENO);
+#else
+  (void)info;
+  (void)context;
 #endif
   std::signal(sig, SIG_DFL);
   std::raise(sig);
@@ -30,9 +52,10 @@ void print_stack_and_reraise(int sig) {
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  std::signal(SIGSEGV, print_stack_and_reraise);
-  std::signal(SIGBUS, print_stack_and_reraise);
-  std::signal(SIGFPE, print_stack_and_reraise);
+  struct sigaction action {};
+  action.sa_sigaction = print_stack_and_reraise;
+  action.sa_flags = SA_SIGINFO;
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE}) sigaction(sig, &action, nullptr);
   hayate::compat::initialize_kokkos(0, -1);
   hayate::core::register_builtin_problems(hayate::core::Registry::instance());
   const int rc = RUN_ALL_TESTS();

@@ -42,7 +42,7 @@ run:
 )";
 
 std::string out_dir(const std::string& name) {
-  return "fhp_test_out/" + name;
+  return (hayate::test::scratch_path("fhp") / name).string();
 }
 
 core::RunResult run(const std::string& name, const std::vector<std::string>& overrides,
@@ -118,8 +118,8 @@ TEST(FhpProblem, WritesFieldsAndPictures) {
 }
 
 TEST(FhpProblem, BadInputNamesTheLine) {
-  const std::string dir = "fhp_test_out";
-  std::system(("mkdir -p " + dir).c_str());
+  const std::string dir = out_dir("");
+  std::filesystem::create_directories(dir);
   struct Case {
     std::string yaml, expect;
   };

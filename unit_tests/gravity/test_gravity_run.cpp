@@ -23,6 +23,12 @@ using hayate::test::run_input;
 
 constexpr double two_pi = 6.283185307179586;
 
+// Every output under this process's scratch folder: test shards that run side by side (and
+// sanitizer runs) never share one.
+std::string gravity_out(const std::string& name) {
+  return (hayate::test::scratch_path("gravity") / name).string();
+}
+
 const char* kepler_yaml = R"(
 problem: gravity
 precision: double
@@ -48,9 +54,7 @@ template <class Space>
 class GravityRun : public ::testing::Test {
  protected:
   std::string backend() const { return hayate::core::space_name<Space>(); }
-  std::string dir(const std::string& name) const {
-    return "gravity_test_out/" + name + "_" + backend();
-  }
+  std::string dir(const std::string& name) const { return gravity_out(name + "_" + backend()); }
 };
 HAYATE_SPACE_TEST_SUITE(GravityRun);
 
@@ -426,13 +430,13 @@ output: {every: 1}
 }
 
 std::string write_file(const std::string& name, const std::string& text) {
-  const std::string path = "gravity_test_out/" + name;
+  const std::string path = gravity_out(name);
   std::ofstream(path) << text;
   return path;
 }
 
 TEST(GravityInput, BadInputsFailWithLocationAndExitCode2) {
-  std::system("mkdir -p gravity_test_out");
+  std::filesystem::create_directories(gravity_out(""));
   struct Case {
     std::string yaml, command, expect;
   };
@@ -462,27 +466,26 @@ TEST(GravityInput, BadInputsFailWithLocationAndExitCode2) {
   for (std::size_t k = 0; k < cases.size(); ++k) {
     const std::string path = write_file(std::string(names[k]) + ".yaml", cases[k].yaml);
     const bool run = cases[k].command.rfind("run", 0) == 0;
-    const auto r =
-        hayate::test::run_cli(cases[k].command + " " + path +
-                              (run ? " --output gravity_test_out/" + std::string(names[k]) : ""));
+    const auto r = hayate::test::run_cli(cases[k].command + " " + path +
+                                         (run ? " --output " + gravity_out(names[k]) : ""));
     EXPECT_EQ(r.exit_code, 2) << names[k] << ": " << r.output;
     EXPECT_NE(r.output.find(cases[k].expect), std::string::npos) << names[k] << ": " << r.output;
   }
 }
 
 TEST(GravityInput, MalformedParticleFilesNameLineAndColumn) {
-  std::system("mkdir -p gravity_test_out");
+  std::filesystem::create_directories(gravity_out(""));
   const std::string csv =
       write_file("bad.csv", "x,y,z,vx,vy,vz,m\n0,0,0,0,0,0,1\n1,0,zz,0,0,0,1\n");
   const std::string yaml =
       write_file("bad_csv.yaml", "problem: gravity\ninitial:\n  type: file\n  file: " + csv + "\n");
-  auto r = hayate::test::run_cli("run --quiet " + yaml + " --output gravity_test_out/bad_csv");
+  auto r = hayate::test::run_cli("run --quiet " + yaml + " --output " + gravity_out("bad_csv"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("bad.csv:3:5"), std::string::npos) << r.output;
   const std::string csv2 = write_file("bad2.csv", "x,y,z,vx,vy,m\n0,0,0,0,0,1\n");
   const std::string yaml2 = write_file(
       "bad_csv2.yaml", "problem: gravity\ninitial:\n  type: file\n  file: " + csv2 + "\n");
-  r = hayate::test::run_cli("run --quiet " + yaml2 + " --output gravity_test_out/bad_csv2");
+  r = hayate::test::run_cli("run --quiet " + yaml2 + " --output " + gravity_out("bad_csv2"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("'vz' is missing"), std::string::npos) << r.output;
 }
