@@ -7,6 +7,7 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <utility>
 #if defined(__GLIBC__)
 #include <dlfcn.h>
 #include <execinfo.h>
@@ -24,18 +25,27 @@ void print_stack_and_reraise(int sig, siginfo_t* info, void* context) {
 #if defined(__GLIBC__)
   char line[512];
   const void* pc = nullptr;
+  // The word at the stack top: after a call through a null pointer (instruction 0) it is the
+  // return address into the caller.
+  const void* top = nullptr;
 #if defined(__x86_64__)
-  pc = reinterpret_cast<const void*>(static_cast<ucontext_t*>(context)->uc_mcontext.gregs[REG_RIP]);
+  const auto& regs = static_cast<ucontext_t*>(context)->uc_mcontext.gregs;
+  pc = reinterpret_cast<const void*>(regs[REG_RIP]);
+  top = *reinterpret_cast<const void* const*>(regs[REG_RSP]);
 #endif
-  Dl_info where{};
-  const bool known = pc != nullptr && dladdr(pc, &where) != 0 && where.dli_fname != nullptr;
-  const int len = std::snprintf(
-      line, sizeof line, "\nfatal signal %d in a unit test: address %p, instruction %p (%s+%#lx)\n",
-      sig, info->si_addr, pc, known ? where.dli_fname : "?",
-      known ? static_cast<unsigned long>(static_cast<const char*>(pc) -
-                                         static_cast<const char*>(where.dli_fbase))
-            : 0ul);
+  int len = std::snprintf(line, sizeof line, "\nfatal signal %d in a unit test: address %p\n", sig,
+                          info->si_addr);
   [[maybe_unused]] auto w = write(STDERR_FILENO, line, std::size_t(len > 0 ? len : 0));
+  for (const auto& [what, at] : {std::pair{"instruction", pc}, std::pair{"stack top", top}}) {
+    Dl_info where{};
+    const bool known = at != nullptr && dladdr(at, &where) != 0 && where.dli_fname != nullptr;
+    len = std::snprintf(
+        line, sizeof line, "%s %p (%s+%#lx)\n", what, at, known ? where.dli_fname : "?",
+        known ? static_cast<unsigned long>(static_cast<const char*>(at) -
+                                           static_cast<const char*>(where.dli_fbase))
+              : 0ul);
+    w = write(STDERR_FILENO, line, std::size_t(len > 0 ? len : 0));
+  }
   void* frames[64];
   const int n = backtrace(frames, 64);
   const char msg[] = "stack:\n";
