@@ -30,12 +30,14 @@ test: build
 cuda:
 	$(MAKE) build PRESET=cuda
 
-# CI's CUDA gate: the cuda preset's hayate compiles, and no kernel starts spilling or passes an
-# occupancy step in registers against benchmarks/reference/cuda-resources.json.
+# CI's CUDA gate: the cuda preset's hayate compiles, no kernel starts spilling or passes an
+# occupancy step in registers against benchmarks/reference/cuda-resources.json, and no
+# host-device lambda is compiled in two translation units (scripts/check_cuda_lambdas.sh).
 cuda-check: deps
 	cmake --preset cuda-check
 	cmake --build --preset cuda-check -j $(JOBS) 2>&1 | tee build/cuda-check/ptxas.log | grep -v '^ptxas info\|^    [0-9]* bytes stack' ; test $${PIPESTATUS[0]} -eq 0
 	python3 scripts/cuda_resources.py check build/cuda-check/ptxas.log
+	bash scripts/check_cuda_lambdas.sh build/cuda-check/hayate
 
 debug-test:
 	$(MAKE) test PRESET=debug

@@ -128,87 +128,15 @@ class Ewald {
 
   // Adds the wave-space forces to f; returns energy and virial (in double) when ev.
   template <class X, class Q, class F>
-  EwaldResult compute(const X& x, const Q& q, const F& f, int natoms, bool ev) {
-    structure_factors(x, q, natoms);
-    add_forces(x, q, f, natoms);
-    EwaldResult r;
-    if (!ev) return r;
-    const auto s = s_;
-    const auto u = u_;
-    EnergyVirial sum;
-    Kokkos::parallel_reduce(
-        "hayate::md::ewald_energy", Kokkos::RangePolicy<Space>(space_, 0, kcount_),
-        KOKKOS_LAMBDA(int n, EnergyVirial& v) {
-          const double s2 = s(n, 0) * s(n, 0) + s(n, 1) * s(n, 1);
-          v.energy += u(n, 0) * s2;
-          v.virial += u(n, 1) * s2;
-        },
-        Kokkos::Sum<EnergyVirial>(sum));
-    const double e = sum.energy, w = sum.virial;
-    const double pi = 3.14159265358979323846, g = setup_.g_ewald;
-    r.energy =
-        qqr2e_ * (e - g * q2_sum_ / std::sqrt(pi) - pi * q_sum_ * q_sum_ / (2.0 * volume_ * g * g));
-    r.virial = qqr2e_ * w;
-    return r;
-  }
+  EwaldResult compute(const X& x, const Q& q, const F& f, int natoms, bool ev);
 
   // Public only because CUDA forbids device lambdas in private member functions.
   // S(k) for every k: a team per k vector, its threads reducing over the atoms.
   template <class X, class Q>
-  void structure_factors(const X& x, const Q& q, int natoms) {
-    using Team = typename Kokkos::TeamPolicy<Space>::member_type;
-    const auto k = k_;
-    const auto s = s_;
-    Kokkos::parallel_for(
-        "hayate::md::ewald_structure", Kokkos::TeamPolicy<Space>(space_, kcount_, Kokkos::AUTO),
-        KOKKOS_LAMBDA(const Team& team) {
-          const int n = team.league_rank();
-          const double kx = k(n, 0), ky = k(n, 1), kz = k(n, 2);
-          Kokkos::complex<double> sum;
-          Kokkos::parallel_reduce(
-              Kokkos::TeamThreadRange(team, natoms),
-              [&](const int j, Kokkos::complex<double>& acc) {
-                const double phase =
-                    kx * double(x(j, 0)) + ky * double(x(j, 1)) + kz * double(x(j, 2));
-                const double qj = double(q(j));
-                acc += Kokkos::complex<double>(qj * compat::cos(phase), qj * compat::sin(phase));
-              },
-              sum);
-          Kokkos::single(Kokkos::PerTeam(team), [&]() {
-            s(n, 0) = sum.real();
-            s(n, 1) = sum.imag();
-          });
-        });
-  }
+  void structure_factors(const X& x, const Q& q, int natoms);
 
   template <class X, class Q, class F>
-  void add_forces(const X& x, const Q& q, const F& f, int natoms) {
-    const auto k = k_;
-    const auto u = u_;
-    const auto s = s_;
-    const int kcount = kcount_;
-    const double c = qqr2e_;
-    Kokkos::parallel_for(
-        "hayate::md::ewald_force", Kokkos::RangePolicy<Space>(space_, 0, natoms),
-        KOKKOS_LAMBDA(int i) {
-          const double xi = double(x(i, 0)), yi = double(x(i, 1)), zi = double(x(i, 2));
-          double fx = 0, fy = 0, fz = 0;
-          for (int n = 0; n < kcount; ++n) {
-            const double kx = k(n, 0), ky = k(n, 1), kz = k(n, 2);
-            const double phase = kx * xi + ky * yi + kz * zi;
-            const double partial =
-                2.0 * u(n, 0) * (compat::sin(phase) * s(n, 0) - compat::cos(phase) * s(n, 1));
-            fx += partial * kx;
-            fy += partial * ky;
-            fz += partial * kz;
-          }
-          const double qc = c * double(q(i));
-          using Real = typename F::value_type;
-          f(i, 0) += Real(qc * fx);
-          f(i, 1) += Real(qc * fy);
-          f(i, 2) += Real(qc * fz);
-        });
-  }
+  void add_forces(const X& x, const Q& q, const F& f, int natoms);
 
  private:
   Space space_;
@@ -219,5 +147,119 @@ class Ewald {
   Kokkos::View<double* [2], Kokkos::LayoutRight, Mem> u_;  // u(k), u(k) (1 - k^2 / 2g^2)
   Kokkos::View<double* [2], Kokkos::LayoutRight, Mem> s_;  // Re S(k), Im S(k)
 };
+
+template <class Space>
+template <class X, class Q, class F>
+EwaldResult Ewald<Space>::compute(const X& x, const Q& q, const F& f, int natoms, bool ev) {
+  structure_factors(x, q, natoms);
+  add_forces(x, q, f, natoms);
+  EwaldResult r;
+  if (!ev) return r;
+  const auto s = s_;
+  const auto u = u_;
+  EnergyVirial sum;
+  Kokkos::parallel_reduce(
+      "hayate::md::ewald_energy", Kokkos::RangePolicy<Space>(space_, 0, kcount_),
+      KOKKOS_LAMBDA(int n, EnergyVirial& v) {
+        const double s2 = s(n, 0) * s(n, 0) + s(n, 1) * s(n, 1);
+        v.energy += u(n, 0) * s2;
+        v.virial += u(n, 1) * s2;
+      },
+      Kokkos::Sum<EnergyVirial>(sum));
+  const double e = sum.energy, w = sum.virial;
+  const double pi = 3.14159265358979323846, g = setup_.g_ewald;
+  r.energy =
+      qqr2e_ * (e - g * q2_sum_ / std::sqrt(pi) - pi * q_sum_ * q_sum_ / (2.0 * volume_ * g * g));
+  r.virial = qqr2e_ * w;
+  return r;
+}
+
+template <class Space>
+template <class X, class Q>
+void Ewald<Space>::structure_factors(const X& x, const Q& q, int natoms) {
+  using Team = typename Kokkos::TeamPolicy<Space>::member_type;
+  const auto k = k_;
+  const auto s = s_;
+  Kokkos::parallel_for(
+      "hayate::md::ewald_structure", Kokkos::TeamPolicy<Space>(space_, kcount_, Kokkos::AUTO),
+      KOKKOS_LAMBDA(const Team& team) {
+        const int n = team.league_rank();
+        const double kx = k(n, 0), ky = k(n, 1), kz = k(n, 2);
+        Kokkos::complex<double> sum;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(team, natoms),
+            [&](const int j, Kokkos::complex<double>& acc) {
+              const double phase =
+                  kx * double(x(j, 0)) + ky * double(x(j, 1)) + kz * double(x(j, 2));
+              const double qj = double(q(j));
+              acc += Kokkos::complex<double>(qj * compat::cos(phase), qj * compat::sin(phase));
+            },
+            sum);
+        Kokkos::single(Kokkos::PerTeam(team), [&]() {
+          s(n, 0) = sum.real();
+          s(n, 1) = sum.imag();
+        });
+      });
+}
+
+template <class Space>
+template <class X, class Q, class F>
+void Ewald<Space>::add_forces(const X& x, const Q& q, const F& f, int natoms) {
+  const auto k = k_;
+  const auto u = u_;
+  const auto s = s_;
+  const int kcount = kcount_;
+  const double c = qqr2e_;
+  Kokkos::parallel_for(
+      "hayate::md::ewald_force", Kokkos::RangePolicy<Space>(space_, 0, natoms),
+      KOKKOS_LAMBDA(int i) {
+        const double xi = double(x(i, 0)), yi = double(x(i, 1)), zi = double(x(i, 2));
+        double fx = 0, fy = 0, fz = 0;
+        for (int n = 0; n < kcount; ++n) {
+          const double kx = k(n, 0), ky = k(n, 1), kz = k(n, 2);
+          const double phase = kx * xi + ky * yi + kz * zi;
+          const double partial =
+              2.0 * u(n, 0) * (compat::sin(phase) * s(n, 0) - compat::cos(phase) * s(n, 1));
+          fx += partial * kx;
+          fy += partial * ky;
+          fz += partial * kz;
+        }
+        const double qc = c * double(q(i));
+        using Real = typename F::value_type;
+        f(i, 0) += Real(qc * fx);
+        f(i, 1) += Real(qc * fy);
+        f(i, 2) += Real(qc * fz);
+      });
+}
+
+// Compiled once, in md/shared_kernels.cpp, for the views MdSystem passes (see neighbor.hpp).
+#define HAYATE_MD_EWALD_KERNELS(EXTERN, S, R)                                                    \
+  EXTERN template EwaldResult                                                                    \
+  Ewald<S>::compute<ConstVecView<R, S::memory_space>, Kokkos::View<R*, S::memory_space>,         \
+                    VecView<R, S::memory_space>>(const ConstVecView<R, S::memory_space>&,        \
+                                                 const Kokkos::View<R*, S::memory_space>&,       \
+                                                 const VecView<R, S::memory_space>&, int, bool); \
+  EXTERN template void Ewald<S>::structure_factors<ConstVecView<R, S::memory_space>,             \
+                                                   Kokkos::View<R*, S::memory_space>>(           \
+      const ConstVecView<R, S::memory_space>&, const Kokkos::View<R*, S::memory_space>&, int);   \
+  EXTERN template void                                                                           \
+  Ewald<S>::add_forces<ConstVecView<R, S::memory_space>, Kokkos::View<R*, S::memory_space>,      \
+                       VecView<R, S::memory_space>>(const ConstVecView<R, S::memory_space>&,     \
+                                                    const Kokkos::View<R*, S::memory_space>&,    \
+                                                    const VecView<R, S::memory_space>&, int);
+#define HAYATE_MD_EWALD_SPACE(EXTERN, S)    \
+  HAYATE_MD_EWALD_KERNELS(EXTERN, S, float) \
+  HAYATE_MD_EWALD_KERNELS(EXTERN, S, double)
+#ifndef HAYATE_MD_DEFINE_SHARED_KERNELS
+#ifdef KOKKOS_ENABLE_SERIAL
+HAYATE_MD_EWALD_SPACE(extern, Kokkos::Serial)
+#endif
+#ifdef KOKKOS_ENABLE_OPENMP
+HAYATE_MD_EWALD_SPACE(extern, Kokkos::OpenMP)
+#endif
+#ifdef KOKKOS_ENABLE_CUDA
+HAYATE_MD_EWALD_SPACE(extern, Kokkos::Cuda)
+#endif
+#endif
 
 }  // namespace hayate::md

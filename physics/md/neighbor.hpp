@@ -119,51 +119,7 @@ struct GhostImages {
   Kokkos::View<int*, Mem> owner, code;
 
   template <class Real, class X>
-  void build(const Space& space, const X& x, const Box<Real>& box, double cut) {
-    natoms = static_cast<int>(x.extent(0));
-    if (int(start.extent(0)) != natoms + 1)
-      start = Kokkos::View<int*, Mem>("hayate::md::ghost_start", natoms + 1);
-    // A relative margin makes rounding in the pair distance harmless (a spare ghost costs
-    // nothing); at most half the box keeps the two faces' ranges apart.
-    FaceShift<Real, X> options{x, {}, {}};
-    for (int d = 0; d < 3; ++d) {
-      const double m = cut * (1 + 1e-5), h = 0.5 * double(box.length[d]);
-      options.cut[d] = Real(m < h ? m : h);
-      options.length[d] = box.length[d];
-    }
-    const auto start_ = start;
-    const int n = natoms;
-    int total = 0;
-    Kokkos::parallel_scan(
-        "hayate::md::ghost_count", Kokkos::RangePolicy<Space>(space, 0, n + 1),
-        KOKKOS_LAMBDA(int i, int& sum, bool final) {
-          if (final) start_(i) = sum;
-          if (i < n)
-            sum += (options(i, 0) != 0 ? 2 : 1) * (options(i, 1) != 0 ? 2 : 1) *
-                       (options(i, 2) != 0 ? 2 : 1) -
-                   1;
-        },
-        total);
-    count = total;
-    if (int(owner.extent(0)) < count) {
-      owner = Kokkos::View<int*, Mem>("hayate::md::ghost_owner", count + count / 5 + 1);
-      code = Kokkos::View<int*, Mem>("hayate::md::ghost_code", count + count / 5 + 1);
-    }
-    const auto owner_ = owner, code_ = code;
-    Kokkos::parallel_for(
-        "hayate::md::ghost_fill", Kokkos::RangePolicy<Space>(space, 0, n), KOKKOS_LAMBDA(int i) {
-          const int o[3] = {options(i, 0), options(i, 1), options(i, 2)};
-          int g = start_(i);
-          for (int a = 0; a < 2; ++a)
-            for (int bb = 0; bb < 2; ++bb)
-              for (int cc = 0; cc < 2; ++cc) {
-                if ((a && !o[0]) || (bb && !o[1]) || (cc && !o[2]) || !(a || bb || cc)) continue;
-                owner_(g) = i;
-                code_(g) = image_code(a * o[0], bb * o[1], cc * o[2]);
-                ++g;
-              }
-        });
-  }
+  void build(const Space& space, const X& x, const Box<Real>& box, double cut);
 
   // Index of atom j's image with the given code (13: j itself), among atoms then ghosts.
   struct Lookup {
@@ -178,6 +134,54 @@ struct GhostImages {
   };
   Lookup lookup() const { return Lookup{start, code, natoms}; }
 };
+
+template <class Space>
+template <class Real, class X>
+void GhostImages<Space>::build(const Space& space, const X& x, const Box<Real>& box, double cut) {
+  natoms = static_cast<int>(x.extent(0));
+  if (int(start.extent(0)) != natoms + 1)
+    start = Kokkos::View<int*, Mem>("hayate::md::ghost_start", natoms + 1);
+  // A relative margin makes rounding in the pair distance harmless (a spare ghost costs
+  // nothing); at most half the box keeps the two faces' ranges apart.
+  FaceShift<Real, X> options{x, {}, {}};
+  for (int d = 0; d < 3; ++d) {
+    const double m = cut * (1 + 1e-5), h = 0.5 * double(box.length[d]);
+    options.cut[d] = Real(m < h ? m : h);
+    options.length[d] = box.length[d];
+  }
+  const auto start_ = start;
+  const int n = natoms;
+  int total = 0;
+  Kokkos::parallel_scan(
+      "hayate::md::ghost_count", Kokkos::RangePolicy<Space>(space, 0, n + 1),
+      KOKKOS_LAMBDA(int i, int& sum, bool final) {
+        if (final) start_(i) = sum;
+        if (i < n)
+          sum += (options(i, 0) != 0 ? 2 : 1) * (options(i, 1) != 0 ? 2 : 1) *
+                     (options(i, 2) != 0 ? 2 : 1) -
+                 1;
+      },
+      total);
+  count = total;
+  if (int(owner.extent(0)) < count) {
+    owner = Kokkos::View<int*, Mem>("hayate::md::ghost_owner", count + count / 5 + 1);
+    code = Kokkos::View<int*, Mem>("hayate::md::ghost_code", count + count / 5 + 1);
+  }
+  const auto owner_ = owner, code_ = code;
+  Kokkos::parallel_for(
+      "hayate::md::ghost_fill", Kokkos::RangePolicy<Space>(space, 0, n), KOKKOS_LAMBDA(int i) {
+        const int o[3] = {options(i, 0), options(i, 1), options(i, 2)};
+        int g = start_(i);
+        for (int a = 0; a < 2; ++a)
+          for (int bb = 0; bb < 2; ++bb)
+            for (int cc = 0; cc < 2; ++cc) {
+              if ((a && !o[0]) || (bb && !o[1]) || (cc && !o[2]) || !(a || bb || cc)) continue;
+              owner_(g) = i;
+              code_(g) = image_code(a * o[0], bb * o[1], cc * o[2]);
+              ++g;
+            }
+      });
+}
 
 // Atoms of each cell, contiguous. After a reorder the atoms are stored in cell order, so
 // `atoms` is the identity and cell neighbors are memory neighbors. Cells are at least
@@ -199,69 +203,72 @@ struct CellBins {
   // Bins atoms deterministically: the order inside each cell is by index, whatever the order
   // in which threads claimed the slots, so lists and force sums do not depend on scheduling.
   template <class Real, class X>
-  void bin(const Space& space, const X& x, const Box<Real>& box, double cutneigh) {
-    const int natoms = static_cast<int>(x.extent(0));
-    for (int d = 0; d < 3; ++d) {
-      const int c = static_cast<int>(double(box.length[d]) * reach / cutneigh);
-      n[d] = c < 1 ? 1 : c;
-    }
-    const int ncells = cells();
-    if (int(cell_of.extent(0)) < natoms) {
-      cell_of = Kokkos::View<int*, Mem>("hayate::md::cell_of", natoms);
-      atoms = Kokkos::View<int*, Mem>("hayate::md::cell_atoms", natoms);
-    }
-    if (int(start.extent(0)) != ncells + 1) {
-      start = Kokkos::View<int*, Mem>("hayate::md::cell_start", ncells + 1);
-      fill = Kokkos::View<int*, Mem>("hayate::md::cell_fill", ncells);
-    }
-    Kokkos::deep_copy(space, fill, 0);
-    const auto cell_of_ = cell_of, start_ = start, atoms_ = atoms, fill_ = fill;
-    const int nx = n[0], ny = n[1], nz = n[2];
-    const Real sx = Real(nx) / box.length[0], sy = Real(ny) / box.length[1],
-               sz = Real(nz) / box.length[2];
-    Kokkos::parallel_for(
-        "hayate::md::bin_count", Kokkos::RangePolicy<Space>(space, 0, natoms),
-        KOKKOS_LAMBDA(int i) {
-          int cx = int(x(i, 0) * sx), cy = int(x(i, 1) * sy), cz = int(x(i, 2) * sz);
-          cx = cx < 0 ? 0 : (cx >= nx ? nx - 1 : cx);
-          cy = cy < 0 ? 0 : (cy >= ny ? ny - 1 : cy);
-          cz = cz < 0 ? 0 : (cz >= nz ? nz - 1 : cz);
-          const int c = (cz * ny + cy) * nx + cx;
-          cell_of_(i) = c;
-          Kokkos::atomic_fetch_add(&fill_(c), 1);
-        });
-    Kokkos::parallel_scan(
-        "hayate::md::bin_scan", Kokkos::RangePolicy<Space>(space, 0, ncells + 1),
-        KOKKOS_LAMBDA(int c, int& sum, bool final) {
-          if (final) start_(c) = sum;
-          if (c < ncells) sum += fill_(c);
-        });
-    Kokkos::deep_copy(space, fill, 0);
-    Kokkos::parallel_for(
-        "hayate::md::bin_fill", Kokkos::RangePolicy<Space>(space, 0, natoms), KOKKOS_LAMBDA(int i) {
-          const int c = cell_of_(i);
-          atoms_(start_(c) + Kokkos::atomic_fetch_add(&fill_(c), 1)) = i;
-        });
-    Kokkos::parallel_for(
-        "hayate::md::bin_sort", Kokkos::RangePolicy<Space>(space, 0, ncells), KOKKOS_LAMBDA(int c) {
-          const int b = start_(c), e = start_(c + 1);
-          for (int s = b + 1; s < e; ++s) {
-            const int a = atoms_(s);
-            int t = s - 1;
-            while (t >= b && atoms_(t) > a) {
-              atoms_(t + 1) = atoms_(t);
-              --t;
-            }
-            atoms_(t + 1) = a;
-          }
-        });
-    int descents = 0;
-    Kokkos::parallel_reduce(
-        "hayate::md::bin_order", Kokkos::RangePolicy<Space>(space, 0, natoms > 0 ? natoms - 1 : 0),
-        KOKKOS_LAMBDA(int s, int& v) { v += atoms_(s + 1) <= atoms_(s) ? 1 : 0; }, descents);
-    ascending = descents == 0;
-  }
+  void bin(const Space& space, const X& x, const Box<Real>& box, double cutneigh);
 };
+
+template <class Space>
+template <class Real, class X>
+void CellBins<Space>::bin(const Space& space, const X& x, const Box<Real>& box, double cutneigh) {
+  const int natoms = static_cast<int>(x.extent(0));
+  for (int d = 0; d < 3; ++d) {
+    const int c = static_cast<int>(double(box.length[d]) * reach / cutneigh);
+    n[d] = c < 1 ? 1 : c;
+  }
+  const int ncells = cells();
+  if (int(cell_of.extent(0)) < natoms) {
+    cell_of = Kokkos::View<int*, Mem>("hayate::md::cell_of", natoms);
+    atoms = Kokkos::View<int*, Mem>("hayate::md::cell_atoms", natoms);
+  }
+  if (int(start.extent(0)) != ncells + 1) {
+    start = Kokkos::View<int*, Mem>("hayate::md::cell_start", ncells + 1);
+    fill = Kokkos::View<int*, Mem>("hayate::md::cell_fill", ncells);
+  }
+  Kokkos::deep_copy(space, fill, 0);
+  const auto cell_of_ = cell_of, start_ = start, atoms_ = atoms, fill_ = fill;
+  const int nx = n[0], ny = n[1], nz = n[2];
+  const Real sx = Real(nx) / box.length[0], sy = Real(ny) / box.length[1],
+             sz = Real(nz) / box.length[2];
+  Kokkos::parallel_for(
+      "hayate::md::bin_count", Kokkos::RangePolicy<Space>(space, 0, natoms), KOKKOS_LAMBDA(int i) {
+        int cx = int(x(i, 0) * sx), cy = int(x(i, 1) * sy), cz = int(x(i, 2) * sz);
+        cx = cx < 0 ? 0 : (cx >= nx ? nx - 1 : cx);
+        cy = cy < 0 ? 0 : (cy >= ny ? ny - 1 : cy);
+        cz = cz < 0 ? 0 : (cz >= nz ? nz - 1 : cz);
+        const int c = (cz * ny + cy) * nx + cx;
+        cell_of_(i) = c;
+        Kokkos::atomic_fetch_add(&fill_(c), 1);
+      });
+  Kokkos::parallel_scan(
+      "hayate::md::bin_scan", Kokkos::RangePolicy<Space>(space, 0, ncells + 1),
+      KOKKOS_LAMBDA(int c, int& sum, bool final) {
+        if (final) start_(c) = sum;
+        if (c < ncells) sum += fill_(c);
+      });
+  Kokkos::deep_copy(space, fill, 0);
+  Kokkos::parallel_for(
+      "hayate::md::bin_fill", Kokkos::RangePolicy<Space>(space, 0, natoms), KOKKOS_LAMBDA(int i) {
+        const int c = cell_of_(i);
+        atoms_(start_(c) + Kokkos::atomic_fetch_add(&fill_(c), 1)) = i;
+      });
+  Kokkos::parallel_for(
+      "hayate::md::bin_sort", Kokkos::RangePolicy<Space>(space, 0, ncells), KOKKOS_LAMBDA(int c) {
+        const int b = start_(c), e = start_(c + 1);
+        for (int s = b + 1; s < e; ++s) {
+          const int a = atoms_(s);
+          int t = s - 1;
+          while (t >= b && atoms_(t) > a) {
+            atoms_(t + 1) = atoms_(t);
+            --t;
+          }
+          atoms_(t + 1) = a;
+        }
+      });
+  int descents = 0;
+  Kokkos::parallel_reduce(
+      "hayate::md::bin_order", Kokkos::RangePolicy<Space>(space, 0, natoms > 0 ? natoms - 1 : 0),
+      KOKKOS_LAMBDA(int s, int& v) { v += atoms_(s + 1) <= atoms_(s) ? 1 : 0; }, descents);
+  ascending = descents == 0;
+}
 
 // Read access to one atom's neighbors, the same interface for every layout.
 template <class Mem>
@@ -548,98 +555,138 @@ struct NeighborList {
   // `cut`: the largest neighbor cutoff, the reach of the ghost images.
   template <class Real, class X, class T>
   void build(const Space& space, const X& x, const T& type, const CellBins<Space>& bins,
-             const Box<Real>& box, const NeighborCutoffs<Real, Mem>& cutoffs, double cut) {
-    natoms = static_cast<int>(x.extent(0));
-    ++builds;
-    if (use_ghosts) ghosts.build(space, x, box, cut);
-    if (int(count.extent(0)) != natoms)
-      count = Kokkos::View<int*, Mem>("hayate::md::neigh_count", natoms);
-    const bool half = kind == ListKind::Half;
-    auto search = [&](auto sink) {
-      using Sink = decltype(sink);
-      NeighborSearch<Space, Real, Sink> functor{x,
-                                                type,
-                                                bins.cell_of,
-                                                bins.start,
-                                                bins.atoms,
-                                                {bins.n[0], bins.n[1], bins.n[2]},
-                                                bins.reach,
-                                                box,
-                                                cutoffs,
-                                                half,
-                                                use_ghosts,
-                                                bins.ascending,
-                                                ghosts.lookup(),
-                                                sink};
-      functor.exact_all = functor.all_exact();
-      Kokkos::parallel_for("hayate::md::neigh_build", Kokkos::RangePolicy<Space>(space, 0, natoms),
-                           functor);
-    };
-    if (layout == Layout::Csr) {
-      search(CountSink<Mem>{count});
-      if (int(offsets.extent(0)) != natoms + 1)
-        offsets = Kokkos::View<int*, Mem>("hayate::md::neigh_offsets", natoms + 1);
-      const auto count_ = count, offsets_ = offsets;
-      const int n = natoms;
-      std::int64_t sum = 0;
-      Kokkos::parallel_scan(
-          "hayate::md::neigh_scan", Kokkos::RangePolicy<Space>(space, 0, n + 1),
-          KOKKOS_LAMBDA(int i, std::int64_t& s, bool final) {
-            if (final) offsets_(i) = int(s);
-            if (i < n) s += count_(i);
-          },
-          sum);
-      total = sum;
-      if (sum > std::int64_t(2147483647))
-        throw std::runtime_error("neighbor list exceeds 2^31 entries; use a padded layout");
-      if (sum > capacity || !flat.is_allocated()) {
-        capacity = static_cast<int>(sum + sum / 5 + 1);
-        flat = Kokkos::View<int*, Mem>(
-            Kokkos::view_alloc(std::string("hayate::md::neigh_flat"), Kokkos::WithoutInitializing),
-            capacity);
-      }
-      search(CsrSink<Mem>{offsets, flat});
-      max_neighbors = max_count(space);
-      return;
-    }
-    if (capacity < 1) capacity = 64;
-    for (;;) {
-      if (layout == Layout::Padded) {
-        if (int(padded.extent(0)) != natoms || int(padded.extent(1)) != capacity)
-          padded = Kokkos::View<int**, Kokkos::LayoutRight, Mem>(
-              Kokkos::view_alloc(std::string("hayate::md::neigh_padded"),
-                                 Kokkos::WithoutInitializing),
-              natoms, capacity);
-        search(PaddedSink<Mem, Kokkos::LayoutRight>{count, padded, capacity});
-      } else {
-        if (int(transposed.extent(0)) != natoms || int(transposed.extent(1)) != capacity)
-          transposed = Kokkos::View<int**, Kokkos::LayoutLeft, Mem>(
-              Kokkos::view_alloc(std::string("hayate::md::neigh_transposed"),
-                                 Kokkos::WithoutInitializing),
-              natoms, capacity);
-        search(PaddedSink<Mem, Kokkos::LayoutLeft>{count, transposed, capacity});
-      }
-      max_neighbors = max_count(space);
-      if (max_neighbors <= capacity) break;
-      capacity = max_neighbors + max_neighbors / 5 + 1;
-      ++retries;
-    }
-    const auto count_ = count;
-    std::int64_t sum = 0;
-    Kokkos::parallel_reduce(
-        "hayate::md::neigh_total", Kokkos::RangePolicy<Space>(space, 0, natoms),
-        KOKKOS_LAMBDA(int i, std::int64_t& s) { s += count_(i); }, sum);
-    total = sum;
-  }
+             const Box<Real>& box, const NeighborCutoffs<Real, Mem>& cutoffs, double cut);
 
-  int max_count(const Space& space) const {
-    const auto count_ = count;
-    int m = 0;
-    Kokkos::parallel_reduce(
-        "hayate::md::neigh_max", Kokkos::RangePolicy<Space>(space, 0, natoms),
-        KOKKOS_LAMBDA(int i, int& v) { v = count_(i) > v ? count_(i) : v; }, Kokkos::Max<int>(m));
-    return m;
-  }
+  int max_count(const Space& space) const;
 };
+
+template <class Space>
+template <class Real, class X, class T>
+void NeighborList<Space>::build(const Space& space, const X& x, const T& type,
+                                const CellBins<Space>& bins, const Box<Real>& box,
+                                const NeighborCutoffs<Real, Mem>& cutoffs, double cut) {
+  natoms = static_cast<int>(x.extent(0));
+  ++builds;
+  if (use_ghosts) ghosts.build(space, x, box, cut);
+  if (int(count.extent(0)) != natoms)
+    count = Kokkos::View<int*, Mem>("hayate::md::neigh_count", natoms);
+  const bool half = kind == ListKind::Half;
+  auto search = [&](auto sink) {
+    using Sink = decltype(sink);
+    NeighborSearch<Space, Real, Sink> functor{x,
+                                              type,
+                                              bins.cell_of,
+                                              bins.start,
+                                              bins.atoms,
+                                              {bins.n[0], bins.n[1], bins.n[2]},
+                                              bins.reach,
+                                              box,
+                                              cutoffs,
+                                              half,
+                                              use_ghosts,
+                                              bins.ascending,
+                                              ghosts.lookup(),
+                                              sink};
+    functor.exact_all = functor.all_exact();
+    Kokkos::parallel_for("hayate::md::neigh_build", Kokkos::RangePolicy<Space>(space, 0, natoms),
+                         functor);
+  };
+  if (layout == Layout::Csr) {
+    search(CountSink<Mem>{count});
+    if (int(offsets.extent(0)) != natoms + 1)
+      offsets = Kokkos::View<int*, Mem>("hayate::md::neigh_offsets", natoms + 1);
+    const auto count_ = count, offsets_ = offsets;
+    const int n = natoms;
+    std::int64_t sum = 0;
+    Kokkos::parallel_scan(
+        "hayate::md::neigh_scan", Kokkos::RangePolicy<Space>(space, 0, n + 1),
+        KOKKOS_LAMBDA(int i, std::int64_t& s, bool final) {
+          if (final) offsets_(i) = int(s);
+          if (i < n) s += count_(i);
+        },
+        sum);
+    total = sum;
+    if (sum > std::int64_t(2147483647))
+      throw std::runtime_error("neighbor list exceeds 2^31 entries; use a padded layout");
+    if (sum > capacity || !flat.is_allocated()) {
+      capacity = static_cast<int>(sum + sum / 5 + 1);
+      flat = Kokkos::View<int*, Mem>(
+          Kokkos::view_alloc(std::string("hayate::md::neigh_flat"), Kokkos::WithoutInitializing),
+          capacity);
+    }
+    search(CsrSink<Mem>{offsets, flat});
+    max_neighbors = max_count(space);
+    return;
+  }
+  if (capacity < 1) capacity = 64;
+  for (;;) {
+    if (layout == Layout::Padded) {
+      if (int(padded.extent(0)) != natoms || int(padded.extent(1)) != capacity)
+        padded = Kokkos::View<int**, Kokkos::LayoutRight, Mem>(
+            Kokkos::view_alloc(std::string("hayate::md::neigh_padded"),
+                               Kokkos::WithoutInitializing),
+            natoms, capacity);
+      search(PaddedSink<Mem, Kokkos::LayoutRight>{count, padded, capacity});
+    } else {
+      if (int(transposed.extent(0)) != natoms || int(transposed.extent(1)) != capacity)
+        transposed = Kokkos::View<int**, Kokkos::LayoutLeft, Mem>(
+            Kokkos::view_alloc(std::string("hayate::md::neigh_transposed"),
+                               Kokkos::WithoutInitializing),
+            natoms, capacity);
+      search(PaddedSink<Mem, Kokkos::LayoutLeft>{count, transposed, capacity});
+    }
+    max_neighbors = max_count(space);
+    if (max_neighbors <= capacity) break;
+    capacity = max_neighbors + max_neighbors / 5 + 1;
+    ++retries;
+  }
+  const auto count_ = count;
+  std::int64_t sum = 0;
+  Kokkos::parallel_reduce(
+      "hayate::md::neigh_total", Kokkos::RangePolicy<Space>(space, 0, natoms),
+      KOKKOS_LAMBDA(int i, std::int64_t& s) { s += count_(i); }, sum);
+  total = sum;
+}
+
+template <class Space>
+int NeighborList<Space>::max_count(const Space& space) const {
+  const auto count_ = count;
+  int m = 0;
+  Kokkos::parallel_reduce(
+      "hayate::md::neigh_max", Kokkos::RangePolicy<Space>(space, 0, natoms),
+      KOKKOS_LAMBDA(int i, int& v) { v = count_(i) > v ? count_(i) : v; }, Kokkos::Max<int>(m));
+  return m;
+}
+
+// The kernels of binning and of the list and ghost builds, for the views MdSystem passes, are
+// compiled once (md/shared_kernels.cpp) and declared here for every other translation unit: nvcc
+// gives each unit that compiles a __host__ __device__ lambda its own helper state, while the
+// linker keeps one copy of the lambda wrapper's functions, so the same lambda compiled in two
+// units can call through a null pointer (docs/dev/reliability.md).
+#define HAYATE_MD_NEIGHBOR_KERNELS(EXTERN, S, R)                                           \
+  EXTERN template void GhostImages<S>::build<R, ConstVecView<R, S::memory_space>>(         \
+      const S&, const ConstVecView<R, S::memory_space>&, const Box<R>&, double);           \
+  EXTERN template void CellBins<S>::bin<R, ConstVecView<R, S::memory_space>>(              \
+      const S&, const ConstVecView<R, S::memory_space>&, const Box<R>&, double);           \
+  EXTERN template void NeighborList<S>::build<R, ConstVecView<R, S::memory_space>,         \
+                                              Kokkos::View<const int*, S::memory_space>>(  \
+      const S&, const ConstVecView<R, S::memory_space>&,                                   \
+      const Kokkos::View<const int*, S::memory_space>&, const CellBins<S>&, const Box<R>&, \
+      const NeighborCutoffs<R, S::memory_space>&, double);
+#define HAYATE_MD_NEIGHBOR_SPACE(EXTERN, S)                       \
+  EXTERN template int NeighborList<S>::max_count(const S&) const; \
+  HAYATE_MD_NEIGHBOR_KERNELS(EXTERN, S, float)                    \
+  HAYATE_MD_NEIGHBOR_KERNELS(EXTERN, S, double)
+#ifndef HAYATE_MD_DEFINE_SHARED_KERNELS
+#ifdef KOKKOS_ENABLE_SERIAL
+HAYATE_MD_NEIGHBOR_SPACE(extern, Kokkos::Serial)
+#endif
+#ifdef KOKKOS_ENABLE_OPENMP
+HAYATE_MD_NEIGHBOR_SPACE(extern, Kokkos::OpenMP)
+#endif
+#ifdef KOKKOS_ENABLE_CUDA
+HAYATE_MD_NEIGHBOR_SPACE(extern, Kokkos::Cuda)
+#endif
+#endif
 
 }  // namespace hayate::md
