@@ -11,4 +11,53 @@ KOKKOS_INLINE_FUNCTION T erfc(T x) {
   return HAYATE_KOKKOS_MATH_NS::erfc(x);
 }
 
+// 1 / sqrt(x): one hardware estimate refined on a GPU, where a square root and a division are two
+// refinements and a slow-path branch each.
+template <class T>
+KOKKOS_INLINE_FUNCTION T rsqrt(T x) {
+#ifdef __CUDA_ARCH__
+  if constexpr (sizeof(T) == sizeof(float))
+    return ::rsqrtf(x);
+  else
+    return ::rsqrt(x);
+#else
+  return T(1) / HAYATE_KOKKOS_MATH_NS::sqrt(x);
+#endif
+}
+
+// erfc(x) for x >= 0 from exp(-x^2), which Ewald's real-space force needs anyway:
+// erfc(x) = exp(-x^2) P(t), t = 1 / (1 + p x), p = 0.3275911: one division and a polynomial
+// instead of the library's second exponential and its branches. In float, P is Abramowitz &
+// Stegun's 7.1.26 (absolute error below 1.5e-7); in double, a degree-15 fit of exp(x^2) erfc(x)
+// in t over x in [0, 6] (absolute error below 2e-15, unit_tests/md/test_md_coulomb.cpp). x beyond
+// 6 is taken as 6, an absolute error below erfc(6) = 2e-17.
+template <class T>
+KOKKOS_INLINE_FUNCTION T erfc_from_exp(T x, T exp_minus_x2) {
+  const T t = T(1) / (T(1) + T(0.3275911) * (x < T(6) ? x : T(6)));
+  T p;
+  if constexpr (sizeof(T) == sizeof(float)) {
+    p = t *
+        (T(0.254829592) +
+         t * (T(-0.284496736) + t * (T(1.421413741) + t * (T(-1.453152027) + t * T(1.061405429)))));
+  } else {
+    p = T(-0.010071658880400902);
+    p = p * t + T(0.11011497064564664);
+    p = p * t + T(-0.5388105930143706);
+    p = p * t + T(1.5459643199995625);
+    p = p * t + T(-2.8810337361842073);
+    p = p * t + T(3.7142187660161308);
+    p = p * t + T(-3.5419306169105575);
+    p = p * t + T(2.5963333790034144);
+    p = p * t + T(-1.3678440178830238);
+    p = p * t + T(0.7059348676344782);
+    p = p * t + T(-0.07438954763098454);
+    p = p * t + T(0.2049316742529497);
+    p = p * t + T(0.16589677494826172);
+    p = p * t + T(0.18594482627778766);
+    p = p * t + T(0.18473753344014018);
+    p = p * t + T(3.0582851732571765e-06);
+  }
+  return p * exp_minus_x2;
+}
+
 }  // namespace hayate::compat

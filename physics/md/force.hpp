@@ -30,11 +30,17 @@ enum class Parallel { Thread, Team };
 // neighbor cutoff of a face, so one record load and three subtractions give the displacement.
 enum class Positions { Split, Packed };
 
+// Where charged styles find q_j: from j's type (read with its position; the products
+// C q_a q_b sit in the pair coefficients) when every atom carries its type's charge, or from a
+// per-atom array, one more load per pair.
+enum class ChargeLookup { Auto, PerAtom };
+
 struct ForceOptions {
   ListKind list = ListKind::Full;
   Scatter scatter = Scatter::Atomic;
   Parallel parallel = Parallel::Thread;
   Positions positions = Positions::Split;
+  ChargeLookup charges = ChargeLookup::Auto;
 };
 
 inline std::string variant_name(const ForceOptions& o) {
@@ -57,6 +63,7 @@ struct SplitPositions {
   Kokkos::View<const int*, Mem> type;
   Box<Real> box;
   Kokkos::View<const Real*, Mem> charge;  // read by charged styles only
+  int charge_by_type = 0;                 // charged styles: q_j from j's type (ChargeLookup)
   KOKKOS_INLINE_FUNCTION void atom(int i, Real& xi, Real& yi, Real& zi, int& ti) const {
     xi = x(i, 0);
     yi = x(i, 1);
@@ -82,6 +89,7 @@ struct PackedPositions {
   Kokkos::View<const int*, Mem> ghost_owner;
   int natoms;
   Kokkos::View<const Real*, Mem> charge;  // per record (atoms, then ghosts); charged styles only
+  int charge_by_type = 0;                 // charged styles: q_j from j's type (ChargeLookup)
   KOKKOS_INLINE_FUNCTION void atom(int i, Real& xi, Real& yi, Real& zi, int& ti) const {
     const PackedAtom<Real> p = q(i);
     xi = p.x;
@@ -261,7 +269,7 @@ struct PairKernel {
   // The charge of atom i, where the style needs charges.
   KOKKOS_INLINE_FUNCTION Real charge_of_atom(const int i) const {
     if constexpr (is_charged<Style>::value)
-      return pos.charge_of(i);
+      return pos.charge_by_type ? Real(0) : pos.charge_of(i);
     else
       return Real(0);
   }
@@ -279,7 +287,8 @@ struct PairKernel {
     const Real in = r2 < e.cutsq ? Real(1) : Real(0);
     PairForce<Real> f;
     if constexpr (is_charged<Style>::value)
-      f = Style::compute(r2, e.c, qi * pos.charge_of(j));
+      f = Style::compute(r2, e.c,
+                         pos.charge_by_type ? e.c.qq_types : e.c.qqr2e * (qi * pos.charge_of(j)));
     else
       f = Style::compute(r2, e.c);
     if constexpr (has_tables<Style>::value)

@@ -189,6 +189,11 @@ void declare_schema(core::Schema& s) {
            "records plus the periodic images of atoms near a face, no image test. auto: "
            "packed, split where the records and images would pass 2^31")
       .defaults("auto");
+  s.choice("tuning.charges", {"auto", "per_atom"},
+           "Charged styles: where the pair loop finds q_j. auto: from j's type when every atom "
+           "carries its type's charge, else per atom; per_atom: always per atom (one more load "
+           "per pair)")
+      .defaults("auto");
   s.choice("tuning.layout", {"auto", "csr", "padded", "transposed"},
            "Neighbor-list storage. auto: transposed (thread per atom) or padded (warp per "
            "atom) on GPUs, padded on CPUs")
@@ -515,6 +520,8 @@ MdParams read_params(const Config& config, const std::string& backend, std::size
                 "duplicated scatter keeps one force array per thread and is not "
                 "available on " +
                     backend + "; use atomic or auto");
+  p.force.charges =
+      config.string("tuning.charges") == "per_atom" ? ChargeLookup::PerAtom : ChargeLookup::Auto;
   const std::string layout = config.string("tuning.layout");
   p.layout = layout == "auto"     ? auto_layout(traits, p.force.parallel)
              : layout == "csr"    ? Layout::Csr

@@ -118,6 +118,7 @@ class MdSystem {
     Kokkos::deep_copy(space_, id_, hi);
     Kokkos::deep_copy(space_, q_, hq);
     space_.fence();
+    update_charge_lookup();
   }
 
   // Fresh start: neighbor list, then forces (with energy and virial) at step 0.
@@ -158,8 +159,24 @@ class MdSystem {
     list_.layout = layout;
     list_.kind = o.list;
     list_.use_ghosts = o.positions == Positions::Packed;
+    update_charge_lookup();
     build_list();
   }
+
+  // Charged styles read q_j from j's type when every atom carries its type's charge (and
+  // tuning.charges allows it): the pair loop then loads no charges.
+  void update_charge_lookup() {
+    charge_by_type_ = false;
+    if constexpr (is_charged<Style>::value) {
+      if (params_.force.charges == ChargeLookup::PerAtom) return;
+      const auto hq = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), q_);
+      const auto ht = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), type_);
+      for (int i = 0; i < natoms_; ++i)
+        if (hq(i) != Real(types_.charge[std::size_t(ht(i))])) return;
+      charge_by_type_ = true;
+    }
+  }
+  bool charges_by_type() const { return charge_by_type_; }
 
   // Wraps positions into the box, reorders atoms by cell for locality, records the build
   // positions and builds the list from them.
@@ -185,7 +202,7 @@ class MdSystem {
 
   // Charges of the packed records (atoms, then their periodic images), after each list build.
   void pack_charges() {
-    if (!list_.use_ghosts) return;
+    if (!list_.use_ghosts || charge_by_type_) return;
     const int total = natoms_ + list_.ghosts.count;
     if (int(packed_q_.extent(0)) < total)
       packed_q_ = Kokkos::View<Real*, Mem>(
@@ -236,12 +253,13 @@ class MdSystem {
     EnergyVirial result;
     if (params_.force.positions == Positions::Packed) {
       pack();
-      const PackedPositions<Space, Real> pos{packed_, list_.ghosts.owner, natoms_, packed_q_};
+      const PackedPositions<Space, Real> pos{packed_, list_.ghosts.owner, natoms_, packed_q_,
+                                             charge_by_type_};
       list_.visit([&](const auto& rows) {
         result = force_.compute(params_.force, rows, pos, natoms_, f_, coeffs_, ev);
       });
     } else {
-      const SplitPositions<Real, Mem> pos{ConstVec(x_), type_, box_, q_};
+      const SplitPositions<Real, Mem> pos{ConstVec(x_), type_, box_, q_, charge_by_type_};
       list_.visit([&](const auto& rows) {
         result = force_.compute(params_.force, rows, pos, natoms_, f_, coeffs_, ev);
       });
@@ -496,6 +514,7 @@ class MdSystem {
     // Checkpoints from before charges existed hold none: the input's charges stand (all zero
     // for the styles those versions had).
     if (cp.has("q")) cp.get_view("q", q_);
+    update_charge_lookup();
     kick_pending_ = false;
     owned_packed_ = false;
     build_list();
@@ -609,6 +628,7 @@ class MdSystem {
   Kokkos::View<PackedAtom<Real>*, Mem> packed_;  // atoms' records, then their ghosts'
   Kokkos::View<Real*, Mem> q_, q_scratch_;       // charges
   Kokkos::View<Real*, Mem> packed_q_;            // charges of the packed records
+  bool charge_by_type_ = false;                  // update_charge_lookup()
   Kokkos::View<int*, Mem> type_, type_scratch_;
   Kokkos::View<std::int64_t*, Mem> id_, id_scratch_;
   CellBins<Space> bins_;

@@ -3,6 +3,7 @@
 // salt, a direct lattice sum over many periodic images (with the surface term of spherical
 // summation), independence of the splitting, and LAMMPS' lj/cut/coul/long + kspace_style ewald.
 #include "cli_runner.hpp"
+#include "compat/kokkos_special_math.hpp"
 #include "md/md_setup.hpp"
 #include "md/potentials/styles.hpp"
 #include "md_test_util.hpp"
@@ -11,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -50,10 +52,15 @@ InitialState charged_salt(int cells, double rattle, const std::string& style) {
 }
 
 // The pair part of a charged style (for coul/long the real-space part with splitting g) in every
-// kernel variant against the serial double reference.
+// kernel variant, with charges looked up by type and per atom, against the serial double
+// reference. per_atom_charges: each atom its own charge (no lookup by type possible).
 template <class Space, class Real, class Style>
-void check_charged_variants(double tolerance, double g) {
-  const InitialState init = charged_salt(3, 0.15, Style::name);
+void check_charged_variants(double tolerance, double g, bool per_atom_charges = false) {
+  InitialState init = charged_salt(3, 0.15, Style::name);
+  if (per_atom_charges)
+    for (std::size_t i = 0; i < init.size(); ++i)
+      init.q.push_back(init.types.charge[std::size_t(init.type[i])] *
+                       (0.5 + util::uniform01(47, i, 0)));
   MdParams params;
   params.skin = 0.2;
   params.kspace.g_ewald = g;
@@ -69,14 +76,18 @@ void check_charged_variants(double tolerance, double g) {
       reference_forces(x, type, init.types, box, &q, CoulombPart{init.types.coul_cutoff, g, 1.0});
   const auto variants = all_variants<Space>();
   ASSERT_GE(variants.size(), 9u);
-  for (const auto& [options, layout] : variants) {
-    SCOPED_TRACE(variant_name(options) + "/" + layout_name(layout));
-    sys.set_force_options(options, layout);
-    sys.compute_forces(true);
-    EXPECT_LE(max_relative(download_forces(sys), ref.f), tolerance);
-    EXPECT_NEAR(sys.energy_virial().energy, ref.energy, tolerance * std::fabs(ref.energy));
-    EXPECT_NEAR(sys.energy_virial().virial, ref.virial, tolerance * std::fabs(ref.virial));
-  }
+  for (auto [options, layout] : variants)
+    for (const ChargeLookup lookup : {ChargeLookup::Auto, ChargeLookup::PerAtom}) {
+      options.charges = lookup;
+      SCOPED_TRACE(variant_name(options) + "/" + layout_name(layout) +
+                   (lookup == ChargeLookup::Auto ? "/auto" : "/per_atom"));
+      sys.set_force_options(options, layout);
+      EXPECT_EQ(sys.charges_by_type(), lookup == ChargeLookup::Auto && !per_atom_charges);
+      sys.compute_forces(true);
+      EXPECT_LE(max_relative(download_forces(sys), ref.f), tolerance);
+      EXPECT_NEAR(sys.energy_virial().energy, ref.energy, tolerance * std::fabs(ref.energy));
+      EXPECT_NEAR(sys.energy_virial().virial, ref.virial, tolerance * std::fabs(ref.virial));
+    }
 }
 
 TYPED_TEST(MdCoulomb, CoulCutEveryVariantMatchesSerialReference) {
@@ -88,6 +99,26 @@ TYPED_TEST(MdCoulomb, CoulCutEveryVariantMatchesSerialReference) {
 TYPED_TEST(MdCoulomb, CoulLongRealSpaceMatchesSerialReference) {
   check_charged_variants<TypeParam, double, CoulLong>(1e-12, 1.1);
   check_charged_variants<TypeParam, double, LjCutCoulLong>(1e-12, 1.1);
+  check_charged_variants<TypeParam, double, LjCutCoulLong>(1e-12, 1.1, true);
+}
+
+// erfc from exp(-x^2), as the real-space kernel evaluates it, against the library's erfc: to
+// double rounding in double, to Abramowitz & Stegun's 1.5e-7 and a few float roundings in float;
+// beyond the fitted range (x > 6) no worse than erfc(6).
+TEST(MdCoulombErfc, FromExpMatchesTheLibraryErfc) {
+  double worst = 0, worst_float = 0;
+  for (int i = 0; i <= 80000; ++i) {
+    const double x = 8.0 * i / 80000;
+    const double e = std::erfc(x);
+    worst = std::max(worst, std::fabs(compat::erfc_from_exp(x, std::exp(-x * x)) - e));
+    const float xf = float(x);
+    worst_float = std::max(
+        worst_float,
+        std::fabs(double(compat::erfc_from_exp(xf, std::exp(-xf * xf))) - std::erfc(double(xf))));
+  }
+  EXPECT_LE(worst, 3e-15);
+  EXPECT_LE(worst_float, 6e-7);
+  EXPECT_NEAR(compat::rsqrt(6.25), 0.4, 1e-16);
 }
 
 // Ewald energy of perfect rock salt of unit charges with nearest-neighbour distance 1: the

@@ -27,17 +27,19 @@ struct CoulCutKind {
   }
 };
 
-// The Coulomb part alone: Ewald's screened erfc(g r) / r.
+// The Coulomb part alone: Ewald's screened erfc(g r) / r. erfc comes from the exponential the
+// force needs anyway (compat::erfc_from_exp), and 1/r from one reciprocal square root: no
+// division, no second exponential, no branch in the pair loop.
 struct CoulLongKind {
   template <class Real>
   KOKKOS_INLINE_FUNCTION static void eval(const Real r2, const Real qq, const Real g, Real& fpair,
                                           Real& energy) {
-    const Real r = compat::sqrt(r2), gr = g * r;
-    const Real erfc_gr = compat::erfc(gr);
+    const Real rinv = compat::rsqrt(r2), gr = g * r2 * rinv;
+    const Real exp_gr2 = compat::exp(-gr * gr);
     // 2 / sqrt(pi)
     const Real two_over_sqrt_pi = Real(1.12837916709551257390);
-    energy = qq * erfc_gr / r;
-    fpair = qq * (erfc_gr + two_over_sqrt_pi * gr * compat::exp(-gr * gr)) / (r * r2);
+    energy = qq * compat::erfc_from_exp(gr, exp_gr2) * rinv;
+    fpair = (energy + qq * two_over_sqrt_pi * gr * exp_gr2 * rinv) * rinv * rinv;
   }
 };
 
@@ -76,6 +78,7 @@ struct WithCoulomb {
   struct Coeff {
     typename Short::template Coeff<Real> s;
     Real cut_shortsq = 0, short_offset = 0, cut_coulsq = 0, qqr2e = 1, g = 0;
+    Real qq_types = 0;  // C q_a q_b of the pair's types (PairCoeffs sets it)
   };
 
   template <class Real>
@@ -121,14 +124,16 @@ struct WithCoulomb {
       return false;
   }
 
+  // qq: C q_i q_j, Coulomb's constant included (the driver takes it from c.qq_types or forms it
+  // from the atoms' charges).
   template <class Real>
   KOKKOS_INLINE_FUNCTION static PairForce<Real> compute(const Real r2, const Coeff<Real>& c,
-                                                        const Real qiqj) {
+                                                        const Real qq) {
     const Real in_short = r2 < c.cut_shortsq ? Real(1) : Real(0);
     const Real in_coul = r2 < c.cut_coulsq ? Real(1) : Real(0);
     const PairForce<Real> s = Short::compute(r2, c.s);
     Real fc, ec;
-    Kind::eval(r2, c.qqr2e * qiqj, c.g, fc, ec);
+    Kind::eval(r2, qq, c.g, fc, ec);
     return {in_short * s.fpair + in_coul * fc,
             in_short * (s.energy - c.short_offset) + in_coul * ec};
   }

@@ -145,6 +145,9 @@ struct PairCoeffs {
         if constexpr (has_own_cutoffs<Style>::value) {
           // The style shifts its short-range part itself (the Coulomb part is never shifted).
           e.c = Style::template coeff<Real>(t.pair(a, b), rc, coulomb, t.shift, out.data.data(), t);
+          if constexpr (is_charged<Style>::value)
+            e.c.qq_types =
+                Real(coulomb.qqr2e * t.charge[std::size_t(a)] * t.charge[std::size_t(b)]);
           const double reach = Style::driver_cutoff(rc, coulomb);
           e.cutsq = Real(reach * reach);
         } else if constexpr (has_tables<Style>::value) {
