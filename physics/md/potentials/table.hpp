@@ -2,9 +2,9 @@
 // pair_style table: a central force of any shape from a table in r^2, as MDGRAPE evaluates it
 // and LAMMPS' pair_style table reads it. Each type pair has its table: N points equally spaced
 // in r^2 from the inner radius to the cutoff holding the energy and |F|/r, interpolated linearly
-// or by cubic splines in r^2 (kept on the device as each interval's polynomial). The tables come
-// from LAMMPS table files (pair_table.hpp reads and resamples them) or from a built-in expression.
-// A pair closer than the inner radius is a run-time error, not an extrapolation.
+// or by cubic splines in r^2. The tables come from LAMMPS table files (pair_table.hpp reads and
+// resamples them) or from a built-in expression. A pair closer than the inner radius is a
+// run-time error, not an extrapolation.
 #include "pair_style.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -23,40 +23,24 @@ struct Table {
   static constexpr bool mixes = false;
   static constexpr bool has_tables = true;
 
-  // Each interval of a table is one record: the force's polynomial in the fraction b of the
-  // interval, then the energy's (2 coefficients each when linear, 4 for splines). A pair's force
-  // is then one aligned vector load and one (or three) multiply-adds; the energy's half is read
-  // only when energies are asked for.
   template <class Real>
   struct Coeff {
-    const Real* records = nullptr;  // device memory
-    Real innersq = 0, invdelta = 0;
-    int last = 0;   // n - 2: the last interval
-    int cubic = 0;  // splines (records of 8) or linear (records of 4)
+    const Real* e = nullptr;  // n values each: e, f, e2, f2 (device memory)
+    const Real* f = nullptr;
+    const Real* e2 = nullptr;
+    const Real* f2 = nullptr;
+    Real innersq = 0, invdelta = 0, h2_6 = 0;  // h2_6 = delta^2 / 6
+    int last = 0;                              // n - 2: the last interval
+    int spline = 0;
   };
 
-  static int record_size(const TableData& tab) { return tab.spline ? 8 : 4; }
-
-  // Every table's records, flattened in the order of TypeSet::tables.
+  // Every table's values, flattened: table k at offset 4 n_0 + ... as e, f, e2, f2.
   template <class Real>
   static std::vector<Real> flatten(const TypeSet& t) {
     std::vector<Real> out;
-    for (const auto& tab : t.tables) {
-      const double h2_6 = tab.delta * tab.delta / 6.0;
-      for (int k = 0; k + 1 < tab.n; ++k)
-        for (const auto* v : {&tab.f, &tab.e}) {
-          const double y0 = (*v)[std::size_t(k)], y1 = (*v)[std::size_t(k) + 1];
-          if (!tab.spline) {
-            out.insert(out.end(), {Real(y0), Real(y1 - y0)});
-            continue;
-          }
-          // a y0 + b y1 + ((a^3 - a) s0 + (b^3 - b) s1) delta^2 / 6 with a = 1 - b, in powers of b.
-          const auto& s2 = v == &tab.f ? tab.f2 : tab.e2;
-          const double s0 = s2[std::size_t(k)], s1 = s2[std::size_t(k) + 1];
-          out.insert(out.end(), {Real(y0), Real(y1 - y0 - h2_6 * (2 * s0 + s1)),
-                                 Real(3 * h2_6 * s0), Real(h2_6 * (s1 - s0))});
-        }
-    }
+    for (const auto& tab : t.tables)
+      for (const auto* v : {&tab.e, &tab.f, &tab.e2, &tab.f2})
+        for (double x : *v) out.push_back(Real(x));
     return out;
   }
 
@@ -64,15 +48,18 @@ struct Table {
   static Coeff<Real> coeff(const double* p, const Real* data, const TypeSet& t) {
     const std::size_t k = std::size_t(p[0]);
     std::size_t offset = 0;
-    for (std::size_t j = 0; j < k; ++j)
-      offset += std::size_t(record_size(t.tables[j])) * std::size_t(t.tables[j].n - 1);
+    for (std::size_t j = 0; j < k; ++j) offset += 4 * std::size_t(t.tables[j].n);
     const TableData& tab = t.tables[k];
     Coeff<Real> c;
-    c.records = data + offset;
+    c.e = data + offset;
+    c.f = c.e + tab.n;
+    c.e2 = c.f + tab.n;
+    c.f2 = c.e2 + tab.n;
     c.innersq = Real(tab.innersq);
     c.invdelta = Real(1.0 / tab.delta);
+    c.h2_6 = Real(tab.delta * tab.delta / 6.0);
     c.last = tab.n - 2;
-    c.cubic = tab.spline ? 1 : 0;
+    c.spline = tab.spline ? 1 : 0;
     return c;
   }
 
@@ -84,28 +71,21 @@ struct Table {
     return r2 < c.innersq;
   }
 
-  // Two coefficients, read with one vector load on a GPU (records are aligned to them).
-  template <class Real>
-  struct alignas(2 * sizeof(Real)) Two {
-    Real c0, c1;
-  };
-
   template <class Real>
   KOKKOS_INLINE_FUNCTION static PairForce<Real> compute(const Real r2, const Coeff<Real>& c) {
     const Real x = (r2 - c.innersq) * c.invdelta;
     // Clamped before the conversion: beyond the table (a pair outside the cutoff, whose result
     // the driver multiplies by 0) the index stays in bounds.
     const int k = int(x < Real(0) ? Real(0) : (x > Real(c.last) ? Real(c.last) : x));
-    const Real b = x - Real(k);
-    const auto* r =
-        reinterpret_cast<const Two<Real>*>(c.records) + (std::size_t(k) << (1 + c.cubic));
-    if (!c.cubic) {
-      const Two<Real> f = r[0], e = r[1];
-      return {f.c0 + b * f.c1, e.c0 + b * e.c1};
+    const Real b = x - Real(k), a = Real(1) - b;
+    Real e = a * c.e[k] + b * c.e[k + 1];
+    Real f = a * c.f[k] + b * c.f[k + 1];
+    if (c.spline) {
+      const Real ca = (a * a * a - a) * c.h2_6, cb = (b * b * b - b) * c.h2_6;
+      e += ca * c.e2[k] + cb * c.e2[k + 1];
+      f += ca * c.f2[k] + cb * c.f2[k + 1];
     }
-    const Two<Real> f0 = r[0], f1 = r[1], e0 = r[2], e1 = r[3];
-    return {f0.c0 + b * (f0.c1 + b * (f1.c0 + b * f1.c1)),
-            e0.c0 + b * (e0.c1 + b * (e1.c0 + b * e1.c1))};
+    return {f, e};
   }
 };
 
