@@ -169,8 +169,13 @@ void expect_bitwise_restart(const std::string& backend, const std::string& list,
                             const std::string& positions = "split",
                             const char* yaml = restart_yaml) {
   auto& registry = core::Registry::instance();
-  const std::string base = "md_restart_" + backend + "_" + list + scatter + precision + positions +
-                           (yaml == restart_yaml ? "" : "_charged");
+  // A fresh folder of this process: a restart keeps what an earlier run left there up to its step.
+  const std::string base =
+      (hayate::test::fresh_scratch("md_restart", backend + "_" + list + scatter + precision +
+                                                     positions +
+                                                     (yaml == restart_yaml ? "" : "_charged")) /
+       "run")
+          .string();
   const std::vector<std::string> common{"tuning.list=" + list, "tuning.scatter=" + scatter,
                                         "precision=" + precision, "tuning.positions=" + positions,
                                         "checkpoint.at_end=true"};
