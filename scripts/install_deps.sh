@@ -3,7 +3,8 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build git patch xz-utils ca-certificates
       libyaml-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev libbenchmark-tools
-      libcli11-dev libspdlog-dev libfmt-dev zlib1g-dev valgrind python3)
+      libcli11-dev libspdlog-dev libfmt-dev zlib1g-dev valgrind python3
+      libopenmpi-dev openmpi-bin)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

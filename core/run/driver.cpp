@@ -4,6 +4,7 @@
 #include "exec/dispatch.hpp"
 #include "io/atomic_file.hpp"
 #include "io/folder_lock.hpp"
+#include "parallel/comm.hpp"
 #include "run/progress.hpp"
 #include "run/registry.hpp"
 
@@ -41,6 +42,7 @@ std::string info_text() {
   os << "backends:";
   for (const auto& b : backends) os << ' ' << b;
   os << "\ndefault backend: " << default_backend() << "\n";
+  os << Comm::world().describe() << "\n";
   os << "problems:";
   for (const auto& p : Registry::instance().names()) os << ' ' << p;
   os << "\n\n";
@@ -128,6 +130,7 @@ std::string run_yaml(const Config& config, const std::string& backend, const std
   out << YAML::Key << "commit" << YAML::Value << HAYATE_GIT_COMMIT;
   out << YAML::Key << "kokkos" << YAML::Value << compat::kokkos_version_string();
   out << YAML::Key << "backend_used" << YAML::Value << backend;
+  out << YAML::Key << "ranks" << YAML::Value << Comm::world().size();
   out << YAML::Key << "backends_enabled" << YAML::Value << YAML::Flow << enabled_backends();
   out << YAML::Key << "concurrency" << YAML::Value
       << dispatch_backend(backend, [](auto space) { return space.concurrency(); });
@@ -145,11 +148,36 @@ void keep_after_failure(std::unique_ptr<Problem>& problem, RunContext& ctx) noex
   problem.reset();
   for (const auto& failure : ctx.outputs.keep_written())
     spdlog::warn("while stopping after the error below: {}", failure);
+  if (!Comm::world().root()) return;
   try {
     ctx.timers.write_csv(ctx.path("timers.csv"));
   } catch (const std::exception& e) {
     spdlog::warn("while stopping after the error below: {}", e.what());
   }
+}
+
+// Runs `f` on the first rank only (the output folder's owner) and lets every rank know whether
+// it threw: the first rank rethrows its error, the others stop alike (bad input: exit 2,
+// anything else: 3) instead of waiting for it in the next collective step.
+template <class F>
+void on_root(const Comm& world, F&& f) {
+  int failed = 0;
+  std::exception_ptr error;
+  if (world.root()) {
+    try {
+      f();
+    } catch (const InputError&) {
+      failed = 2;
+      error = std::current_exception();
+    } catch (...) {
+      failed = 3;
+      error = std::current_exception();
+    }
+  }
+  world.broadcast(&failed, sizeof failed);
+  if (error) std::rethrow_exception(error);
+  if (failed == 2) throw InputError(SourceLocation{"rank 0", 0, 0}, "refused the output folder");
+  if (failed == 3) throw CollectiveFailure("rank 0 could not prepare the output folder");
 }
 
 }  // namespace
@@ -165,10 +193,16 @@ RunResult run_problem(const Config& config, const RunOptions& options) {
   // The problem is made before the folder is touched too: its constructor may still refuse.
   std::unique_ptr<Problem> problem = info.create(config, backend);
 
-  const bool created = make_directories(outdir);
+  // The first rank owns the folder, its lock and every file in it; the others write nothing.
+  const Comm& world = Comm::world();
+  bool created = false;
   const std::string started = utc_stamp();
-  FolderLock lock(outdir,
-                  this_process() + ", input " + config.input_file() + ", started " + started);
+  FolderLock lock;
+  on_root(world, [&] {
+    created = make_directories(outdir);
+    lock = FolderLock(outdir,
+                      this_process() + ", input " + config.input_file() + ", started " + started);
+  });
   RunContext ctx{config, backend, outdir, {}, options.quiet};
   try {
     auto scope = ctx.timers.scope("setup");
@@ -189,7 +223,9 @@ RunResult run_problem(const Config& config, const RunOptions& options) {
     throw;
   }
   validated.checkpoint.reset();  // its bytes are on the device now
-  write_file_atomic(ctx.path("run.yaml"), run_yaml(config, backend, outdir, started));
+  on_root(world, [&] {
+    write_file_atomic(ctx.path("run.yaml"), run_yaml(config, backend, outdir, started));
+  });
   if (!options.quiet)
     spdlog::info("{}: problem {} on {}, output in {}", config.input_file(), config.problem(),
                  backend, outdir);
@@ -201,8 +237,8 @@ RunResult run_problem(const Config& config, const RunOptions& options) {
     problem->flush_output();
     auto scope = ctx.timers.scope("checkpoint");
     CheckpointWriter writer(config.problem());
-    problem->save(writer);
-    writer.write(ctx.path("checkpoint.bin"));
+    problem->save(writer);  // every rank: a distributed problem gathers its state to the first
+    if (world.root()) writer.write(ctx.path("checkpoint.bin"));
   };
 
   const std::int64_t first = problem->current_step();
@@ -229,7 +265,7 @@ RunResult run_problem(const Config& config, const RunOptions& options) {
   progress.finish(problem->current_step());
   RunResult result{outdir, backend, problem->current_step() - first};
   problem.reset();
-  ctx.timers.write_csv(ctx.path("timers.csv"));
+  if (world.root()) ctx.timers.write_csv(ctx.path("timers.csv"));
   return result;
 }
 

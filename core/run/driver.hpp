@@ -31,6 +31,9 @@ void check_launch_options(int threads, bool threads_given, int device, bool devi
 // The backend a run would use: --backend, else the input's `backend`, else the default space.
 std::string resolve_backend(const Config& config, const std::string& cli_backend);
 
+// GPUs this build and machine can use (0 without CUDA).
+int gpu_device_count();
+
 // "hayate info": version, Kokkos configuration, backends and devices.
 std::string info_text();
 

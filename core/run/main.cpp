@@ -1,6 +1,7 @@
 // hayate command line: run, check, info, schema.
 #include "compat/kokkos_compat.hpp"
 #include "config/error.hpp"
+#include "parallel/comm.hpp"
 #include "run/driver.hpp"
 #include "run/registry.hpp"
 
@@ -34,8 +35,28 @@ std::string tuning_reference_preamble() {
          "that still names a moved or removed key is told so.\n\n";
 }
 
+// Bad input is the same on every rank (each validates the same files): the first rank reports it.
 void print_input_error(const hayate::core::InputError& e) {
+  if (!hayate::core::Comm::world().root()) return;
   for (const auto& d : e.diagnostics()) std::fprintf(stderr, "error: %s\n", d.str().c_str());
+}
+
+// A failure every rank met alike is reported once and each rank exits 3 on its own; one that
+// only this rank met names the rank and stops every rank, which would otherwise wait for it.
+int runtime_failure_exit(const char* what, bool every_rank) {
+  const auto& world = hayate::core::Comm::world();
+  if (!world.distributed()) {
+    std::fprintf(stderr, "error: run failed: %s\n", what);
+    return runtime_failure;
+  }
+  if (every_rank) {
+    if (world.root()) std::fprintf(stderr, "error: run failed: %s\n", what);
+    return runtime_failure;
+  }
+  std::fprintf(stderr, "error: run failed on rank %d of %d: %s\n", world.rank(), world.size(),
+               what);
+  std::fflush(stderr);
+  world.abort(runtime_failure);
 }
 
 // Kokkos is finalized on every path out of main, including exceptions.
@@ -50,8 +71,11 @@ struct KokkosSession {
 
 int main(int argc, char** argv) {
   using namespace hayate::core;
+  MpiSession mpi(argc, argv);
+  const Comm& world = Comm::world();
   register_builtin_problems(Registry::instance());
-  spdlog::set_pattern("[hayate] %v");
+  spdlog::set_pattern(world.distributed() ? fmt::format("[hayate {}] %v", world.rank())
+                                          : std::string("[hayate] %v"));
 
   CLI::App app{"hayate: performance-portable N-body, MD, lattice-gas and ODE solvers"};
   app.set_version_flag("--version", version_text());
@@ -99,7 +123,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: %s\nRun 'hayate --help' for usage.\n", e.what());
     return bad_input;
   }
-  if (quiet) spdlog::set_level(spdlog::level::warn);
+  // The first rank tells the story; the others speak up for warnings and errors only.
+  if (quiet || !world.root()) spdlog::set_level(spdlog::level::warn);
 
   try {
     if (*schema) {
@@ -123,35 +148,37 @@ int main(int argc, char** argv) {
       const Config config = Registry::instance().loader().load_file(input, overrides);
       validate_run(config, backend);  // what `run` checks before it writes anything
       resolve_output_dir(config, "");
-      std::printf("%s: ok (problem %s)\n", input.c_str(), config.problem().c_str());
+      if (world.root())
+        std::printf("%s: ok (problem %s)\n", input.c_str(), config.problem().c_str());
       return ok;
     }
     if (*info) {
       check_launch_options(threads, info_threads->count() > 0, -1, false);
       KokkosSession session(threads, -1);
-      std::cout << info_text();
+      if (world.root()) std::cout << info_text();
       return ok;
     }
     // run: validate before touching the device so bad input fails fast.
     check_launch_options(threads, run_threads->count() > 0, device, run_device->count() > 0);
     const Config config = Registry::instance().loader().load_file(input, overrides);
+    // Ranks sharing a host take its GPUs in turn unless --device names one.
+    if (!run_device->count() && world.distributed() && gpu_device_count() > 0)
+      device = world.local_rank() % gpu_device_count();
     KokkosSession session(threads, device);
-    const RunResult result = run_problem(config, RunOptions{backend, output, quiet});
-    if (!quiet)
+    const RunResult result =
+        run_problem(config, RunOptions{backend, output, quiet || !world.root()});
+    if (!quiet && world.root())
       spdlog::info("done: {} steps on {}, results in {}", result.steps, result.backend,
                    result.output_dir);
     return ok;
   } catch (const InputError& e) {
     print_input_error(e);
     return bad_input;
-  } catch (const RuntimeFailure& e) {
-    std::fprintf(stderr, "error: run failed: %s\n", e.what());
-    return runtime_failure;
+  } catch (const CollectiveFailure& e) {
+    return runtime_failure_exit(e.what(), true);
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "error: run failed: out of memory\n");
-    return runtime_failure;
+    return runtime_failure_exit("out of memory", false);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: run failed: %s\n", e.what());
-    return runtime_failure;
+    return runtime_failure_exit(e.what(), false);
   }
 }

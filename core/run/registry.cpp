@@ -1,7 +1,10 @@
 #include "run/registry.hpp"
 
 #include "exec/dispatch.hpp"
+#include "parallel/comm.hpp"
 #include "run/driver.hpp"
+
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <stdexcept>
@@ -58,6 +61,14 @@ ValidatedRun validate_run(const Config& config, const std::string& cli_backend) 
   ValidatedRun run;
   run.backend = resolve_backend(config, cli_backend);
   const ProblemInfo& info = Registry::instance().find(config.problem());
+  const Comm& world = Comm::world();
+  if (world.distributed() && !runs_distributed(config.problem())) {
+    std::string list;
+    for (const auto& p : distributed_problems()) list += (list.empty() ? "" : ", ") + p;
+    config.fail("problem", fmt::format("'{}' runs on one rank; this run was started on {} ranks "
+                                       "(problems that run on several: {})",
+                                       config.problem(), world.size(), list));
+  }
   if (info.check) info.check(config, run.backend);
   const std::string restart = config.string("checkpoint.restart");
   if (restart.empty()) return run;

@@ -63,6 +63,11 @@ Kernel auto_kernel(Model model, long long nx) {
 struct StepParams {
   std::uint64_t seed = 1;
   std::uint32_t force_q = 0;  // forcing probability in units of 1/65536
+  // The engine's rows are a slab of a larger lattice (one rank's rows with halo rows): stored
+  // row y is global row row0 + y, which keys its random bits, so that any split draws the bits
+  // of the whole lattice. Halo rows may lie outside the lattice (row0 < 0 for the first slab):
+  // their bits do not matter, the halo exchange overwrites what they compute.
+  int row0 = 0;
 };
 
 // Site bytes in row-major order, one per site: the exchange format between kernels.
@@ -72,14 +77,43 @@ using SiteBytes = Kokkos::View<std::uint8_t*, typename Space::memory_space>;
 template <class Space>
 class Engine {
  public:
+  explicit Engine(int rows) : rows_(rows) {}
   virtual ~Engine() = default;
   // Computes step `step` (0-based): collide and stream every site once.
   virtual void advance(std::int64_t step) = 0;
   virtual void load(const SiteBytes<Space>& sites) = 0;
   virtual void store(const SiteBytes<Space>& sites) const = 0;
-  virtual Totals totals() const = 0;
+  // Sums over `rows` stored rows from row `first`.
+  virtual Totals totals(int first, int rows) const = 0;
+  Totals totals() const { return totals(0, rows_); }
+  // Words per stored row in this layout, all planes together.
+  virtual std::size_t row_words() const = 0;
+  // The state of `rows` stored rows from `first` to and from host memory (row_words() per row):
+  // what a slab's halo exchange moves.
+  virtual void get_rows(int first, int rows, std::uint64_t* host) const = 0;
+  virtual void put_rows(int first, int rows, const std::uint64_t* host) = 0;
   // Memory traffic of one site update if every word is read and written once from DRAM.
   virtual double bytes_per_update() const = 0;
+
+ protected:
+  // Copies n words between a device range and host memory, on the engine's instance.
+  template <class Words>
+  static void to_host(const Space& space, const Words& words, std::int64_t begin, std::int64_t n,
+                      std::uint64_t* host) {
+    const Kokkos::View<std::uint64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> h(host, n);
+    Kokkos::deep_copy(space, h, Kokkos::subview(words, std::make_pair(begin, begin + n)));
+    space.fence();
+  }
+  template <class Words>
+  static void from_host(const Space& space, const Words& words, std::int64_t begin, std::int64_t n,
+                        const std::uint64_t* host) {
+    const Kokkos::View<const std::uint64_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> h(host, n);
+    Kokkos::deep_copy(space, Kokkos::subview(words, std::make_pair(begin, begin + n)), h);
+    space.fence();
+  }
+
+ private:
+  int rows_;
 };
 
 // Reduces per-word counts (mass, x momentum in half units, y momentum) over the lattice; an
@@ -104,10 +138,10 @@ struct TotalsFunctor {
 };
 
 template <class Space, class Counts>
-Totals reduce_totals(const Space& space, const std::string& label, std::int64_t n,
-                     const Counts& counts) {
+Totals reduce_totals(const Space& space, const std::string& label, std::int64_t begin,
+                     std::int64_t end, const Counts& counts) {
   std::int64_t r[3] = {0, 0, 0};
-  Kokkos::parallel_reduce(label, Kokkos::RangePolicy<Space>(space, 0, n),
+  Kokkos::parallel_reduce(label, Kokkos::RangePolicy<Space>(space, begin, end),
                           TotalsFunctor<Counts>{3, counts}, r);
   return Totals{r[0], r[1], r[2]};
 }
@@ -144,7 +178,8 @@ struct ByteArgs {
   Kokkos::View<const WordPair*, typename Space::memory_space, Unmanaged> src_pairs;
   Kokkos::View<WordPair*, typename Space::memory_space, Unmanaged> dst_pairs;
   Kokkos::View<const std::uint8_t*, typename Space::memory_space, ReadOnly> table;
-  int nw, ny, rwords;  // words per row, rows, random words per row
+  int nw, ny, rwords;   // words per row, rows, random words per row
+  std::int64_t rword0;  // the random word of stored row 0 (StepParams::row0 * rwords)
   std::uint64_t seed;
   std::int64_t step;
   std::uint32_t force_q;
@@ -284,7 +319,7 @@ struct GroupStep {
     gather_row<-1, Odd>(above, w);
     gather_row<0, Odd>(same, w);
     gather_row<1, Odd>(below, w);
-    const std::int64_t rword = std::int64_t(y) * a.rwords + grp;
+    const std::int64_t rword = a.rword0 + std::int64_t(y) * a.rwords + grp;
     const std::uint64_t chir = chirality_bits(a.seed, a.step, rword);
     const std::uint64_t force = forcing_bits(a.seed, a.step, rword, a.force_q);
     Collision::apply(a.table, w, chir, force);
@@ -352,7 +387,8 @@ class ByteEngine final : public Engine<Space> {
   using Step = GroupStep<Space, Collision>;
 
   ByteEngine(const Space& space, Model model, LatticeShape shape, StepParams params)
-      : space_(space),
+      : Engine<Space>(shape.ny),
+        space_(space),
         shape_(shape),
         params_(params),
         nw_(shape.nx / 8),
@@ -377,7 +413,9 @@ class ByteEngine final : public Engine<Space> {
     const decltype(Args::src_pairs) src_pairs(reinterpret_cast<const WordPair*>(a_.data()), npairs);
     const decltype(Args::dst_pairs) dst_pairs(reinterpret_cast<WordPair*>(b_.data()), npairs);
     const Step f{Args{a_, b_, src_pairs, dst_pairs, table_, nw_, shape_.ny,
-                      shape_.random_words_per_row(), params_.seed, step, params_.force_q}};
+                      shape_.random_words_per_row(),
+                      std::int64_t(params_.row0) * shape_.random_words_per_row(), params_.seed,
+                      step, params_.force_q}};
     Kokkos::parallel_for(Step::label, Kokkos::RangePolicy<Space>(space_, 0, Step::items(shape_)),
                          f);
     std::swap(a_, b_);
@@ -390,14 +428,22 @@ class ByteEngine final : public Engine<Space> {
     Kokkos::deep_copy(space_, sites, bytes_of(a_));
   }
 
-  Totals totals() const override {
+  Totals totals(int first, int rows) const override {
     const Words a = a_;
     return reduce_totals(
-        space_, "hayate::fhp::totals_bytes", shape_.sites() / 8,
-        KOKKOS_LAMBDA(const std::int64_t i, std::int64_t* v) {
+        space_, "hayate::fhp::totals_bytes", std::int64_t(first) * nw_,
+        std::int64_t(first + rows) * nw_, KOKKOS_LAMBDA(const std::int64_t i, std::int64_t* v) {
           constexpr std::uint64_t lane0 = 0x0101010101010101ull;
           for (int d = 0; d < 7; ++d) add_counts(d, popcount64(a(i) & (lane0 << d)), v);
         });
+  }
+
+  std::size_t row_words() const override { return std::size_t(nw_); }
+  void get_rows(int first, int rows, std::uint64_t* host) const override {
+    Engine<Space>::to_host(space_, a_, std::int64_t(first) * nw_, std::int64_t(rows) * nw_, host);
+  }
+  void put_rows(int first, int rows, const std::uint64_t* host) override {
+    Engine<Space>::from_host(space_, a_, std::int64_t(first) * nw_, std::int64_t(rows) * nw_, host);
   }
 
   double bytes_per_update() const override { return 2.0; }
@@ -429,12 +475,14 @@ struct BitStep {
   Planes<Space> dst;
   Kokkos::View<const std::uint64_t*, typename Space::memory_space, ReadOnly> solid;
   int nw, ny;
+  std::int64_t word0;  // the random word of stored row 0 (StepParams::row0 * nw)
   std::uint64_t seed;
   std::int64_t step;
   std::uint32_t force_q;
 
   KOKKOS_INLINE_FUNCTION void operator()(const std::int64_t t) const {
     const int y = int(t / nw), k = int(t % nw);
+    const std::int64_t rword = word0 + t;
     const int odd = y & 1;
     const int kl = k == 0 ? nw - 1 : k - 1, kr = k == nw - 1 ? 0 : k + 1;
     // Starts of the rows above, at and below y, wrapped without a division per direction.
@@ -450,8 +498,8 @@ struct BitStep {
       n[i] = shifted<1>(l, c, r, dx);
     }
     n[6] = src(6, t);
-    const std::uint64_t chir = chirality_bits(seed, step, t);
-    const std::uint64_t force = forcing_bits(seed, step, t, force_q);
+    const std::uint64_t chir = chirality_bits(seed, step, rword);
+    const std::uint64_t force = forcing_bits(seed, step, rword, force_q);
     std::uint64_t out[7];
     collide_bits<M>(n, solid(t), chir, force, out);
     for (int i = 0; i < 7; ++i) dst(i, t) = out[i];
@@ -464,7 +512,8 @@ class BitEngine final : public Engine<Space> {
   using Words = Kokkos::View<std::uint64_t*, typename Space::memory_space>;
 
   BitEngine(const Space& space, LatticeShape shape, StepParams params)
-      : space_(space),
+      : Engine<Space>(shape.ny),
+        space_(space),
         shape_(shape),
         params_(params),
         nw_(shape.nx / 64),
@@ -477,7 +526,9 @@ class BitEngine final : public Engine<Space> {
   }
 
   void advance(std::int64_t step) override {
-    BitStep<Space, M> f{a_, b_, solid_, nw_, shape_.ny, params_.seed, step, params_.force_q};
+    BitStep<Space, M> f{a_,           b_,        solid_,
+                        nw_,          shape_.ny, std::int64_t(params_.row0) * nw_,
+                        params_.seed, step,      params_.force_q};
     Kokkos::parallel_for("hayate::fhp::step_bits",
                          Kokkos::RangePolicy<Space>(space_, 0, shape_.sites() / 64), f);
     std::swap(a_, b_);
@@ -516,13 +567,28 @@ class BitEngine final : public Engine<Space> {
         });
   }
 
-  Totals totals() const override {
+  Totals totals(int first, int rows) const override {
     const Planes<Space> a = a_;
     return reduce_totals(
-        space_, "hayate::fhp::totals_bits", shape_.sites() / 64,
-        KOKKOS_LAMBDA(const std::int64_t w, std::int64_t* v) {
+        space_, "hayate::fhp::totals_bits", std::int64_t(first) * nw_,
+        std::int64_t(first + rows) * nw_, KOKKOS_LAMBDA(const std::int64_t w, std::int64_t* v) {
           for (int d = 0; d < 7; ++d) add_counts(d, popcount64(a(d, w)), v);
         });
+  }
+
+  // The 7 planes of a row (the solid plane does not change and is not moved).
+  std::size_t row_words() const override { return 7 * std::size_t(nw_); }
+  void get_rows(int first, int rows, std::uint64_t* host) const override {
+    const std::int64_t n = std::int64_t(rows) * nw_;
+    for (int i = 0; i < 7; ++i)
+      Engine<Space>::to_host(space_, Kokkos::subview(a_, i, Kokkos::ALL), std::int64_t(first) * nw_,
+                             n, host + i * n);
+  }
+  void put_rows(int first, int rows, const std::uint64_t* host) override {
+    const std::int64_t n = std::int64_t(rows) * nw_;
+    for (int i = 0; i < 7; ++i)
+      Engine<Space>::from_host(space_, Kokkos::subview(a_, i, Kokkos::ALL),
+                               std::int64_t(first) * nw_, n, host + i * n);
   }
 
   // 7 planes read and written, the solid plane read: 15 bits per site.

@@ -11,6 +11,7 @@
 #include "fhp/fhp_kernels.hpp"
 #include "fhp/fhp_obstacles.hpp"
 #include "io/csv_writer.hpp"
+#include "parallel/comm.hpp"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -40,6 +41,17 @@ Kernel choose_kernel(const Config& config) {
                                               config.integer("system.nx"));
 }
 
+// Halo rows on either side of a rank's slab: one is what streaming reads, two keep the stored
+// rows in pairs of even and odd global rows, as the kernels step them.
+constexpr int halo_rows = 2;
+
+// Each rank steps its slab and the halo rows on either side: a slab holds at least a row pair,
+// and with its halo rows it is not taller than the lattice.
+bool slabs_fit(int ny, int ranks) {
+  return core::row_slab(ny, 2, ranks, ranks - 1).count >= 2 &&
+         core::row_slab(ny, 2, ranks, 0).count + 2 * halo_rows <= ny;
+}
+
 // Cross-key checks that the schema's ranges cannot express.
 void validate(const Config& config) {
   const long long nx = config.integer("system.nx"), ny = config.integer("system.ny");
@@ -63,6 +75,14 @@ void validate(const Config& config) {
     config.fail("output.average",
                 "cannot average over more steps than lie between snapshots "
                 "(output.fields_every, or run.steps when it is 0)");
+  const int ranks = core::Comm::world().size();
+  if (ranks > 1 && !slabs_fit(int(ny), ranks)) {
+    int enough = 2 * ranks;
+    while (!slabs_fit(enough, ranks)) enough += 2;
+    config.fail("system.ny", fmt::format("{} rows cannot be split over {} ranks (each takes whole "
+                                         "row pairs and {} halo rows): give at least {} rows",
+                                         ny, ranks, 2 * halo_rows, enough));
+  }
   const auto v = config.reals("init.velocity");
   if (std::hypot(v[0], v[1]) + std::fabs(config.real("init.shear_amplitude")) > 0.5)
     config.fail("init.velocity", "initial speeds above 0.5 are outside the lattice gas' range");
@@ -139,7 +159,13 @@ class FhpProblem final : public core::Problem {
         fields_every_(config.integer("output.fields_every")),
         average_(std::max<long long>(1, config.integer("output.average"))),
         sample_every_(config.integer("output.sample_every")),
-        sites_("hayate::fhp::sites", shape_.sites()),
+        slab_(core::row_slab(shape_.ny, 2, world_.size(), world_.rank())),
+        halo_(world_.distributed() ? halo_rows : 0),
+        local_{shape_.nx, slab_.count + 2 * halo_},
+        // The whole lattice (initial state, fields, checkpoints) lives on the first rank; with
+        // one rank it is also the lattice the engine steps.
+        sites_("hayate::fhp::sites", world_.root() ? shape_.sites() : 0),
+        local_sites_("hayate::fhp::local_sites", world_.distributed() ? local_.sites() : 0),
         fields_(space, shape_, int(config.integer("output.block"))) {
     // The tables are compile-time constants; check them once more where it is cheap.
     const std::string problem = verify_table(model_, table_of(model_));
@@ -147,11 +173,30 @@ class FhpProblem final : public core::Problem {
     StepParams params;
     params.seed = std::uint64_t(config.integer("system.seed"));
     params.force_q = std::uint32_t(std::lround(config.real("forcing.probability") * forcing_one));
-    engine_ = make_engine(space_, kernel_, model_, shape_, params);
+    params.row0 = slab_.first - halo_;
+    engine_ = make_engine(space_, kernel_, model_, local_, params);
   }
 
   void initialize(RunContext& ctx) override {
     auto scope = ctx.timers.scope("initialize");
+    if (world_.root()) initialize_lattice();
+    scatter_sites();
+    step_ = 0;
+    fields_.reset();
+    samples_ = 0;
+    profile_.assign(3 * std::size_t(shape_.ny), 0.0);
+    mass_ = totals().mass;
+    open_output(ctx, std::nullopt);
+    if (!ctx.quiet)
+      spdlog::info("fhp: {} on {}x{} sites, {} kernel, {} particles{}", model_name(model_),
+                   shape_.nx, shape_.ny, kernel_name(kernel_), mass_,
+                   world_.distributed()
+                       ? fmt::format(", {} ranks of up to {} rows", world_.size(), slab_.count)
+                       : std::string());
+  }
+
+  // The initial state of the whole lattice, in sites_ (the first rank).
+  void initialize_lattice() {
     const auto solid_host =
         solid_sites(shape_, config_.string("system.boundary_x") == "walls",
                     config_.string("system.boundary_y") == "walls", read_obstacles(config_));
@@ -169,31 +214,24 @@ class FhpProblem final : public core::Problem {
     flow.shear = config_.real("init.shear_amplitude");
     flow.seed = std::uint64_t(config_.integer("system.seed"));
     initialize_sites(space_, sites_, shape_, model_, flow, solid);
-    engine_->load(sites_);
     space_.fence();  // before the host copy of the solid sites is freed
-    step_ = 0;
-    fields_.reset();
-    profile_.assign(3 * std::size_t(shape_.ny), 0.0);
-    mass_ = engine_->totals().mass;
-    open_output(ctx, std::nullopt);
-    if (!ctx.quiet)
-      spdlog::info("fhp: {} on {}x{} sites, {} kernel, {} particles", model_name(model_), shape_.nx,
-                   shape_.ny, kernel_name(kernel_), engine_->totals().mass);
   }
 
   void restore(const CheckpointReader& cp, RunContext& ctx) override {
     check_checkpoint(config_, cp);  // sizes, solid sites and states checked before use
     step_ = cp.get<std::int64_t>("step", 0, steps_);
-    cp.get_view("sites", sites_, std::uint8_t(0), std::uint8_t(255));
-    engine_->load(sites_);
+    if (world_.root()) cp.get_view("sites", sites_, std::uint8_t(0), std::uint8_t(255));
+    scatter_sites();
+    samples_ = 0;
     if (cp.has("field_sums") && cp.size("field_sums") == fields_.sums().span() * sizeof(double)) {
       cp.get_view("field_sums", fields_.sums());
-      fields_.set_samples(cp.get<std::int32_t>("field_samples", 0, 1 << 30));
+      samples_ = cp.get<std::int32_t>("field_samples", 0, 1 << 30);
+      fields_.set_samples(samples_);
     }
     profile_.assign(3 * std::size_t(shape_.ny), 0.0);
     if (cp.has("profile_sums") && cp.size("profile_sums") == profile_.size() * sizeof(double))
       profile_ = cp.get_vector<double>("profile_sums", profile_.size());
-    mass_ = engine_->totals().mass;
+    mass_ = totals().mass;
     open_output(ctx, step_);
   }
 
@@ -202,9 +240,9 @@ class FhpProblem final : public core::Problem {
     cp.put<std::int32_t>("ny", shape_.ny);
     cp.put<std::int32_t>("model", int(model_));
     cp.put<std::int64_t>("step", step_);
-    // Which sites are solid (walls and obstacles) is in the site bytes themselves.
-    engine_->store(sites_);
-    space_.fence();
+    // Which sites are solid (walls and obstacles) is in the site bytes themselves. The whole
+    // lattice, whatever the ranks: a restart may take another number of them.
+    gather_sites();
     cp.put_view("sites", sites_);
     cp.put_view("field_sums", fields_.sums());
     cp.put<std::int32_t>("field_samples", fields_.samples());
@@ -215,19 +253,26 @@ class FhpProblem final : public core::Problem {
   std::int64_t total_steps() const override { return steps_; }
 
   void advance(RunContext& ctx) override {
-    auto scope = ctx.timers.scope("step");
-    engine_->advance(step_);
+    {
+      auto scope = ctx.timers.scope("step");
+      engine_->advance(step_);
+    }
+    if (world_.distributed()) {
+      auto scope = ctx.timers.scope("halo");
+      exchange_halos();
+    }
     ++step_;
   }
 
   void output(RunContext& ctx, bool final) override {
     if (step_ % every_ == 0 || final) {
       auto scope = ctx.timers.scope("totals");
-      const Totals t = engine_->totals();
+      const Totals t = totals();
       guard(t);
       const double m = double(std::max<std::int64_t>(1, t.mass));
-      csv_.row(
-          {step_, t.mass, t.momentum_x(), t.momentum_y(), t.momentum_x() / m, t.momentum_y() / m});
+      if (world_.root())
+        csv_.row({step_, t.mass, t.momentum_x(), t.momentum_y(), t.momentum_x() / m,
+                  t.momentum_y() / m});
     }
     // Snapshots every fields_every steps and at the end; each averages the samples taken in
     // the `average` steps before it.
@@ -236,40 +281,133 @@ class FhpProblem final : public core::Problem {
     if (fields_every_ > 0)
       next = std::min(steps_, (step_ + fields_every_ - 1) / fields_every_ * fields_every_);
     const bool in_window = step_ > 0 && next - step_ < average_ && step_ % sample_every_ == 0;
-    if (in_window || (final && fields_.samples() == 0)) {
+    // samples_ counts on every rank, where fields_ only counts on the first: every rank takes
+    // the same branches, and each gather has all of them.
+    if (in_window || (final && samples_ == 0)) {
       auto scope = ctx.timers.scope("fields");
-      engine_->store(sites_);
-      fields_.add(sites_);
-      const RowSums rows = row_sums(space_, sites_, shape_);
-      for (int y = 0; y < shape_.ny; ++y) {
-        profile_[3 * y] += rows.mass[y];
-        profile_[3 * y + 1] += rows.px2[y];
-        profile_[3 * y + 2] += rows.fluid[y];
+      gather_sites();
+      ++samples_;
+      if (world_.root()) {
+        fields_.add(sites_);
+        const RowSums rows = row_sums(space_, sites_, shape_);
+        for (int y = 0; y < shape_.ny; ++y) {
+          profile_[3 * y] += rows.mass[y];
+          profile_[3 * y + 1] += rows.px2[y];
+          profile_[3 * y + 2] += rows.fluid[y];
+        }
       }
     }
-    if (snapshot && fields_.samples() > 0) {
+    if (snapshot && samples_ > 0) {
       auto scope = ctx.timers.scope("write_fields");
-      write_snapshot(ctx, final);
+      if (world_.root()) write_snapshot(ctx, final);
       fields_.reset();
+      samples_ = 0;
       std::fill(profile_.begin(), profile_.end(), 0.0);
     }
   }
 
-  void check_state(RunContext&) override { guard(engine_->totals()); }
+  void check_state(RunContext&) override { guard(totals()); }
 
  private:
   // Collisions, walls, obstacles and the forcing all conserve the particles: a change in their
   // number means the lattice lost some.
   void guard(const Totals& t) const {
     if (t.mass != mass_)
-      throw core::RuntimeFailure(
+      throw core::CollectiveFailure(
           fmt::format("fhp: the lattice holds {} particles at step {}, not the {} it started with "
                       "(particles lost: the backend computed wrong results)",
                       t.mass, step_, mass_));
   }
 
+  // The lattice's sums: this rank's rows, added over the ranks.
+  Totals totals() const {
+    Totals t = engine_->totals(halo_, slab_.count);
+    std::int64_t v[3] = {t.mass, t.px2, t.py};
+    world_.sum(v, 3);
+    return Totals{v[0], v[1], v[2]};
+  }
+
+  // The stored rows of every rank (its slab and the halo rows around it), from the whole
+  // lattice in sites_ on the first rank.
+  void scatter_sites() {
+    if (!world_.distributed()) {
+      engine_->load(sites_);
+      space_.fence();
+      return;
+    }
+    constexpr int tag = 7101;
+    const std::size_t nx = std::size_t(shape_.nx);
+    std::vector<std::uint8_t> mine(std::size_t(local_.sites()));
+    if (world_.root()) {
+      auto whole = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sites_);
+      std::vector<std::uint8_t> part;
+      for (int r = world_.size() - 1; r >= 0; --r) {
+        const core::RowSlab slab = core::row_slab(shape_.ny, 2, world_.size(), r);
+        part.resize(std::size_t(slab.count + 2 * halo_) * nx);
+        for (int j = 0; j < slab.count + 2 * halo_; ++j) {
+          const int y = (slab.first - halo_ + j + shape_.ny) % shape_.ny;
+          std::copy_n(whole.data() + std::size_t(y) * nx, nx, part.data() + std::size_t(j) * nx);
+        }
+        if (r == 0)
+          mine.swap(part);
+        else
+          world_.send(part.data(), part.size(), r, tag);
+      }
+    } else {
+      world_.recv(mine.data(), mine.size(), 0, tag);
+    }
+    const Kokkos::View<const std::uint8_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> host(
+        mine.data(), mine.size());
+    Kokkos::deep_copy(space_, local_sites_, host);
+    engine_->load(local_sites_);
+    space_.fence();  // before `mine` is freed
+  }
+
+  // The whole lattice into sites_ on the first rank: the ranks' slabs in rank order are the
+  // rows in order.
+  void gather_sites() const {
+    if (!world_.distributed()) {
+      engine_->store(sites_);
+      space_.fence();
+      return;
+    }
+    engine_->store(local_sites_);
+    auto local = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), local_sites_);
+    const std::size_t nx = std::size_t(shape_.nx);
+    std::vector<std::size_t> counts;
+    for (int r = 0; r < world_.size(); ++r)
+      counts.push_back(std::size_t(core::row_slab(shape_.ny, 2, world_.size(), r).count) * nx);
+    std::vector<std::uint8_t> whole(world_.root() ? std::size_t(shape_.sites()) : 0);
+    world_.gather(local.data() + std::size_t(halo_) * nx, std::size_t(slab_.count) * nx,
+                  whole.data(), counts);
+    if (world_.root()) {
+      const Kokkos::View<const std::uint8_t*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> host(
+          whole.data(), whole.size());
+      Kokkos::deep_copy(space_, sites_, host);
+      space_.fence();
+    }
+  }
+
+  // After every step: the two rows at each edge of the slab to the neighbour across it (the
+  // lattice is periodic in y; walls are solid rows), its edge rows into the halo rows.
+  void exchange_halos() {
+    const int n = slab_.count, r = world_.rank(), R = world_.size();
+    const int above = (r + 1) % R, below = (r + R - 1) % R;
+    const std::size_t words = engine_->row_words() * std::size_t(halo_);
+    send_.resize(words);
+    recv_.resize(words);
+    engine_->get_rows(halo_, halo_, send_.data());  // first rows down, halo rows above up
+    world_.exchange(send_.data(), words * 8, below, recv_.data(), words * 8, above, 7102);
+    engine_->put_rows(halo_ + n, halo_, recv_.data());
+    engine_->get_rows(n, halo_, send_.data());  // last rows up, halo rows below down
+    world_.exchange(send_.data(), words * 8, above, recv_.data(), words * 8, below, 7103);
+    engine_->put_rows(0, halo_, recv_.data());
+  }
+
   // A fresh fields.csv, or (resume_after: the checkpoint's step) the folder's one continued.
+  // Only the first rank writes.
   void open_output(RunContext& ctx, std::optional<std::int64_t> resume_after) {
+    if (!world_.root()) return;
     csv_ = core::CsvWriter(ctx.outputs, ctx.path("fields.csv"),
                            {"step", "mass", "momentum_x", "momentum_y", "mean_ux", "mean_uy"},
                            resume_after);
@@ -298,17 +436,24 @@ class FhpProblem final : public core::Problem {
   }
 
   const Config& config_;
+  const core::Comm& world_ = core::Comm::world();
   Space space_;
   Model model_;
   Kernel kernel_;
   LatticeShape shape_;
   std::int64_t steps_, every_, fields_every_, average_, sample_every_;
+  core::RowSlab slab_;  // this rank's rows of the lattice
+  int halo_;            // halo rows on either side (0 on one rank)
+  LatticeShape local_;  // the rows the engine stores: the slab and its halo rows
   SiteBytes<Space> sites_;
+  SiteBytes<Space> local_sites_;
   FieldAccumulator<Space> fields_;
   std::vector<double> profile_;  // per row: particles, x momentum (half units), fluid sites
   std::unique_ptr<Engine<Space>> engine_;
   std::int64_t step_ = 0;
-  std::int64_t mass_ = 0;  // particles on the lattice: conserved
+  std::int64_t mass_ = 0;     // particles on the lattice: conserved
+  std::int32_t samples_ = 0;  // field samples since the last snapshot
+  std::vector<std::uint64_t> send_, recv_;
   core::CsvWriter csv_;
 };
 
@@ -422,6 +567,7 @@ void declare(core::Schema& s) {
 }  // namespace
 
 void register_problem(core::Registry& registry) {
+  core::declare_distributed("fhp");
   registry.add(core::ProblemInfo{
       "fhp",
       "FHP lattice gas (FHP-I/II/III) on a hexagonal lattice: obstacles, forcing, flow fields",

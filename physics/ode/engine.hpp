@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -47,6 +48,9 @@ struct EngineOptions {
   // before the table layout of each halo width, not only where the table one does not fit (the
   // tests, to run it on every backend).
   bool teams_direct_first = false;
+  // rk45: adds {sum of squared scaled errors, number of terms} of the other ensemble members
+  // sharing the step (an ensemble split over ranks), so that every part takes the same step.
+  std::function<void(double (&)[2])> combine_error;
 };
 
 // Error of a teams-mode run whose teams were not all resident at once (grid barrier timed out).
@@ -173,7 +177,9 @@ class Engine {
     Kokkos::parallel_reduce(
         "hayate::ode::dp_error", Kokkos::RangePolicy<Space>(space_, 0, err.extent(0)),
         KOKKOS_LAMBDA(const std::size_t i, double& s) { s += err(i); }, sum);
-    return std::sqrt(sum / double(err.extent(0)));
+    double terms[2] = {sum, double(err.extent(0))};
+    if (options_.combine_error) options_.combine_error(terms);
+    return std::sqrt(terms[0] / terms[1]);
   }
 
   // Algebraic variables and derivatives at the current state: f and v are up to date after it.

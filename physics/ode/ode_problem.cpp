@@ -10,6 +10,7 @@
 #include "ode/engine.hpp"
 #include "ode/reference.hpp"
 #include "ode/tuning.hpp"
+#include "parallel/comm.hpp"
 #include "run/guard.hpp"
 
 #include <fmt/format.h>
@@ -161,6 +162,16 @@ Tuning tuning_of(const Config& config, const core::BackendTraits& backend) {
                 "teams mode runs one model instance: use fused (or phases) for ensembles");
   if (members > 1 && tuning.mode == RunMode::Ast)
     config.fail("tuning.mode", "the AST evaluator runs one ensemble member only");
+  // On several ranks the ensemble's members are split among them.
+  const int ranks = core::Comm::world().size();
+  if (ranks > 1 && members < std::size_t(ranks))
+    config.fail("ensemble.members",
+                fmt::format("{} member(s) cannot be split over {} ranks: give each rank at least "
+                            "one",
+                            members, ranks));
+  if (ranks > 1 && method == Method::RK45 && tuning.mode == RunMode::Reference)
+    config.fail("tuning.mode",
+                "the reference interpreter's rk45 runs on one rank: use phases on several");
   return tuning;
 }
 
@@ -465,6 +476,11 @@ class OdeProblem final : public core::Problem {
     }
     program_ = compile(*model_, compiler);
     M_ = static_cast<std::size_t>(config.integer("ensemble.members"));
+    // This rank's members [m0_, m0_ + Ml_) of the ensemble's M_; all of them on one rank.
+    for (int r = 0; r < world_.size(); ++r)
+      slabs_.push_back(core::row_slab(int(M_), 1, world_.size(), r));
+    m0_ = std::size_t(slabs_[std::size_t(world_.rank())].first);
+    Ml_ = std::size_t(slabs_[std::size_t(world_.rank())].count);
     dt_ = config.real("run.dt");
     n_steps_ = total_steps_of(config);
     every_ = config.integer("output.every");
@@ -477,7 +493,7 @@ class OdeProblem final : public core::Problem {
     h_ = dt_;
     if (tuning.mode == RunMode::Reference) {
       runner_ = std::make_unique<HostRunner>(
-          std::make_unique<ReferenceInterpreter>(program_, M_, method_), program_.n_alg);
+          std::make_unique<ReferenceInterpreter>(program_, Ml_, method_), program_.n_alg);
     } else if (tuning.mode == RunMode::Ast) {
       runner_ = std::make_unique<HostRunner>(std::make_unique<AstIntegrator>(*model_, method_),
                                              program_.n_alg);
@@ -489,11 +505,14 @@ class OdeProblem final : public core::Problem {
       EngineOptions eo;
       eo.fused_width = tuning.members_per_thread;
       eo.teams_host_halo = tuning.host_halo;
+      // rk45 takes one step for the whole ensemble: its error sums over every rank's members.
+      if (world_.distributed())
+        eo.combine_error = [world = &world_](double(&terms)[2]) { world->sum(terms, 2); };
       // Teams chosen by auto falls back to phases where its teams cannot all be resident.
       const bool fall_back = tuning.mode_auto && em == ExecMode::Teams;
       runner_ = core::dispatch_backend(backend, [&](auto space) -> std::unique_ptr<Runner> {
-        return std::make_unique<DeviceRunner<decltype(space)>>(space, program_, M_, method_, em, eo,
-                                                               fall_back);
+        return std::make_unique<DeviceRunner<decltype(space)>>(space, program_, Ml_, method_, em,
+                                                               eo, fall_back);
       });
     }
     select_outputs(config);
@@ -527,7 +546,7 @@ class OdeProblem final : public core::Problem {
     check_checkpoint(ctx.config, cp);
     step_ = cp.get<std::int64_t>("step", 0, n_steps_);
     h_ = cp.get<double>("h");
-    runner_->set_states(cp.get_vector<double>("x", program_.n_states * M_));
+    runner_->set_states(own_members(cp.get_vector<double>("x", program_.n_states * M_)));
     runner_->set_params(params_);
     open_output(ctx, step_);
   }
@@ -540,7 +559,7 @@ class OdeProblem final : public core::Problem {
     cp.put<std::int64_t>("step", step_);
     cp.put<double>("time", double(step_) * dt_);
     cp.put<double>("h", h_);
-    cp.put_vector("x", runner_->states());
+    cp.put_vector("x", all_states());  // every member, whatever the ranks: restarts on any number
   }
 
   std::int64_t current_step() const override { return (step_ + every_ - 1) / every_; }
@@ -581,12 +600,16 @@ class OdeProblem final : public core::Problem {
   }
 
  private:
-  // After every output interval: one reduction over all states of all members.
+  // After every output interval: one reduction over all states of all members (and ranks).
   void check_states() {
-    const std::int64_t i = runner_->first_non_finite_state();
-    if (i < 0) return;
-    const std::size_t k = std::size_t(i);
-    throw core::RuntimeFailure(fmt::format(
+    constexpr std::int64_t none = std::numeric_limits<std::int64_t>::max();
+    const std::int64_t i = runner_->first_non_finite_state();  // [state * Ml + local member]
+    std::int64_t key = none;                                   // [state * M + member]
+    if (i >= 0) key = std::int64_t((std::size_t(i) / Ml_) * M_ + m0_ + std::size_t(i) % Ml_);
+    key = world_.min(key);
+    if (key == none) return;
+    const std::size_t k = std::size_t(key);
+    throw core::CollectiveFailure(fmt::format(
         "ode: state {} of member {} is not finite at step {} (t = {}); reduce run.dt (rk45: "
         "run.rtol)",
         model_->state_names[k / M_], k % M_, step_, double(step_) * dt_));
@@ -594,27 +617,100 @@ class OdeProblem final : public core::Problem {
 
   void select_outputs(const Config& config) {
     TraceColumns t = trace_columns(config, *model_, M_);
-    offsets_ = std::move(t.offsets);
     columns_ = std::move(t.names);
     needs_eval_ = t.needs_eval;
+    // Each column belongs to the rank holding its member; its offset into that rank's
+    // [states | variables], each [index * Ml + local member].
+    const std::int64_t nx = std::int64_t(program_.n_states * M_);
+    columns_of_rank_.assign(slabs_.size(), {});
+    for (std::size_t c = 0; c < t.offsets.size(); ++c) {
+      const std::int64_t k = t.offsets[c];
+      const bool state = k < nx;
+      const std::size_t rel = std::size_t(state ? k : k - nx);
+      const std::size_t index = rel / M_, m = rel % M_;
+      std::size_t r = 0;
+      while (m >= std::size_t(slabs_[r].first + slabs_[r].count)) ++r;
+      columns_of_rank_[r].push_back(c);
+      if (int(r) != world_.rank()) continue;
+      const std::size_t local = index * Ml_ + (m - m0_);
+      offsets_.push_back(std::int64_t(state ? local : program_.n_states * Ml_ + local));
+    }
   }
 
+  // The members' values of this rank from values of every member ([index * M + m]).
+  std::vector<double> own_members(const std::vector<double>& all) const {
+    if (Ml_ == M_) return all;
+    const std::size_t n = all.size() / M_;
+    std::vector<double> mine(n * Ml_);
+    for (std::size_t i = 0; i < n; ++i)
+      std::copy_n(all.begin() + std::ptrdiff_t(i * M_ + m0_), Ml_,
+                  mine.begin() + std::ptrdiff_t(i * Ml_));
+    return mine;
+  }
+
+  // Every member's states ([state * M + m]) on the first rank, gathered from all ranks; empty on
+  // the others.
+  std::vector<double> all_states() const {
+    std::vector<double> mine = runner_->states();
+    if (!world_.distributed()) return mine;
+    const std::size_t n = program_.n_states;
+    std::vector<std::size_t> counts;
+    for (const auto& slab : slabs_) counts.push_back(n * std::size_t(slab.count) * sizeof(double));
+    std::vector<double> parts(world_.root() ? n * M_ : 0), all(parts.size());
+    world_.gather(mine.data(), mine.size() * sizeof(double), parts.data(), counts);
+    if (!world_.root()) return {};
+    std::size_t at = 0;
+    for (const auto& slab : slabs_) {
+      const std::size_t count = std::size_t(slab.count);
+      for (std::size_t i = 0; i < n; ++i, at += count)
+        std::copy_n(parts.begin() + std::ptrdiff_t(at), count,
+                    all.begin() + std::ptrdiff_t(i * M_ + std::size_t(slab.first)));
+    }
+    return all;
+  }
+
+  // A trace row on the first rank from the columns each rank holds; empty on the others.
+  std::vector<double> trace_row(const std::vector<double>& mine) const {
+    if (!world_.distributed()) return mine;
+    std::vector<std::size_t> counts;
+    for (const auto& cols : columns_of_rank_) counts.push_back(cols.size() * sizeof(double));
+    std::vector<double> parts(world_.root() ? columns_.size() : 0), row(parts.size());
+    world_.gather(mine.data(), mine.size() * sizeof(double), parts.data(), counts);
+    std::size_t at = 0;
+    if (world_.root())
+      for (const auto& cols : columns_of_rank_)
+        for (const std::size_t c : cols) row[c] = parts[at++];
+    return row;
+  }
+
+  // This rank's members' initial states and swept parameters (member m0_ + l of M_ at l).
   void initial_values(const Config& config, const std::vector<Config>& sweeps) {
-    x0_.resize(program_.n_states * M_);
+    x0_.resize(program_.n_states * Ml_);
     for (std::size_t i = 0; i < program_.n_states; ++i)
-      for (std::size_t m = 0; m < M_; ++m) x0_[i * M_ + m] = model_->state_init[i];
+      for (std::size_t l = 0; l < Ml_; ++l) x0_[i * Ml_ + l] = model_->state_init[i];
     const auto initial = config.records("ensemble.initial");
     const auto states = initial_states(config, *model_);
     for (std::size_t r = 0; r < initial.size(); ++r)
       for (auto i : states[r])
-        for (std::size_t m = 0; m < M_; ++m) x0_[i * M_ + m] = member_value(initial[r], m, M_);
-    params_.resize(model_->param_values.size() * M_);
+        for (std::size_t l = 0; l < Ml_; ++l)
+          x0_[i * Ml_ + l] = member_value(initial[r], m0_ + l, M_);
+    params_.resize(model_->param_values.size() * Ml_);
     for (std::size_t j = 0; j < sweeps.size(); ++j)
-      for (std::size_t m = 0; m < M_; ++m) params_[j * M_ + m] = member_value(sweeps[j], m, M_);
+      for (std::size_t l = 0; l < Ml_; ++l)
+        params_[j * Ml_ + l] = member_value(sweeps[j], m0_ + l, M_);
   }
 
-  // Fresh files, or (resume_after: the checkpoint's step) the folder's trace and dumps continued.
+  // Fresh files, or (resume_after: the checkpoint's step) the folder's trace and dumps
+  // continued. The first rank writes them; every rank learns which dump the folder kept.
   void open_output(RunContext& ctx, std::optional<std::int64_t> resume_after) {
+    if (world_.root()) open_files(ctx, resume_after);
+    if (!world_.distributed()) return;
+    std::int64_t kept = dump_last_kept_ ? *dump_last_kept_ : -1;
+    world_.broadcast(&kept, sizeof kept);
+    if (kept >= 0) dump_last_kept_ = kept;
+  }
+
+  void open_files(RunContext& ctx, std::optional<std::int64_t> resume_after) {
     std::vector<std::string> header{"step", "t"};
     header.insert(header.end(), columns_.begin(), columns_.end());
     csv_ =
@@ -654,15 +750,19 @@ class OdeProblem final : public core::Problem {
   void record() {
     const double t = double(step_) * dt_;
     if (needs_eval_) runner_->evaluate(t);
+    const auto row = trace_row(runner_->gather(offsets_));
+    std::int64_t bad = -1;
+    for (std::size_t c = 0; c < row.size() && bad < 0; ++c)
+      if (!std::isfinite(row[c])) bad = std::int64_t(c);
+    world_.broadcast(&bad, sizeof bad);  // the first rank has the row
+    if (bad >= 0)
+      throw core::CollectiveFailure(
+          fmt::format("ode: output '{}' is not finite at step {} (t = {}); reduce run.dt (rk45: "
+                      "run.rtol)",
+                      columns_[std::size_t(bad)], step_, t));
+    if (!world_.root()) return;
     batch_.push_back(double(step_));
     batch_.push_back(t);
-    const auto row = runner_->gather(offsets_);
-    for (std::size_t c = 0; c < row.size(); ++c)
-      if (!std::isfinite(row[c]))
-        throw core::RuntimeFailure(
-            fmt::format("ode: output '{}' is not finite at step {} (t = {}); reduce run.dt (rk45: "
-                        "run.rtol)",
-                        columns_[c], step_, t));
     batch_.insert(batch_.end(), row.begin(), row.end());
     if (batch_.size() >= rows_per_batch_ * (columns_.size() + 2)) submit_batch();
   }
@@ -684,10 +784,12 @@ class OdeProblem final : public core::Problem {
 
   void dump() {
     if (dump_last_kept_ && step_ <= *dump_last_kept_) return;  // the earlier run's dump
+    std::vector<double> states = all_states();
+    if (!world_.root()) return;
     auto file = dump_file_;
     const std::int64_t step = step_;
     const double t = double(step_) * dt_;
-    writer_.submit([file, step, t, x = runner_->states()] {
+    writer_.submit([file, step, t, x = std::move(states)] {
       auto& out = file->stream();
       out.write(reinterpret_cast<const char*>(&step), sizeof step);
       out.write(reinterpret_cast<const char*>(&t), sizeof t);
@@ -697,10 +799,14 @@ class OdeProblem final : public core::Problem {
     });
   }
 
+  const core::Comm& world_ = core::Comm::world();
   std::unique_ptr<FlatModel> model_;
   Program program_;
   std::unique_ptr<Runner> runner_;
-  std::size_t M_ = 1;
+  std::size_t M_ = 1;                                      // the ensemble's members
+  std::size_t m0_ = 0, Ml_ = 1;                            // this rank's: [m0_, m0_ + Ml_)
+  std::vector<core::RowSlab> slabs_;                       // every rank's members
+  std::vector<std::vector<std::size_t>> columns_of_rank_;  // trace columns by owning rank
   double dt_ = 0;
   std::int64_t n_steps_ = 0, every_ = 1, blocks_ = 0, dump_every_ = 0, step_ = 0;
   std::size_t rows_per_batch_ = 256;
@@ -830,6 +936,7 @@ void declare(core::Schema& s) {
 }  // namespace
 
 void register_problem(core::Registry& registry) {
+  core::declare_distributed("ode");  // ensembles: members split over the ranks
   registry.add(core::ProblemInfo{
       "ode",
       "Interpreted ODE models: model language -> bytecode, level-scheduled device interpreter",

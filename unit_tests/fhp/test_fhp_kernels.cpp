@@ -7,10 +7,12 @@
 #include "fhp/fhp_init.hpp"
 #include "fhp/fhp_kernels.hpp"
 #include "launch_log.hpp"
+#include "parallel/comm.hpp"
 #include "test_spaces.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -174,6 +176,88 @@ TYPED_TEST(FhpKernels, ByteKernelsMatchReferenceOnNarrowRows) {
         compare_with_reference(engines, random_sites(shape, model, 0.05, 9), shape, model, params,
                                6, std::to_string(nx) + " columns, " + std::to_string(ny) + " rows");
       }
+}
+
+// A lattice split into row slabs, each stepped by its own engine with two halo rows on either
+// side that the neighbouring slabs refresh after every step (what each rank of a distributed
+// run does), steps exactly like the whole lattice: random bits keyed by global row, row parity
+// kept, every kernel, sums over the slabs' own rows adding up.
+TYPED_TEST(FhpKernels, SlabsWithHaloRowsStepLikeTheWholeLattice) {
+  using Space = TypeParam;
+  const LatticeShape shape{128, 28};
+  constexpr int halo = 2, slabs = 3;
+  for (const Model model : {Model::fhp1, Model::fhp3})
+    for (const Kernel kernel : {Kernel::bytes_wide, Kernel::bytes_sliced, Kernel::bits}) {
+      const StepParams whole_params{7, 12000};
+      auto whole = make_engine(Space(), kernel, model, shape, whole_params);
+      const auto start = random_sites(shape, model, 0.06, 21);
+      whole->load(to_device<Space>(start));
+      std::vector<core::RowSlab> slab;
+      std::vector<std::unique_ptr<Engine<Space>>> part;
+      for (int r = 0; r < slabs; ++r) {
+        slab.push_back(core::row_slab(shape.ny, 2, slabs, r));
+        StepParams p = whole_params;
+        p.row0 = slab[r].first - halo;
+        const LatticeShape local{shape.nx, slab[r].count + 2 * halo};
+        std::vector<std::uint8_t> rows(std::size_t(local.sites()));
+        for (int j = 0; j < local.ny; ++j) {
+          const int y = (p.row0 + j + shape.ny) % shape.ny;
+          std::copy_n(start.begin() + std::ptrdiff_t(y) * shape.nx, shape.nx,
+                      rows.begin() + std::ptrdiff_t(j) * shape.nx);
+        }
+        part.push_back(make_engine(Space(), kernel, model, local, p));
+        part[r]->load(to_device<Space>(rows));
+      }
+      for (std::int64_t step = 0; step < 8; ++step) {
+        whole->advance(step);
+        for (auto& e : part) e->advance(step);
+        const std::size_t words = part[0]->row_words() * halo;
+        std::vector<std::vector<std::uint64_t>> low(slabs, std::vector<std::uint64_t>(words)),
+            high = low;
+        for (int r = 0; r < slabs; ++r) {
+          part[r]->get_rows(halo, halo, low[r].data());
+          part[r]->get_rows(slab[r].count, halo, high[r].data());
+        }
+        for (int r = 0; r < slabs; ++r) {
+          part[r]->put_rows(slab[r].count + halo, halo, low[(r + 1) % slabs].data());
+          part[r]->put_rows(0, halo, high[(r + slabs - 1) % slabs].data());
+        }
+        const auto expect = to_host(*whole, std::size_t(shape.sites()));
+        Totals sum;
+        for (int r = 0; r < slabs; ++r) {
+          const auto got = to_host(*part[r], std::size_t(slab[r].count + 2 * halo) * shape.nx);
+          const std::vector<std::uint8_t> own(got.begin() + halo * shape.nx,
+                                              got.end() - halo * shape.nx);
+          const std::vector<std::uint8_t> want(
+              expect.begin() + std::ptrdiff_t(slab[r].first) * shape.nx,
+              expect.begin() + std::ptrdiff_t(slab[r].first + slab[r].count) * shape.nx);
+          ASSERT_EQ(own, want) << kernel_name(kernel) << ", " << model_name(model) << ", slab " << r
+                               << ", step " << step;
+          const Totals t = part[r]->totals(halo, slab[r].count);
+          sum.mass += t.mass;
+          sum.px2 += t.px2;
+          sum.py += t.py;
+        }
+        EXPECT_EQ(sum, whole->totals());
+      }
+    }
+}
+
+TEST(FhpSlabs, RowSlabsCoverTheRowsInWholePairs) {
+  for (const int rows : {2, 8, 30, 1024})
+    for (int ranks = 1; ranks <= 7 && 2 * ranks <= rows; ++ranks) {
+      int next = 0, smallest = rows, largest = 0;
+      for (int r = 0; r < ranks; ++r) {
+        const core::RowSlab s = core::row_slab(rows, 2, ranks, r);
+        EXPECT_EQ(s.first, next) << rows << " rows, " << ranks << " ranks, rank " << r;
+        EXPECT_EQ(s.count % 2, 0);
+        next = s.first + s.count;
+        smallest = std::min(smallest, s.count);
+        largest = std::max(largest, s.count);
+      }
+      EXPECT_EQ(next, rows);
+      EXPECT_LE(largest - smallest, 2) << rows << " rows, " << ranks << " ranks";
+    }
 }
 
 // Stand-ins for core::ExecTraits of a GPU and a host backend: the rule must hold for both

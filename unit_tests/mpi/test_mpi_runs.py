@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Runs on several ranks against runs on one (ctest -L mpi): `mpirun -np R hayate run` of small
+inputs must write the same bytes as a plain run, restart on any rank count, and refuse what
+cannot run distributed once, with exit 2. Stdlib only."""
+import argparse
+import filecmp
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+FHP = """problem: fhp
+system: {model: fhp3, nx: 128, ny: 36, density: 2.1, seed: 3, boundary_y: walls}
+run: {steps: 240}
+init: {velocity: [0.2, 0.05]}
+forcing: {probability: 0.001}
+obstacles:
+  - {type: circle, x: 40, y: 17, radius: 6}
+output: {every: 10, fields_every: 100, average: 50, sample_every: 5, block: 8}
+checkpoint: {at_end: true}
+"""
+
+ODE = """problem: ode
+model: {file: MODEL}
+run: {method: rk4, dt: 0.01, t_end: 40.0}
+ensemble:
+  members: 7
+  sweep:
+    - {parameter: lr91.g_si, from: 0.05, to: 0.12}
+  initial:
+    - {state: lr91.V, from: -84.0, to: -80.0}
+output: {every: 50, dump_every: 10, variables: [lr91.V, lr91.I_si], members: [0, 3, 6]}
+checkpoint: {at_end: true}
+"""
+
+failures = []
+
+
+def check(ok, what, detail=""):
+    print(("ok   " if ok else "FAIL ") + what, flush=True)
+    if not ok:
+        if detail:
+            print("     " + detail.strip()[-2000:].replace("\n", "\n     "), flush=True)
+        failures.append(what)
+
+
+class Runner:
+    def __init__(self, binary, mpirun, work):
+        self.binary, self.work = binary, work
+        self.mpirun = [mpirun, "--oversubscribe"]
+        if hasattr(os, "geteuid") and os.geteuid() == 0:
+            self.mpirun.append("--allow-run-as-root")
+        self.env = dict(os.environ, OMP_NUM_THREADS="1", OMP_PROC_BIND="false")
+
+    def run(self, ranks, args, timeout=300):
+        """ranks 0: the plain binary, no launcher."""
+        cmd = ([] if ranks == 0 else self.mpirun + ["-np", str(ranks)]) + [self.binary] + args
+        p = subprocess.run(cmd, cwd=self.work, env=self.env, capture_output=True, text=True,
+                           timeout=timeout)
+        return p.returncode, p.stdout, p.stderr
+
+    def hayate_run(self, ranks, inp, out, *sets):
+        args = ["run", inp, "--threads", "1", "--quiet", "--output", out]
+        for s in sets:
+            args += ["--set", s]
+        return self.run(ranks, args)
+
+
+def same_files(work, a, b, names):
+    return [n for n in names if not filecmp.cmp(os.path.join(work, a, n),
+                                                os.path.join(work, b, n), shallow=False)]
+
+
+def errors(stderr):
+    return [line for line in stderr.splitlines() if line.startswith("error:")]
+
+
+def fhp_cases(r):
+    with open(os.path.join(r.work, "fhp.yaml"), "w") as f:
+        f.write(FHP)
+    files = ["fields.csv", "checkpoint.bin", "fields_00000100.vtk", "fields_00000200_profile.csv",
+             "fields_final.vtk", "fields_final.png"]
+    for kernel in ["bits", "bytes_wide"]:
+        one = f"fhp1_{kernel}"
+        rc, _, err = r.hayate_run(0, "fhp.yaml", one, f"tuning.kernel={kernel}")
+        check(rc == 0, f"fhp {kernel}: one rank runs", err)
+        for ranks in [1, 2, 3, 4]:
+            out = f"fhp{ranks}r_{kernel}"
+            rc, _, err = r.hayate_run(ranks, "fhp.yaml", out, f"tuning.kernel={kernel}")
+            check(rc == 0, f"fhp {kernel}: {ranks} ranks run", err)
+            if rc == 0:
+                diff = same_files(r.work, one, out, files)
+                check(not diff, f"fhp {kernel}: {ranks} ranks write the bytes of one rank "
+                                f"(differ: {diff})")
+    # A checkpoint written by 3 ranks continues on 2 and on 1 to the one-rank run's end.
+    rc, _, _ = r.hayate_run(3, "fhp.yaml", "fhp_half", "run.steps=130", "tuning.kernel=bits")
+    check(rc == 0, "fhp: 3 ranks write a checkpoint at step 130")
+    for ranks in [0, 2]:
+        out = f"fhp_restart{ranks}"
+        rc, _, err = r.hayate_run(ranks, "fhp.yaml", out, "tuning.kernel=bits",
+                                  "checkpoint.restart=fhp_half/checkpoint.bin")
+        check(rc == 0 and not same_files(r.work, "fhp1_bits", out,
+                                         ["checkpoint.bin", "fields_final.vtk"]),
+              f"fhp: the 3-rank checkpoint restarts on {max(ranks, 1)} rank(s) bitwise", err)
+    # Too few rows for the ranks: refused once, at the key, exit 2.
+    rc, _, err = r.hayate_run(4, "fhp.yaml", "fhp_small", "system.ny=6", "output.block=1")
+    check(rc == 2 and len(errors(err)) == 1 and "system.ny" in err and "give at least 8" in err,
+          f"fhp: 6 rows on 4 ranks refused once with exit 2 (rc {rc}: {errors(err)})")
+
+
+def read_csv(path):
+    with open(path) as f:
+        return [line.strip().split(",") for line in f]
+
+
+def ode_cases(r, source_dir):
+    model = os.path.join(source_dir, "inputs", "ode", "lr91.model.yaml")
+    with open(os.path.join(r.work, "ode.yaml"), "w") as f:
+        f.write(ODE.replace("MODEL", model))
+    files = ["trace.csv", "states.bin", "checkpoint.bin"]
+    for method, mode in [("euler", "fused"), ("rk4", "phases"), ("rk4", "reference")]:
+        sets = [f"run.method={method}", f"tuning.mode={mode}"]
+        one = f"ode1_{method}_{mode}"
+        rc, _, err = r.hayate_run(0, "ode.yaml", one, *sets)
+        check(rc == 0, f"ode {method} {mode}: one rank runs", err)
+        for ranks in [2, 3, 7]:
+            out = f"ode{ranks}_{method}_{mode}"
+            rc, _, err = r.hayate_run(ranks, "ode.yaml", out, *sets)
+            check(rc == 0 and not same_files(r.work, one, out, files),
+                  f"ode {method} {mode}: 7 members on {ranks} ranks write the bytes of one rank",
+                  err)
+    # rk45 takes one step for all members from the error summed over the ranks: summed in
+    # another order, it agrees to well within its tolerance, not bitwise.
+    rc1, _, _ = r.hayate_run(0, "ode.yaml", "ode1_rk45", "run.method=rk45")
+    rc3, _, err = r.hayate_run(3, "ode.yaml", "ode3_rk45", "run.method=rk45")
+    ok = rc1 == 0 and rc3 == 0
+    if ok:
+        a = read_csv(os.path.join(r.work, "ode1_rk45", "trace.csv"))
+        b = read_csv(os.path.join(r.work, "ode3_rk45", "trace.csv"))
+        ok = len(a) == len(b) and a[0] == b[0] and all(
+            abs(float(x) - float(y)) <= 1e-6 * max(1.0, abs(float(x)))
+            for ra, rb in zip(a[1:], b[1:]) for x, y in zip(ra, rb))
+    check(ok, "ode rk45: 3 ranks within 1e-6 of one rank", err)
+    # A checkpoint of 3 ranks continues on 1, 2 and 4 to the bytes of the one-rank run.
+    rc, _, _ = r.hayate_run(3, "ode.yaml", "ode_half", "run.t_end=20", "run.method=rk4",
+                            "tuning.mode=phases")
+    for ranks in [0, 2, 4]:
+        out = f"ode_restart{ranks}"
+        shutil.copytree(os.path.join(r.work, "ode_half"), os.path.join(r.work, out))
+        rc, _, err = r.hayate_run(ranks, "ode.yaml", out, "run.method=rk4", "tuning.mode=phases",
+                                  "checkpoint.restart=ode_half/checkpoint.bin")
+        check(rc == 0 and not same_files(r.work, "ode1_rk4_phases", out, files),
+              f"ode: the 3-rank checkpoint continues on {max(ranks, 1)} rank(s) to the same "
+              "trace, dumps and checkpoint", err)
+    rc, _, err = r.hayate_run(8, "ode.yaml", "ode_eight")
+    check(rc == 2 and len(errors(err)) == 1 and "ensemble.members" in err,
+          f"ode: 7 members on 8 ranks refused once with exit 2 (rc {rc}: {errors(err)})")
+    # A blow-up in one rank's members stops every rank with one message and exit 3, and the
+    # trace keeps the rows before it.
+    rc, _, err = r.hayate_run(3, "ode.yaml", "ode_blowup", "run.dt=0.02")
+    check(rc == 3 and len(errors(err)) == 1 and "member 5" in err and
+          len(read_csv(os.path.join(r.work, "ode_blowup", "trace.csv"))) > 2,
+          f"ode: a blow-up of member 5 on 3 ranks: one message, exit 3, the trace kept "
+          f"(rc {rc}: {errors(err)})")
+
+
+def common_cases(r, source_dir):
+    rc, out, _ = r.run(2, ["info", "--threads", "1"])
+    mpi_lines = [line for line in out.splitlines() if line.startswith("MPI: ")]
+    check(rc == 0 and len(mpi_lines) == 1 and "2 ranks" in mpi_lines[0],
+          "info on 2 ranks: one report naming MPI and the ranks")
+    md = os.path.join(source_dir, "inputs", "md", "lj_melt.yaml")
+    rc, _, err = r.hayate_run(2, md, "md_two")
+    check(rc == 2 and len(errors(err)) == 1 and "'problem'" in err and "one rank" in err,
+          f"md on 2 ranks: refused once at 'problem', exit 2 (rc {rc}: {errors(err)})")
+    check(not os.path.exists(os.path.join(r.work, "md_two")), "md on 2 ranks: no folder made")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--binary", required=True)
+    ap.add_argument("--mpirun", required=True)
+    ap.add_argument("--source-dir", required=True)
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="hayate_mpi_") as work:
+        r = Runner(os.path.abspath(a.binary), a.mpirun, work)
+        common_cases(r, os.path.abspath(a.source_dir))
+        fhp_cases(r)
+        ode_cases(r, os.path.abspath(a.source_dir))
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
