@@ -205,6 +205,14 @@ void Comm::gather(const void* send, std::size_t bytes, void* recv,
   }
 }
 
+void Comm::all_gather(const void* send, std::size_t bytes, void* recv,
+                      const std::vector<std::size_t>& counts) const {
+  std::size_t total = 0;
+  for (const std::size_t c : counts) total += c;
+  gather(send, bytes, recv, counts, 0);
+  broadcast(recv, total, 0);
+}
+
 void Comm::abort(int code) const {
 #ifdef HAYATE_HAVE_MPI
   if (mpi_) MPI_Abort(MPI_COMM_WORLD, code);

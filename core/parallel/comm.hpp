@@ -50,6 +50,9 @@ class Comm {
   // read on `to` only, `recv` needs their sum there.
   void gather(const void* send, std::size_t bytes, void* recv,
               const std::vector<std::size_t>& counts, int to = 0) const;
+  // The same concatenation on every rank.
+  void all_gather(const void* send, std::size_t bytes, void* recv,
+                  const std::vector<std::size_t>& counts) const;
   // Stops every rank at once with this exit code (after a failure only one rank saw).
   [[noreturn]] void abort(int code) const;
 

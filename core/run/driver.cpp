@@ -203,7 +203,7 @@ RunResult run_problem(const Config& config, const RunOptions& options) {
     lock = FolderLock(outdir,
                       this_process() + ", input " + config.input_file() + ", started " + started);
   });
-  RunContext ctx{config, backend, outdir, {}, options.quiet};
+  RunContext ctx{config, backend, outdir, {}, options.quiet, {}};
   try {
     auto scope = ctx.timers.scope("setup");
     if (!validated.checkpoint) {

@@ -17,6 +17,10 @@ struct Targets {
   Kokkos::View<const int*, typename Space::memory_space> index;  // empty = all particles
   int count = 0;
   Kokkos::View<const int*, typename Space::memory_space> row;  // optional
+  // The target count the launch shape is chosen for (0: count). A part of a larger set of
+  // targets (one rank's share) launches with the whole set's j-splits, so its sums are the
+  // whole set's bit for bit.
+  int shape_count = 0;
 };
 
 template <class Space>
@@ -66,19 +70,19 @@ class DirectSolver {
     }
   }
 
-  // Accelerations, jerks (and the potential) of all particles, for the Hermite integrator.
-  void compute_hermite(const Vec& x, const Vec& v, const Scalar& m, int n, bool with_potential,
+  // Accelerations, jerks (and the potential) of the targets, for the Hermite integrator.
+  void compute_hermite(const Vec& x, const Vec& v, const Scalar& m, int n,
+                       const Targets<Space>& targets, bool with_potential,
                        const ForceOutput<Space>& out) {
-    const Targets<Space> all{{}, n};
     switch (precision_) {
       case Precision::Float:
-        run<HermitePolicy<float, float>>(x, v, m, n, all, with_potential, out);
+        run<HermitePolicy<float, float>>(x, v, m, n, targets, with_potential, out);
         break;
       case Precision::Double:
-        run<HermitePolicy<double, double>>(x, v, m, n, all, with_potential, out);
+        run<HermitePolicy<double, double>>(x, v, m, n, targets, with_potential, out);
         break;
       case Precision::Mixed:
-        run<HermitePolicy<float, double>>(x, v, m, n, all, with_potential, out);
+        run<HermitePolicy<float, double>>(x, v, m, n, targets, with_potential, out);
         break;
     }
   }
@@ -135,7 +139,8 @@ class DirectSolver {
     using T = typename Policy::Real;
     auto& buf = buffers<Policy>();
     constexpr bool hermite = Policy::components == 7;
-    const DirectShape s = shape(targets.count, n, hermite);
+    const DirectShape s =
+        shape(targets.shape_count > 0 ? targets.shape_count : targets.count, n, hermite);
     const int padded = (n + s.tile - 1) / s.tile * s.tile;
     ensure_size(buf.sources, padded, "hayate::gravity::sources");
     const auto sources = Kokkos::subview(buf.sources, std::make_pair(0, padded));

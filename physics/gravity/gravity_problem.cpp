@@ -156,6 +156,9 @@ void check_keys(const core::Config& config) {
   }
   if (config.string("time.integrator") == "hermite" && config.string("solver") != "direct")
     config.fail("solver", "the Hermite integrator needs the direct solver (jerks)");
+  if (core::Comm::world().distributed() && config.string("solver") != "direct")
+    config.fail("solver", fmt::format("the tree runs on one rank; on {} ranks use solver: direct",
+                                      core::Comm::world().size()));
 }
 
 // What `hayate check` and `hayate run` check before anything is written: the cross-key checks
@@ -168,6 +171,7 @@ void check(const core::Config& config, const std::string& /*backend*/) {
 }  // namespace
 
 void register_problem(core::Registry& registry) {
+  core::declare_distributed("gravity");  // direct summation: targets split over the ranks
   core::ProblemInfo info{
       "gravity",
       "Gravitational N-body: direct summation or Barnes-Hut tree, leapfrog/block/Hermite", declare,

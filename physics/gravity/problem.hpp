@@ -341,14 +341,14 @@ class GravityProblem final : public core::Problem {
     const auto a = on_host(space_, approx);
     const auto r = on_host(space_, exact);
     const ForceErrorStats s = force_error_stats(a, r, count);
-    force_errors_.row({step_, time_, std::int64_t(count), s.p50, s.p90, s.p99, s.max});
+    if (world_.root())
+      force_errors_.row({step_, time_, std::int64_t(count), s.p50, s.p90, s.p99, s.max});
   }
 
   void hermite_forces(const Vec& acc, const Vec& jerk, core::RunContext& ctx) {
     // The constructor only builds the direct solver for Hermite (the factory checks it).
     check_finite(p_.x, "position");
-    auto scope = ctx.timers.scope("direct");
-    direct_->solver().compute_hermite(p_.x, p_.v, p_.m, p_.n, false, {acc, {}, jerk});
+    direct_->hermite(p_, {acc, {}, jerk}, ctx.timers);
   }
 
   void leapfrog_step(core::RunContext& ctx) {
@@ -431,7 +431,8 @@ class GravityProblem final : public core::Problem {
     const std::int64_t row = core::first_non_finite(space_, view);
     if (row < 0) return;
     const int id = on_host(space_, Kokkos::subview(p_.id, row))();
-    throw core::RuntimeFailure(
+    // On several ranks every rank holds every particle and finds the same.
+    throw core::CollectiveFailure(
         fmt::format("gravity: the {} of particle {} is not finite {} step {}; reduce time.dt or "
                     "raise system.softening",
                     what, id, advancing_ ? "in" : "at", advancing_ ? step_ + 1 : step_));
@@ -450,12 +451,12 @@ class GravityProblem final : public core::Problem {
   void guard_energy(const Thermo& t) const {
     const double e = t.etotal();
     if (!std::isfinite(e))
-      throw core::RuntimeFailure(fmt::format(
+      throw core::CollectiveFailure(fmt::format(
           "gravity: the energy is not finite at step {} (time {}); reduce time.dt or raise "
           "system.softening",
           step_, time_));
     if (have_e0_ && !(std::fabs(energy_error(e)) <= max_energy_error))
-      throw core::RuntimeFailure(fmt::format(
+      throw core::CollectiveFailure(fmt::format(
           "gravity: the energy error is {:.3g} at step {} (time {}), beyond {}: the integration "
           "has blown up; reduce time.dt (block steps: time.eta) or raise system.softening",
           energy_error(e), step_, time_, max_energy_error));
@@ -470,11 +471,13 @@ class GravityProblem final : public core::Problem {
       e0_ = e;
       have_e0_ = true;
     }
+    if (!world_.root()) return;
     thermo_.row({step_, time_, t.ke, t.pe, e, t.p[0], t.p[1], t.p[2], t.l[0], t.l[1], t.l[2],
                  t.virial_ratio(), energy_error(e), force_evaluations_});
   }
 
   void snapshot(core::RunContext& ctx) {
+    if (!world_.root()) return;
     auto scope = ctx.timers.scope("output");
     const auto x = on_host(space_, p_.x);
     const auto v = on_host(space_, p_.v);
@@ -499,8 +502,10 @@ class GravityProblem final : public core::Problem {
     snapshots_.write(f);
   }
 
-  // Fresh series, or (resume_after: the checkpoint's step) the folder's series continued.
+  // Fresh series, or (resume_after: the checkpoint's step) the folder's series continued;
+  // the first rank writes them.
   void open_output(core::RunContext& ctx, std::optional<std::int64_t> resume_after) {
+    if (!world_.root()) return;
     thermo_ = core::CsvWriter(ctx.outputs, ctx.path("thermo.csv"),
                               {"step", "time", "ke", "pe", "etotal", "px", "py", "pz", "lx", "ly",
                                "lz", "virial_ratio", "energy_error", "force_evaluations"},
@@ -518,6 +523,7 @@ class GravityProblem final : public core::Problem {
 
   Space space_;
   const core::Config& config_;
+  const core::Comm& world_ = core::Comm::world();
   Integrator integrator_;
   double G_, eps_, dt_, eta_;
   int max_level_;

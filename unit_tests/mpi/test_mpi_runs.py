@@ -165,16 +165,52 @@ def ode_cases(r, source_dir):
           f"(rc {rc}: {errors(err)})")
 
 
+def gravity_cases(r, source_dir):
+    plummer = os.path.join(source_dir, "inputs", "gravity", "plummer_direct.yaml")
+    kepler = os.path.join(source_dir, "inputs", "gravity", "kepler.yaml")
+    files = ["thermo.csv", "snapshots.xyz", "checkpoint.bin", "force_error.csv"]
+    common = ["system.n=300", "run.steps=40", "output.snapshot_every=20", "checkpoint.at_end=true",
+              "output.force_error_every=20"]
+    cases = [(plummer, ["time.integrator=leapfrog", "precision=mixed"] + common),
+             (plummer, ["time.integrator=block", "precision=double"] + common),
+             (plummer, ["time.integrator=hermite", "precision=float"] + common),
+             (kepler, ["run.steps=500", "checkpoint.at_end=true"])]
+    for k, (inp, sets) in enumerate(cases):
+        what = f"gravity {os.path.basename(inp)} {' '.join(x for x in sets if 'integrator' in x)}"
+        one = f"grav1_{k}"
+        rc, _, err = r.hayate_run(0, inp, one, *sets)
+        check(rc == 0, f"{what}: one rank runs", err)
+        for ranks in [2, 3]:
+            out = f"grav{ranks}_{k}"
+            rc, _, err = r.hayate_run(ranks, inp, out, *sets)
+            present = [f for f in files if os.path.exists(os.path.join(r.work, one, f))]
+            check(rc == 0 and not same_files(r.work, one, out, present),
+                  f"{what}: {ranks} ranks write the bytes of one rank ({', '.join(present)})", err)
+    # A checkpoint of 3 ranks continues on 2 to the one-rank run's state.
+    sets = ["system.n=300", "checkpoint.at_end=true"]
+    rc, _, _ = r.hayate_run(0, plummer, "grav_whole", "run.steps=40", *sets)
+    rc, _, _ = r.hayate_run(3, plummer, "grav_half", "run.steps=20", *sets)
+    rc, _, err = r.hayate_run(2, plummer, "grav_rest", "run.steps=40",
+                              "checkpoint.restart=grav_half/checkpoint.bin", *sets)
+    check(rc == 0 and not same_files(r.work, "grav_whole", "grav_rest", ["checkpoint.bin"]),
+          "gravity: the 3-rank checkpoint continues on 2 ranks to the one-rank state", err)
+    tree = os.path.join(source_dir, "inputs", "gravity", "plummer_tree.yaml")
+    rc, _, err = r.hayate_run(2, tree, "grav_tree")
+    check(rc == 2 and len(errors(err)) == 1 and "'solver'" in err,
+          f"gravity: the tree on 2 ranks refused once at 'solver' (rc {rc}: {errors(err)})")
+
+
 def common_cases(r, source_dir):
     rc, out, _ = r.run(2, ["info", "--threads", "1"])
     mpi_lines = [line for line in out.splitlines() if line.startswith("MPI: ")]
     check(rc == 0 and len(mpi_lines) == 1 and "2 ranks" in mpi_lines[0],
           "info on 2 ranks: one report naming MPI and the ranks")
-    md = os.path.join(source_dir, "inputs", "md", "lj_melt.yaml")
-    rc, _, err = r.hayate_run(2, md, "md_two")
+    stream = os.path.join(source_dir, "inputs", "stream", "bandwidth.yaml")
+    rc, _, err = r.hayate_run(2, stream, "stream_two")
     check(rc == 2 and len(errors(err)) == 1 and "'problem'" in err and "one rank" in err,
-          f"md on 2 ranks: refused once at 'problem', exit 2 (rc {rc}: {errors(err)})")
-    check(not os.path.exists(os.path.join(r.work, "md_two")), "md on 2 ranks: no folder made")
+          f"stream on 2 ranks: refused once at 'problem', exit 2 (rc {rc}: {errors(err)})")
+    check(not os.path.exists(os.path.join(r.work, "stream_two")),
+          "stream on 2 ranks: no folder made")
 
 
 def main():
@@ -188,6 +224,7 @@ def main():
         common_cases(r, os.path.abspath(a.source_dir))
         fhp_cases(r)
         ode_cases(r, os.path.abspath(a.source_dir))
+        gravity_cases(r, os.path.abspath(a.source_dir))
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
 
