@@ -119,6 +119,14 @@ std::int64_t Comm::max(std::int64_t value) const {
   return value;
 }
 
+double Comm::max(double value) const {
+#ifdef HAYATE_HAVE_MPI
+  if (mpi_)
+    check(MPI_Allreduce(MPI_IN_PLACE, &value, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD), "max");
+#endif
+  return value;
+}
+
 void Comm::broadcast(void* data, std::size_t bytes, int from) const {
 #ifdef HAYATE_HAVE_MPI
   if (!mpi_) return;

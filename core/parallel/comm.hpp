@@ -38,6 +38,7 @@ class Comm {
   void sum(double* values, int n) const;
   std::int64_t min(std::int64_t value) const;
   std::int64_t max(std::int64_t value) const;
+  double max(double value) const;
   // `bytes` from rank `from` to every rank.
   void broadcast(void* data, std::size_t bytes, int from = 0) const;
   // Sends `send` to rank `to` and receives `recv` from rank `from` in one exchange.

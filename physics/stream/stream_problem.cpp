@@ -1,10 +1,13 @@
 // problem: stream — the memory-bandwidth probe. Each step runs STREAM's four kernels, each timed
 // between fences of the problem's execution-space instance; stream.csv records GB/s per kernel
-// and the final state is checked exactly.
+// and the final state is checked exactly. On several ranks every rank runs the arrays on its
+// own device, the ranks start each kernel together and the rate is the bytes of all ranks over
+// the slowest rank's time: the aggregate bandwidth (as MPI versions of STREAM report it).
 #include "stream/stream_problem.hpp"
 
 #include "exec/dispatch.hpp"
 #include "io/csv_writer.hpp"
+#include "parallel/comm.hpp"
 #include "stream/stream_kernels.hpp"
 
 #include <fmt/format.h>
@@ -93,13 +96,14 @@ class StreamProblem final : public core::Problem {
     arrays_.space.fence();
     for (std::size_t k = 0; k < 4; ++k) {
       const Kernel kernel = all_kernels[k];
+      world_.barrier();
       const auto start = std::chrono::steady_clock::now();
       arrays_.run(kernel, scalar_, unroll_);
       arrays_.space.fence();
-      const double s =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      const double s = world_.max(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
       ctx.timers.add(kernel_name(kernel), s);
-      last_rate_[k] = arrays_.bytes(kernel) / s * 1e-9;
+      last_rate_[k] = arrays_.bytes(kernel) * double(world_.size()) / s * 1e-9;
       // The first step pays for page faults and clock ramp-up; STREAM excludes it too.
       if (ran_ > 0) best_rate_[k] = std::max(best_rate_[k], last_rate_[k]);
     }
@@ -109,7 +113,7 @@ class StreamProblem final : public core::Problem {
 
   void output(RunContext& ctx, bool final) override {
     // Rates exist only for steps this process ran (not for the state a restart starts from).
-    if (ran_ > 0 && (step_ % every_ == 0 || final)) {
+    if (ran_ > 0 && (step_ % every_ == 0 || final) && world_.root()) {
       auto scope = ctx.timers.scope("output");
       csv_.row({step_, last_rate_[0], last_rate_[1], last_rate_[2], last_rate_[3]});
     }
@@ -121,34 +125,38 @@ class StreamProblem final : public core::Problem {
     Real ea, eb, ec;
     expected_values<Real>(step_, scalar_, ea, eb, ec);
     if (!std::isfinite(double(ea)) || !std::isfinite(double(eb)) || !std::isfinite(double(ec)))
-      throw core::RuntimeFailure(fmt::format(
+      throw core::CollectiveFailure(fmt::format(
           "stream: the values overflow {} after {} rounds with run.scalar = {} (they grow "
           "{:.4g}x per round); the results cannot be checked: use |run.scalar| <= 0.414 or "
           "fewer rounds",
           sizeof(Real) == 4 ? "float" : "double", step_, double(scalar_),
           std::fabs(double(scalar_) * double(scalar_) + 2 * double(scalar_))));
-    const double worst = arrays_.max_relative_error(ea, eb, ec);
+    const double worst = world_.max(arrays_.max_relative_error(ea, eb, ec));
     // Devices may contract b + s*c into an FMA, so allow a few rounding steps per round.
     const double tolerance = 16.0 * std::numeric_limits<Real>::epsilon() * double(step_ + 1);
     if (!(worst <= tolerance))
-      throw core::RuntimeFailure(
+      throw core::CollectiveFailure(
           fmt::format("stream: arrays differ from the expected values after {} steps (max relative "
                       "error {:.3g}); the backend computed wrong results",
                       step_, worst));
     if (!ctx.quiet && steps_ > 1) {
-      spdlog::info("best GB/s ({} {}, n = {}): copy {:.1f}  scale {:.1f}  add {:.1f}  triad {:.1f}",
-                   ctx.backend, sizeof(Real) == 4 ? "float" : "double", n_, best_rate_[0],
-                   best_rate_[1], best_rate_[2], best_rate_[3]);
+      spdlog::info(
+          "best GB/s ({} {}, n = {}{}): copy {:.1f}  scale {:.1f}  add {:.1f}  triad {:.1f}",
+          ctx.backend, sizeof(Real) == 4 ? "float" : "double", n_,
+          world_.distributed() ? fmt::format(" on each of {} ranks", world_.size()) : "",
+          best_rate_[0], best_rate_[1], best_rate_[2], best_rate_[3]);
     }
   }
 
   // A fresh stream.csv, or (resume_after: the checkpoint's step) the folder's one continued.
   void open_output(RunContext& ctx, std::optional<std::int64_t> resume_after) {
+    if (!world_.root()) return;
     csv_ = core::CsvWriter(ctx.outputs, ctx.path("stream.csv"),
                            {"step", "copy_GBps", "scale_GBps", "add_GBps", "triad_GBps"},
                            resume_after);
   }
 
+  const core::Comm& world_ = core::Comm::world();
   std::int64_t n_, steps_, every_;
   Real scalar_;
   int unroll_;
@@ -180,7 +188,9 @@ void validate(const Config& config) {
 
 void declare(core::Schema& s) {
   s.section("system", "The arrays");
-  s.integer("system.n", "Elements per array (three arrays)").defaults(1 << 24).range(1, 1LL << 34);
+  s.integer("system.n", "Elements per array (three arrays; on every rank)")
+      .defaults(1 << 24)
+      .range(1, 1LL << 34);
   s.choice("system.precision", {"float", "double"}, "Element type").defaults("double");
   s.section("run", "Repetitions");
   s.integer("run.steps", "Rounds of copy, scale, add, triad").defaults(10).at_least(1);
@@ -203,6 +213,7 @@ void declare(core::Schema& s) {
 }  // namespace
 
 void register_problem(core::Registry& registry) {
+  core::declare_distributed("stream");  // every rank its own arrays: the aggregate bandwidth
   registry.add(core::ProblemInfo{
       "stream", "Memory-bandwidth probe: STREAM copy/scale/add/triad on the chosen backend",
       declare,

@@ -205,12 +205,20 @@ def common_cases(r, source_dir):
     mpi_lines = [line for line in out.splitlines() if line.startswith("MPI: ")]
     check(rc == 0 and len(mpi_lines) == 1 and "2 ranks" in mpi_lines[0],
           "info on 2 ranks: one report naming MPI and the ranks")
-    stream = os.path.join(source_dir, "inputs", "stream", "bandwidth.yaml")
-    rc, _, err = r.hayate_run(2, stream, "stream_two")
+    md = os.path.join(source_dir, "inputs", "md", "lj_melt.yaml")
+    rc, _, err = r.hayate_run(2, md, "md_two")
     check(rc == 2 and len(errors(err)) == 1 and "'problem'" in err and "one rank" in err,
-          f"stream on 2 ranks: refused once at 'problem', exit 2 (rc {rc}: {errors(err)})")
-    check(not os.path.exists(os.path.join(r.work, "stream_two")),
-          "stream on 2 ranks: no folder made")
+          f"md on 2 ranks: refused once at 'problem', exit 2 (rc {rc}: {errors(err)})")
+    check(not os.path.exists(os.path.join(r.work, "md_two")), "md on 2 ranks: no folder made")
+    # stream: every rank its own arrays, the same values as one rank's; rates aggregated.
+    stream = os.path.join(source_dir, "inputs", "stream", "bandwidth.yaml")
+    sets = ["system.n=100000", "run.steps=4", "checkpoint.at_end=true"]
+    rc1, _, _ = r.hayate_run(0, stream, "stream_one", *sets)
+    rc, _, err = r.hayate_run(3, stream, "stream_three", *sets)
+    rows = read_csv(os.path.join(r.work, "stream_three", "stream.csv")) if rc == 0 else []
+    check(rc1 == 0 and rc == 0 and len(rows) == 5 and
+          not same_files(r.work, "stream_one", "stream_three", ["checkpoint.bin"]),
+          "stream on 3 ranks: 4 rows of rates, the arrays of one rank", err)
 
 
 def main():
