@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <new>
 #include <stdexcept>
 
 #ifdef HAYATE_HAVE_MPI
@@ -219,6 +222,61 @@ void Comm::all_gather(const void* send, std::size_t bytes, void* recv,
   for (const std::size_t c : counts) total += c;
   gather(send, bytes, recv, counts, 0);
   broadcast(recv, total, 0);
+}
+
+namespace {
+
+void print_failure(const std::exception_ptr& error, const std::string& prefix) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const ReportedFailure&) {
+  } catch (const InputError& e) {
+    for (const auto& d : e.diagnostics())
+      std::fprintf(stderr, "error: %s%s\n", prefix.c_str(), d.str().c_str());
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "error: run failed: %sout of memory\n", prefix.c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: run failed: %s%s\n", prefix.c_str(), e.what());
+  }
+  std::fflush(stderr);
+}
+
+}  // namespace
+
+void Comm::agree(const std::function<void()>& f) const {
+  int code = 0;
+  std::exception_ptr error;
+  try {
+    f();
+  } catch (const ReportedFailure& e) {
+    code = e.code;
+    error = std::current_exception();
+  } catch (const InputError&) {
+    code = 2;
+    error = std::current_exception();
+  } catch (...) {
+    code = 3;
+    error = std::current_exception();
+  }
+  if (!distributed()) {
+    if (error) std::rethrow_exception(error);
+    return;
+  }
+  // Bad input outranks a failed run: a rank refused by its input would have failed later.
+  const auto rank_of = [](int c) { return c == 2 ? 2 : c == 0 ? 0 : 1; };
+  const int worst = int(max(std::int64_t(rank_of(code))));
+  const int best = int(min(std::int64_t(rank_of(code))));
+  if (worst == 0) return;
+  if (code == 2 && best == 2) std::rethrow_exception(error);  // the same input on every rank
+  if (error)
+    print_failure(error, root() ? std::string() : fmt::format("rank {} of {}: ", rank_, size_));
+  throw ReportedFailure(worst == 2 ? 2 : 3);
+}
+
+void Comm::on_root(const std::function<void()>& f) const {
+  agree([&] {
+    if (root()) f();
+  });
 }
 
 void Comm::abort(int code) const {

@@ -8,6 +8,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,14 @@ namespace hayate::core {
 class CollectiveFailure : public RuntimeFailure {
  public:
   using RuntimeFailure::RuntimeFailure;
+};
+
+// A failure already reported (on this rank's stderr, or by the rank that met it): main prints
+// nothing more and exits with `code` (2: bad input, 3: a failed run).
+class ReportedFailure : public std::runtime_error {
+ public:
+  explicit ReportedFailure(int code) : std::runtime_error("failure reported"), code(code) {}
+  int code;
 };
 
 class Comm {
@@ -54,6 +64,14 @@ class Comm {
   // The same concatenation on every rank.
   void all_gather(const void* send, std::size_t bytes, void* recv,
                   const std::vector<std::size_t>& counts) const;
+  // Runs f on every rank and lets every rank know whether it failed anywhere, so that no rank
+  // waits in a later collective step for one that stopped. One rank: f as it is. Several: bad
+  // input every rank met alike propagates (the first rank reports it); any other failure is
+  // reported here by each rank that met it (naming the rank, but for the first) and every rank
+  // throws ReportedFailure: exit 2 if any rank met bad input, else 3.
+  void agree(const std::function<void()>& f) const;
+  // agree() over f run by the first rank only (what only it does: the output folder, files).
+  void on_root(const std::function<void()>& f) const;
   // Stops every rank at once with this exit code (after a failure only one rank saw).
   [[noreturn]] void abort(int code) const;
 

@@ -156,76 +156,66 @@ void keep_after_failure(std::unique_ptr<Problem>& problem, RunContext& ctx) noex
   }
 }
 
-// Runs `f` on the first rank only (the output folder's owner) and lets every rank know whether
-// it threw: the first rank rethrows its error, the others stop alike (bad input: exit 2,
-// anything else: 3) instead of waiting for it in the next collective step.
-template <class F>
-void on_root(const Comm& world, F&& f) {
-  int failed = 0;
-  std::exception_ptr error;
-  if (world.root()) {
-    try {
-      f();
-    } catch (const InputError&) {
-      failed = 2;
-      error = std::current_exception();
-    } catch (...) {
-      failed = 3;
-      error = std::current_exception();
-    }
-  }
-  world.broadcast(&failed, sizeof failed);
-  if (error) std::rethrow_exception(error);
-  if (failed == 2) throw InputError(SourceLocation{"rank 0", 0, 0}, "refused the output folder");
-  if (failed == 3) throw CollectiveFailure("rank 0 could not prepare the output folder");
-}
-
 }  // namespace
 
 RunResult run_problem(const Config& config, const RunOptions& options) {
+  // On several ranks, each step below that may fail on some ranks only (a file one rank cannot
+  // read, the folder the first rank owns) ends in an agreement (Comm::agree), so that no rank
+  // waits for one that stopped.
+  const Comm& world = Comm::world();
   // Everything `hayate check` checks, the restart checkpoint included, before the output
-  // folder is touched: a run refused here leaves it as it was.
-  ValidatedRun validated = validate_run(config, options.backend);
-  const std::string backend = validated.backend;
-  const std::string outdir = resolve_output_dir(config, options.output_dir);
+  // folder is touched: a run refused here leaves it as it was. The problem is made before the
+  // folder is touched too: its constructor may still refuse.
+  ValidatedRun validated;
+  std::string outdir;
   const ProblemInfo& info = Registry::instance().find(config.problem());
-
-  // The problem is made before the folder is touched too: its constructor may still refuse.
-  std::unique_ptr<Problem> problem = info.create(config, backend);
+  std::unique_ptr<Problem> problem;
+  world.agree([&] {
+    validated = validate_run(config, options.backend);
+    outdir = resolve_output_dir(config, options.output_dir);
+    problem = info.create(config, validated.backend);
+  });
+  const std::string backend = validated.backend;
 
   // The first rank owns the folder, its lock and every file in it; the others write nothing.
-  const Comm& world = Comm::world();
   bool created = false;
   const std::string started = utc_stamp();
   FolderLock lock;
-  on_root(world, [&] {
+  world.on_root([&] {
     created = make_directories(outdir);
     lock = FolderLock(outdir,
                       this_process() + ", input " + config.input_file() + ", started " + started);
   });
   RunContext ctx{config, backend, outdir, {}, options.quiet, {}};
-  try {
-    auto scope = ctx.timers.scope("setup");
-    if (!validated.checkpoint) {
-      problem->initialize(ctx);
-    } else {
-      problem->restore(*validated.checkpoint, ctx);
-      if (!options.quiet)
-        spdlog::info("restarted from {} at step {}", config.string("checkpoint.restart"),
-                     problem->current_step());
-    }
-  } catch (const InputError&) {
+  const auto remove_folder = [&] {
     // Refused before anything was written: the folder stays as it was.
     problem.reset();
     lock = FolderLock();
     std::error_code ec;
     if (created) std::filesystem::remove(outdir, ec);
+  };
+  try {
+    auto scope = ctx.timers.scope("setup");
+    world.agree([&] {
+      if (!validated.checkpoint) {
+        problem->initialize(ctx);
+      } else {
+        problem->restore(*validated.checkpoint, ctx);
+        if (!options.quiet)
+          spdlog::info("restarted from {} at step {}", config.string("checkpoint.restart"),
+                       problem->current_step());
+      }
+    });
+  } catch (const InputError&) {
+    remove_folder();
+    throw;
+  } catch (const ReportedFailure& e) {
+    if (e.code == 2) remove_folder();
     throw;
   }
   validated.checkpoint.reset();  // its bytes are on the device now
-  on_root(world, [&] {
-    write_file_atomic(ctx.path("run.yaml"), run_yaml(config, backend, outdir, started));
-  });
+  world.on_root(
+      [&] { write_file_atomic(ctx.path("run.yaml"), run_yaml(config, backend, outdir, started)); });
   if (!options.quiet)
     spdlog::info("{}: problem {} on {}, output in {}", config.input_file(), config.problem(),
                  backend, outdir);

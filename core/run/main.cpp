@@ -171,6 +171,8 @@ int main(int argc, char** argv) {
       spdlog::info("done: {} steps on {}, results in {}", result.steps, result.backend,
                    result.output_dir);
     return ok;
+  } catch (const ReportedFailure& e) {
+    return e.code;
   } catch (const InputError& e) {
     print_input_error(e);
     return bad_input;

@@ -179,7 +179,7 @@ class FhpProblem final : public core::Problem {
 
   void initialize(RunContext& ctx) override {
     auto scope = ctx.timers.scope("initialize");
-    if (world_.root()) initialize_lattice();
+    world_.on_root([&] { initialize_lattice(); });
     scatter_sites();
     step_ = 0;
     fields_.reset();
@@ -220,7 +220,7 @@ class FhpProblem final : public core::Problem {
   void restore(const CheckpointReader& cp, RunContext& ctx) override {
     check_checkpoint(config_, cp);  // sizes, solid sites and states checked before use
     step_ = cp.get<std::int64_t>("step", 0, steps_);
-    if (world_.root()) cp.get_view("sites", sites_, std::uint8_t(0), std::uint8_t(255));
+    world_.on_root([&] { cp.get_view("sites", sites_, std::uint8_t(0), std::uint8_t(255)); });
     scatter_sites();
     samples_ = 0;
     if (cp.has("field_sums") && cp.size("field_sums") == fields_.sums().span() * sizeof(double)) {

@@ -441,7 +441,10 @@ class GravityProblem final : public core::Problem {
   Thermo measure(core::RunContext& ctx) {
     solver().accelerations(p_, {{}, p_.n}, true, {tmp_acc_, p_.pot, {}}, ctx.timers, true);
     auto scope = ctx.timers.scope("diagnostics");
-    return measure_thermo(space_, p_);
+    Thermo t = measure_thermo(space_, p_);
+    // The first rank's sums decide for all: ranks of other thread counts may round them apart.
+    world_.broadcast(&t, sizeof t);
+    return t;
   }
 
   // The relative energy error (absolute when the initial energy is 0).

@@ -507,7 +507,11 @@ class OdeProblem final : public core::Problem {
       eo.teams_host_halo = tuning.host_halo;
       // rk45 takes one step for the whole ensemble: its error sums over every rank's members.
       if (world_.distributed())
-        eo.combine_error = [world = &world_](double(&terms)[2]) { world->sum(terms, 2); };
+        eo.combine_error = [world = &world_](double(&terms)[2]) {
+          world->sum(terms, 2);
+          // Every rank takes the first rank's sums, so all accept and reject alike.
+          world->broadcast(terms, sizeof terms);
+        };
       // Teams chosen by auto falls back to phases where its teams cannot all be resident.
       const bool fall_back = tuning.mode_auto && em == ExecMode::Teams;
       runner_ = core::dispatch_backend(backend, [&](auto space) -> std::unique_ptr<Runner> {
@@ -569,10 +573,16 @@ class OdeProblem final : public core::Problem {
     const std::int64_t steps = std::min(every_, n_steps_ - step_);
     {
       auto scope = ctx.timers.scope("integrate");
-      if (method_ == Method::RK45)
-        runner_->advance_adaptive(double(step_) * dt_, double(step_ + steps) * dt_, h_, rtol_,
-                                  atol_, stats_);
-      else
+      if (method_ == Method::RK45) {
+        try {
+          runner_->advance_adaptive(double(step_) * dt_, double(step_ + steps) * dt_, h_, rtol_,
+                                    atol_, stats_);
+        } catch (const core::RuntimeFailure& e) {
+          // The step-size underflow: every rank takes the same steps, so every rank meets it.
+          if (world_.distributed()) throw core::CollectiveFailure(e.what());
+          throw;
+        }
+      } else
         runner_->advance(step_, steps, dt_);
     }
     step_ += steps;
@@ -703,7 +713,7 @@ class OdeProblem final : public core::Problem {
   // Fresh files, or (resume_after: the checkpoint's step) the folder's trace and dumps
   // continued. The first rank writes them; every rank learns which dump the folder kept.
   void open_output(RunContext& ctx, std::optional<std::int64_t> resume_after) {
-    if (world_.root()) open_files(ctx, resume_after);
+    world_.on_root([&] { open_files(ctx, resume_after); });
     if (!world_.distributed()) return;
     std::int64_t kept = dump_last_kept_ ? *dump_last_kept_ : -1;
     world_.broadcast(&kept, sizeof kept);

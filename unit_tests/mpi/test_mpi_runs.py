@@ -60,6 +60,11 @@ class Runner:
                            timeout=timeout)
         return p.returncode, p.stdout, p.stderr
 
+    def run_cmd(self, cmd, timeout=300):
+        p = subprocess.run(cmd, cwd=self.work, env=self.env, capture_output=True, text=True,
+                           timeout=timeout)
+        return p.returncode, p.stdout, p.stderr
+
     def hayate_run(self, ranks, inp, out, *sets):
         args = ["run", inp, "--threads", "1", "--quiet", "--output", out]
         for s in sets:
@@ -200,6 +205,39 @@ def gravity_cases(r, source_dir):
           f"gravity: the tree on 2 ranks refused once at 'solver' (rc {rc}: {errors(err)})")
 
 
+def failure_cases(r, source_dir):
+    """Failures that meet some ranks only end on every rank, never in a wait."""
+    # The first rank alone finds the folder's series foreign on a restart (exit 2).
+    rc, _, _ = r.hayate_run(2, "fhp.yaml", "fail_fhp", "run.steps=100", "checkpoint.at_end=true")
+    path = os.path.join(r.work, "fail_fhp", "fields.csv")
+    with open(path) as f:
+        text = f.read()
+    with open(path, "w") as f:
+        f.write(text.replace("mass", "MASS", 1))
+    rc, _, err = r.hayate_run(2, "fhp.yaml", "fail_fhp",
+                              "checkpoint.restart=fail_fhp/checkpoint.bin")
+    check(rc == 2 and len(errors(err)) == 1 and "fields.csv" in err,
+          f"a foreign fields.csv met by the first rank on a restart: exit 2 on every rank "
+          f"(rc {rc}: {errors(err)})")
+    # Only one rank finds its checkpoint (a folder of its own, as on node-local disks): that rank
+    # names itself, every rank stops with exit 2.
+    for k in (0, 1):
+        os.makedirs(os.path.join(r.work, f"node{k}"), exist_ok=True)
+    shutil.copy(os.path.join(r.work, "fail_fhp", "checkpoint.bin"),
+                os.path.join(r.work, "node0", "ck.bin"))
+    script = (f"cd node$OMPI_COMM_WORLD_RANK && exec {r.binary} run ../fhp.yaml --threads 1 "
+              "--quiet --output o --set checkpoint.restart=ck.bin")
+    rc, _, err = r.run_cmd(r.mpirun + ["-np", "2", "sh", "-c", script])
+    check(rc == 2 and len(errors(err)) == 1 and "rank 1 of 2" in err,
+          f"a checkpoint only rank 0 can read: rank 1 names itself, exit 2 (rc {rc}: "
+          f"{errors(err)})")
+    # rk45's step-size underflow is met by every rank alike: one message, exit 3.
+    rc, _, err = r.hayate_run(2, "ode.yaml", "fail_rk45", "run.method=rk45", "run.rtol=1e-300",
+                              "run.atol=1e-300")
+    check(rc == 3 and len(errors(err)) == 1 and "underflow" in err,
+          f"rk45 underflow on 2 ranks: one message, exit 3 (rc {rc}: {errors(err)})")
+
+
 def common_cases(r, source_dir):
     rc, out, _ = r.run(2, ["info", "--threads", "1"])
     mpi_lines = [line for line in out.splitlines() if line.startswith("MPI: ")]
@@ -233,6 +271,7 @@ def main():
         fhp_cases(r)
         ode_cases(r, os.path.abspath(a.source_dir))
         gravity_cases(r, os.path.abspath(a.source_dir))
+        failure_cases(r, os.path.abspath(a.source_dir))
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
 
