@@ -151,11 +151,13 @@ KOKKOS_INLINE_FUNCTION void store_sums(const ForceOutput<Space>& out, const int 
 }
 
 // Resolved launch shape of the tile kernel.
+// A launch shape. What a caller asks DirectSolver for: 0 in a field = the space's choice
+// (DirectDefaults; splits: choose_splits), which is also what a default-constructed shape asks.
 struct DirectShape {
-  int team_size = 1;     // threads per team
-  int tile = 256;        // sources per scratch tile
-  int splits = 1;        // teams sharing one block of targets (j-split)
-  int i_per_thread = 0;  // targets per thread (1, 2, 4, 8); 0 = the space's choice
+  int team_size = 0;     // threads per team
+  int tile = 0;          // sources per scratch tile
+  int splits = 0;        // teams sharing one block of targets (j-split)
+  int i_per_thread = 0;  // targets per thread (1, 2, 4, 8)
 };
 
 // Per-space defaults, from the space's traits: on GPUs a team of ExecTraits::team_size threads
