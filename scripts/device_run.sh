@@ -14,6 +14,9 @@
 #     lammps DIR INPUT [VAR=VALUE]... LAMMPS packed in DIR (scripts/pack_lammps.sh) on INPUT
 #     run BUILD INPUT [KEY=VALUE]...  BUILD's hayate on INPUT with --set KEY=VALUE; its CSV files
 #                                     under 1 MB (timers, thermo) and its log are kept in OUT
+#     mpirun RANKS BUILD INPUT [KEY=VALUE]...
+#                                     the same on RANKS ranks, launched by the Open MPI that
+#                                     scripts/pack_openmpi.sh packed (unpacked first)
 #
 # Example: scripts/device_run.sh out unpack .deps/ab.tar.xz tests build/cuda ab build/cuda-base build/cuda
 set -uo pipefail
@@ -26,7 +29,7 @@ summary="$out/summary.txt"
 note() { echo "$*" | tee -a "$summary"; }
 libs() { echo "$1/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; }
 name_of() { echo "$1" | tr '/' '_'; }
-actions='^(unpack|info|tests|ab|sanitize|bench|lammps|run)$'
+actions='^(unpack|info|tests|ab|sanitize|bench|lammps|run|mpirun)$'
 count=0
 
 while [ $# -gt 0 ]; do
@@ -119,7 +122,16 @@ while [ $# -gt 0 ]; do
          -log "$log" -screen none)
       note "lammps $input ${vars[*]}: exit $? ($((SECONDS - start)) s)"
       grep -E '^(Loop time|Pair  |Kspace|Neigh )' "$log" | tee -a "$summary" >/dev/null ;;
-    run)
+    run|mpirun)
+      launch=()
+      if [ "$action" = mpirun ]; then
+        export OPAL_PREFIX="$here/.deps/ompi" PMIX_MCA_mca_base_component_path="$here/.deps/ompi/pmix"
+        export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_ALLOW_RUN_AS_ROOT=1 \
+          OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+        launch=("$OPAL_PREFIX/bin/orterun" --oversubscribe -np "$1" -x LD_LIBRARY_PATH -x OMP_PROC_BIND
+                -x OMP_PLACES)
+        shift
+      fi
       build=$1 input=$2
       shift 2
       sets=()
@@ -128,9 +140,11 @@ while [ $# -gt 0 ]; do
       dir="$out/run-$count"
       scratch=$(mktemp -d)  # snapshots of millions of particles stay on the machine
       start=$SECONDS
-      LD_LIBRARY_PATH=$(libs "$here/$build") OMP_PROC_BIND=spread OMP_PLACES=threads \
-        "$build/hayate" run "$input" "${sets[@]}" --output "$scratch/run" >"$dir.log" 2>&1
-      note "run $input ${sets[*]}: exit $? ($((SECONDS - start)) s)"
+      lib=$(libs "$here/$build")
+      [ ${#launch[@]} -gt 0 ] && lib="$OPAL_PREFIX/libs:$lib"
+      LD_LIBRARY_PATH=$lib OMP_PROC_BIND=spread OMP_PLACES=threads \
+        "${launch[@]}" "$build/hayate" run "$input" "${sets[@]}" --output "$scratch/run" >"$dir.log" 2>&1
+      note "$action ${launch[*]:+${launch[3]} ranks }$input ${sets[*]}: exit $? ($((SECONDS - start)) s)"
       mkdir -p "$dir"
       find "$scratch/run" -maxdepth 1 -name '*.csv' -size -1024k -exec cp {} "$dir/" \;
       rm -rf "$scratch"

@@ -15,6 +15,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -125,6 +126,9 @@ class Ewald {
 
   const EwaldSetup& settings() const { return setup_; }
   int kcount() const { return kcount_; }
+  // On several ranks: sums the structure factors (Re, Im per k vector) over the ranks, so that
+  // each rank's forces and the energy see every charge.
+  void set_reduction(std::function<void(double*, int)> sum) { reduce_ = std::move(sum); }
 
   // Adds the wave-space forces to f; returns energy and virial (in double) when ev.
   template <class X, class Q, class F>
@@ -146,12 +150,18 @@ class Ewald {
   Kokkos::View<double* [3], Kokkos::LayoutRight, Mem> k_;
   Kokkos::View<double* [2], Kokkos::LayoutRight, Mem> u_;  // u(k), u(k) (1 - k^2 / 2g^2)
   Kokkos::View<double* [2], Kokkos::LayoutRight, Mem> s_;  // Re S(k), Im S(k)
+  std::function<void(double*, int)> reduce_;
 };
 
 template <class Space>
 template <class X, class Q, class F>
 EwaldResult Ewald<Space>::compute(const X& x, const Q& q, const F& f, int natoms, bool ev) {
   structure_factors(x, q, natoms);
+  if (reduce_) {
+    auto hs = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), s_);
+    reduce_(hs.data(), 2 * kcount_);
+    Kokkos::deep_copy(space_, s_, hs);
+  }
   add_forces(x, q, f, natoms);
   EwaldResult r;
   if (!ev) return r;

@@ -2,6 +2,7 @@
 
 #include "md_setup.hpp"
 #include "md_styles_built.hpp"
+#include "parallel/comm.hpp"
 #include "potentials/styles.hpp"
 
 namespace hayate::md {
@@ -28,6 +29,7 @@ void register_problem(core::Registry& registry) {
   info.check = check_input;
   info.check_restart = check_checkpoint;
   registry.add(std::move(info));
+  core::declare_distributed("md");  // spatial decomposition (domain.hpp)
 }
 
 bool style_is_built(const std::string& name) {

@@ -7,6 +7,7 @@
 #include "md_problem.hpp"
 #include "md_setup.hpp"
 #include "md_system.hpp"
+#include "parallel/comm.hpp"
 #include "run/guard.hpp"
 #include "run/problem.hpp"
 
@@ -15,6 +16,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <numeric>
 #include <optional>
@@ -36,14 +38,16 @@ class MdProblem final : public core::Problem {
   }
 
   void initialize(core::RunContext& ctx) override {
-    system_.initialize();
+    on_every_rank([&] { system_.initialize(); });
+    log_decomposition(ctx);
     log_kspace(ctx);
     open_output(ctx, std::nullopt);
   }
 
   void restore(const core::CheckpointReader& cp, core::RunContext& ctx) override {
     check_checkpoint(ctx.config, cp);
-    system_.restore(cp);
+    on_every_rank([&] { system_.restore(cp); });
+    log_decomposition(ctx);
     open_output(ctx, system_.step());
   }
 
@@ -64,9 +68,10 @@ class MdProblem final : public core::Problem {
     // Every step, from the displacement the rebuild rule measures anyway: one step earlier every
     // atom was within skin/2 of its build position, so one now beyond cutoff + skin jumped past
     // neighbors the list does not hold.
+    // moved2, lost atoms and thermo are the whole system's: every rank stops alike.
     if (system_.moved2() > reach_ * reach_) {
       const double moved = std::sqrt(system_.moved2());
-      throw core::RuntimeFailure(
+      throw core::CollectiveFailure(
           moved < 1e150
               ? fmt::format("md: an atom moved {:.3g} by step {} since the neighbor list was "
                             "built, beyond cutoff + skin = {:.3g}: the integration has blown up "
@@ -80,10 +85,14 @@ class MdProblem final : public core::Problem {
       auto scope = ctx.timers.scope("neighbor");
       system_.rebuild();
       if (system_.lost_atoms() > 0)
-        throw core::RuntimeFailure(fmt::format(
+        throw core::CollectiveFailure(fmt::format(
             "md: {} atoms lost in step {} (positions not finite): the integration has blown "
             "up; reduce run.dt",
             system_.lost_atoms(), system_.step()));
+    }
+    if (world_.distributed()) {
+      auto scope = ctx.timers.scope("comm");
+      system_.update_ghosts();
     }
     {
       auto scope = ctx.timers.scope("force");
@@ -99,11 +108,13 @@ class MdProblem final : public core::Problem {
     if (step % thermo_every_ == 0 || final) {
       const Thermo t = system_.thermo();
       guard(t);
-      if (step != last_thermo_) thermo_.row({t.step, t.temp, t.pe, t.ke, t.etotal, t.press});
+      if (step != last_thermo_ && world_.root())
+        thermo_.row({t.step, t.temp, t.pe, t.ke, t.etotal, t.press});
       last_thermo_ = step;
     }
     if (dump_every_ > 0 && (step % dump_every_ == 0 || final) && step != last_dump_) {
-      dump_.write(frame());
+      const core::XyzFrame f = frame();
+      if (world_.root()) dump_.write(f);
       last_dump_ = step;
     }
   }
@@ -111,24 +122,23 @@ class MdProblem final : public core::Problem {
   // Before a checkpoint: finite positions and the thermo guard on the current state (the
   // energy and pressure are the last computed).
   void check_state(core::RunContext&) override {
-    if (core::first_non_finite(system_.space(), system_.positions()) >= 0)
-      throw core::RuntimeFailure(
+    const std::int64_t bad = core::first_non_finite(system_.space(), system_.positions()) >= 0;
+    if (world_.max(bad) > 0)
+      throw core::CollectiveFailure(
           fmt::format("md: atoms lost at step {} (positions not finite): the integration has "
                       "blown up; reduce run.dt",
                       system_.step()));
     guard(system_.thermo());
   }
 
-  // The current configuration in atom-id order.
+  // The current configuration in atom-id order (on several ranks every rank calls it and the
+  // first gets the whole system; the others an empty frame).
   core::XyzFrame frame() const {
-    // Mirrors in host memory: the first argument names where the copy lives (given the
-    // execution space, a CUDA build "mirrored" into device memory and read it from the host).
-    const Kokkos::HostSpace host;
-    auto x = Kokkos::create_mirror_view_and_copy(host, system_.positions());
-    auto v = Kokkos::create_mirror_view_and_copy(host, system_.velocities());
-    auto t = Kokkos::create_mirror_view_and_copy(host, system_.types());
-    auto id = Kokkos::create_mirror_view_and_copy(host, system_.ids());
-    const int n = system_.size();
+    auto x = system_.gathered(system_.positions());
+    auto v = system_.gathered(system_.velocities());
+    auto t = system_.gathered(system_.types());
+    auto id = system_.gathered(system_.ids());
+    const int n = int(id.extent(0));
     std::vector<int> order(n);
     std::iota(order.begin(), order.end(), 0);
     std::sort(order.begin(), order.end(), [&](int a, int b) { return id(a) < id(b); });
@@ -146,7 +156,7 @@ class MdProblem final : public core::Problem {
       }
     }
     if constexpr (is_charged<Style>::value) {
-      auto q = Kokkos::create_mirror_view_and_copy(host, system_.charges());
+      auto q = system_.gathered(system_.charges());
       core::XyzColumn charge{"charge", 1, {}};
       for (const int i : order) charge.values.push_back(double(q(i)));
       f.columns.push_back(std::move(charge));
@@ -157,6 +167,42 @@ class MdProblem final : public core::Problem {
   }
 
  private:
+  // Set-up that exchanges atoms between ranks: a fault only this rank meets (a pair closer than
+  // its table begins, memory) would leave the others waiting in an exchange, so it stops every
+  // rank at once, naming this one. Bad input and failures every rank meets alike (read before
+  // any exchange, or reduced) go on to the driver's agreement.
+  template <class F>
+  void on_every_rank(F&& f) {
+    if (!world_.distributed()) return f();
+    try {
+      f();
+    } catch (const core::InputError&) {
+      throw;
+    } catch (const core::CollectiveFailure&) {
+      throw;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: run failed on rank %d of %d: %s\n", world_.rank(), world_.size(),
+                   e.what());
+      std::fflush(stderr);
+      world_.abort(3);
+    }
+  }
+
+  // Every rank calls it (the counts are reduced); the first rank prints.
+  void log_decomposition(const core::RunContext& ctx) const {
+    const auto* domain = system_.domain();
+    if (!domain) return;
+    const std::int64_t own = system_.size(), ghosts = system_.ghost_atoms();
+    const std::int64_t fewest = world_.min(own), most = world_.max(own);
+    const std::int64_t most_ghosts = world_.max(ghosts);
+    if (ctx.quiet) return;
+    const BrickGrid& g = domain->grid();
+    spdlog::info(
+        "md: {} ranks as {} x {} x {} sub-boxes, {} to {} atoms and up to {} ghost "
+        "atoms per rank",
+        world_.size(), g.p[0], g.p[1], g.p[2], fewest, most, most_ghosts);
+  }
+
   void log_kspace(const core::RunContext& ctx) const {
     const EwaldSetup* k = system_.ewald_setup();
     if (!k || ctx.quiet) return;
@@ -169,14 +215,19 @@ class MdProblem final : public core::Problem {
   static MdSystem<Space, Real, Style> make_system(const core::Config& config, const Space& space,
                                                   const std::string& backend) {
     const InitialState init = make_initial_state(config);
-    return MdSystem<Space, Real, Style>(init, read_params(config, backend, init.size()), space);
+    MdParams params = read_params(config, backend, init.size());
+    const std::string source = config.string("system.source");
+    params.grid = rank_grid(
+        config, source == "lattice" ? "system.lattice.cells" : "system." + source + ".file",
+        init.box, init.types.max_cutoff() + params.skin);
+    return MdSystem<Space, Real, Style>(init, params, space);
   }
 
   // Not finite, or so hot that the lightest atoms' rms speed carries them past the neighbor
   // cutoff in one step: no stable integration looks like that.
   void guard(const Thermo& t) const {
     if (!std::isfinite(t.etotal) || !std::isfinite(t.press) || !std::isfinite(t.temp))
-      throw core::RuntimeFailure(fmt::format(
+      throw core::CollectiveFailure(fmt::format(
           "md: the energy, pressure or temperature is not finite at step {} (time step too "
           "large or atoms overlapping)",
           t.step));
@@ -186,7 +237,7 @@ class MdProblem final : public core::Problem {
     const double per_step =
         std::sqrt(3.0 * u.boltz * std::max(t.temp, 0.0) / (lightest_ * u.mvv2e)) * dt_;
     if (per_step > reach_)
-      throw core::RuntimeFailure(fmt::format(
+      throw core::CollectiveFailure(fmt::format(
           "md: the temperature is {:.3g} at step {}: atoms move about {:.3g} per step, beyond "
           "the neighbor cutoff {:.3g}; the integration has blown up (reduce run.dt)",
           t.temp, t.step, per_step, reach_));
@@ -194,11 +245,13 @@ class MdProblem final : public core::Problem {
 
   // Fresh series, or (resume_after: the checkpoint's step) the folder's series continued.
   void open_output(core::RunContext& ctx, std::optional<std::int64_t> resume_after) {
+    if (!world_.root()) return;
     thermo_ = core::CsvWriter(ctx.outputs, ctx.path("thermo.csv"),
                               {"step", "temp", "pe", "ke", "etotal", "press"}, resume_after);
     if (dump_every_ > 0) dump_ = core::XyzWriter(ctx.outputs, ctx.path("dump.xyz"), resume_after);
   }
 
+  const core::Comm& world_ = core::Comm::world();
   std::int64_t steps_, thermo_every_, dump_every_;
   MdSystem<Space, Real, Style> system_;
   double lightest_ = 1, dt_ = 0, reach_ = 0;  // the thermo guard's lightest mass, step, cutoff

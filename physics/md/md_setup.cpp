@@ -4,6 +4,7 @@
 #include "io/xyz.hpp"
 #include "lammps_data.hpp"
 #include "pair_table.hpp"
+#include "parallel/comm.hpp"
 #include "potentials/styles.hpp"
 #include "util/random.hpp"
 
@@ -496,8 +497,16 @@ MdParams read_params(const Config& config, const std::string& backend, std::size
     config.fail("neighbor.every",
                 "with neighbor.check false the list would never be rebuilt; "
                 "give a period >= 1 or set check: true");
-  const ForceOptions a = auto_force_options(traits);
+  ForceOptions a = auto_force_options(traits);
+  // Several ranks run the full list: a half list would need the ghosts' forces sent back.
+  const bool distributed = core::Comm::world().distributed();
+  if (distributed) a.list = ListKind::Full;
   const std::string list = config.string("tuning.list");
+  if (distributed && list == "half")
+    config.fail("tuning.list",
+                fmt::format("on several ranks ({}) md runs the full list (each pair on both "
+                            "sides of a rank border): use full or auto",
+                            core::Comm::world().size()));
   const std::string scatter = config.string("tuning.scatter");
   const std::string parallel = config.string("tuning.parallel");
   const std::string positions = config.string("tuning.positions");
@@ -818,9 +827,23 @@ SystemShape system_shape(const Config& config) {
   return shape;
 }
 
+BrickGrid rank_grid(const Config& config, const std::string& key, const double box[3],
+                    double reach) {
+  const core::Comm& world = core::Comm::world();
+  if (!world.distributed()) return BrickGrid{};
+  const BrickGrid grid = BrickGrid::choose(world.size(), world.rank(), box, reach);
+  if (grid.p[0] == 0)
+    config.fail(key, fmt::format("the box {:.6g} x {:.6g} x {:.6g} cannot be cut into {} "
+                                 "sub-boxes at least cutoff + skin = {:.6g} wide along each cut "
+                                 "direction; run on fewer ranks or a larger box",
+                                 box[0], box[1], box[2], world.size(), reach));
+  return grid;
+}
+
 void check_input(const Config& config, const std::string& backend) {
   const SystemShape shape = system_shape(config);
   read_params(config, backend, shape.natoms);
+  rank_grid(config, shape.key, shape.box, shape.types.max_cutoff() + config.real("neighbor.skin"));
 }
 
 void check_checkpoint(const Config& config, const core::CheckpointReader& cp) {

@@ -33,6 +33,11 @@ struct SystemShape {
 };
 SystemShape system_shape(const core::Config& config);
 
+// The ranks' grid of sub-boxes (one rank: the whole box); bad input at `key` (the key that sets
+// the box) when the box cannot be cut for the ranks.
+BrickGrid rank_grid(const core::Config& config, const std::string& key, const double box[3],
+                    double reach);
+
 // Every check of the input short of making the atoms (hayate check and run, before writing).
 void check_input(const core::Config& config, const std::string& backend);
 

@@ -4,6 +4,7 @@
 // reordering, thermodynamic output in LAMMPS' conventions, and bitwise checkpoints. The pair
 // style is a template argument: the whole run uses one.
 #include "compat/kokkos_compat.hpp"
+#include "domain.hpp"
 #include "ewald.hpp"
 #include "force.hpp"
 #include "neighbor.hpp"
@@ -18,6 +19,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -57,6 +59,7 @@ struct MdParams {
   Thermostat thermostat = Thermostat::None;
   double t_target = 1.0, damp = 1.0, tau = 0.5;
   std::uint64_t seed = 12345;
+  BrickGrid grid;  // the ranks' sub-boxes (md/domain.hpp); one rank: the whole box
 };
 
 struct Thermo {
@@ -86,6 +89,33 @@ class MdSystem {
     if (types_.size() > max_types)
       throw std::invalid_argument("md: more than " + std::to_string(max_types) + " atom types");
     for (int d = 0; d < 3; ++d) box_.length[d] = Real(init.box[d]);
+    total_ = static_cast<std::int64_t>(init.size());
+    // On several ranks this rank keeps the atoms its sub-box holds; the rebuild at
+    // initialize() moves any the rounding of the wrap puts elsewhere.
+    std::vector<std::size_t> mine;
+    if (params.grid.ranks() > 1) {
+      comm_ = &core::Comm::world();
+      if (params.grid.ranks() != comm_->size())
+        throw std::logic_error("md: a rank grid for another number of ranks");
+      for (std::size_t i = 0; i < init.size(); ++i) {
+        int g[3];
+        for (int d = 0; d < 3; ++d) {
+          const double l = init.box[d];
+          double p = init.x[3 * i + d];
+          p -= l * std::floor(p / l);
+          g[d] = brick_cell(p, params.grid.p[d], l);
+        }
+        if (params.grid.rank_of(g) == comm_->rank()) mine.push_back(i);
+      }
+    } else {
+      mine.resize(init.size());
+      for (std::size_t i = 0; i < init.size(); ++i) mine[i] = i;
+    }
+    natoms_ = static_cast<int>(mine.size());
+    nlocal_ = natoms_;
+    for (std::size_t i = 0; i < init.size(); ++i)
+      if (Real(init.charge(i)) != Real(init.types.charge[std::size_t(init.type[i])]))
+        whole_by_type_ = false;
     setup_coulomb(init);
     coeffs_ = PairCoeffs<Style, Real, Mem>::make(types_, coulomb_);
     // Each pair's list reaches the larger of its own cutoff and the Coulomb cutoff.
@@ -94,6 +124,18 @@ class MdSystem {
     cutoffs_ = NeighborCutoffs<Real, Mem>::make(reach, types_.size(), params.skin);
     for (int t = 0; t < types_.size(); ++t) mass_.mass[t] = Real(types_.mass[t]);
     cutneigh_ = types_.max_cutoff() + params.skin;
+    nbox_ = box_;
+    if (comm_) {
+      domain_ = std::make_shared<Domain<Space, Real>>(params.grid, cutneigh_, space_);
+      const NeighborBox<Real> nb = domain_->neighbor_box();
+      nbox_ = nb.box;
+      for (int d = 0; d < 3; ++d) {
+        bins_.origin[d] = nb.origin[d];
+        list_.ghosts.images[d] = nb.images[d];
+      }
+      if (params.kspace.ewald)
+        ewald_.set_reduction([c = comm_](double* s, int n) { c->sum(s, n); });
+    }
     list_.layout = params.layout;
     list_.kind = params.force.list;
     list_.use_ghosts = params.force.positions == Positions::Packed;
@@ -103,14 +145,15 @@ class MdSystem {
     auto ht = Kokkos::create_mirror_view(type_);
     auto hi = Kokkos::create_mirror_view(id_);
     auto hq = Kokkos::create_mirror_view(q_);
-    for (int i = 0; i < natoms_; ++i) {
+    for (int k = 0; k < natoms_; ++k) {
+      const std::size_t i = mine[std::size_t(k)];
       for (int d = 0; d < 3; ++d) {
-        hx(i, d) = Real(init.x[3 * i + d]);
-        hv(i, d) = Real(init.v[3 * i + d]);
+        hx(k, d) = Real(init.x[3 * i + d]);
+        hv(k, d) = Real(init.v[3 * i + d]);
       }
-      ht(i) = init.type[i];
-      hi(i) = init.id[i];
-      hq(i) = Real(init.charge(i));
+      ht(k) = init.type[i];
+      hi(k) = init.id[i];
+      hq(k) = Real(init.charge(i));
     }
     Kokkos::deep_copy(space_, x_, hx);
     Kokkos::deep_copy(space_, v_, hv);
@@ -127,7 +170,12 @@ class MdSystem {
     compute_forces(true);
   }
 
+  // Atoms this rank owns; total_size(): on all ranks.
   int size() const { return natoms_; }
+  std::int64_t total_size() const { return total_; }
+  // The rank grid's exchanges (null on one rank), and this rank's ghost atoms.
+  const Domain<Space, Real>* domain() const { return domain_.get(); }
+  int ghost_atoms() const { return nlocal_ - natoms_; }
   const Space& space() const { return space_; }
   std::int64_t step() const { return step_; }
   const Box<Real>& box() const { return box_; }
@@ -154,6 +202,8 @@ class MdSystem {
 
   // Switches the force variant (tests and benchmarks compare them on one state).
   void set_force_options(const ForceOptions& o, Layout layout) {
+    if (comm_ && o.list == ListKind::Half)
+      throw std::logic_error("md: a half list on several ranks would drop the ghosts' forces");
     params_.force = o;
     params_.layout = layout;
     list_.layout = layout;
@@ -169,6 +219,12 @@ class MdSystem {
     charge_by_type_ = false;
     if constexpr (is_charged<Style>::value) {
       if (params_.force.charges == ChargeLookup::PerAtom) return;
+      // Several ranks decide from the whole system, which each of them read (the input, or
+      // a checkpoint): the same arithmetic on every rank, and no message during set-up.
+      if (comm_) {
+        charge_by_type_ = whole_by_type_;
+        return;
+      }
       const auto hq = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), q_);
       const auto ht = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), type_);
       for (int i = 0; i < natoms_; ++i)
@@ -180,12 +236,24 @@ class MdSystem {
 
   // Wraps positions into the box, reorders atoms by cell for locality, records the build
   // positions and builds the list from them.
+  // On several ranks the atoms that left the sub-box migrate first (and the rebuild stops
+  // there when any rank lost atoms), and the ghosts are exchanged after the reorder.
   void rebuild() {
     owned_packed_ = false;
     lost_ = wrap();
-    bins_.bin(space_, ConstVec(x_), box_, cutneigh_);
+    if (comm_) {
+      lost_ = int(comm_->max(std::int64_t(lost_)));
+      if (lost_ > 0) return;
+      migrate();
+    }
+    bins_.bin(space_, ConstVec(x_), nbox_, cutneigh_);
     permute(bins_.atoms);
-    Kokkos::deep_copy(space_, x_build_, x_);
+    if (comm_) {
+      x_build_ = domain_->with_rows(x_, natoms_, natoms_);
+      attach_ghosts();
+    } else {
+      Kokkos::deep_copy(space_, x_build_, x_);
+    }
     build_list();
     last_build_ = step_;
     ++rebuilds_;
@@ -194,16 +262,16 @@ class MdSystem {
   // The list is a pure function of the build positions, so a restored run rebuilds exactly
   // the list the uninterrupted run was using.
   void build_list() {
-    bins_.bin(space_, ConstVec(x_build_), box_, cutneigh_);
-    list_.build(space_, ConstVec(x_build_), Kokkos::View<const int*, Mem>(type_), bins_, box_,
-                cutoffs_, cutneigh_);
+    bins_.bin(space_, ConstVec(x_build_), nbox_, cutneigh_);
+    list_.build(space_, ConstVec(x_build_), Kokkos::View<const int*, Mem>(type_), bins_, nbox_,
+                cutoffs_, cutneigh_, natoms_);
     if constexpr (is_charged<Style>::value) pack_charges();
   }
 
   // Charges of the packed records (atoms, then their periodic images), after each list build.
   void pack_charges() {
     if (!list_.use_ghosts || charge_by_type_) return;
-    const int total = natoms_ + list_.ghosts.count;
+    const int total = nlocal_ + list_.ghosts.count;
     if (int(packed_q_.extent(0)) < total)
       packed_q_ = Kokkos::View<Real*, Mem>(
           Kokkos::view_alloc(std::string("hayate::md::packed_charge"), Kokkos::WithoutInitializing),
@@ -211,7 +279,7 @@ class MdSystem {
     const auto pq = packed_q_;
     const auto q = q_;
     const auto owner = list_.ghosts.owner;
-    const int n = natoms_;
+    const int n = nlocal_;
     Kokkos::parallel_for(
         "hayate::md::pack_charges", Kokkos::RangePolicy<Space>(space_, 0, total),
         KOKKOS_LAMBDA(int k) { pq(k) = q(k < n ? k : owner(k - n)); });
@@ -224,6 +292,7 @@ class MdSystem {
     const double half = 0.5 * params_.skin;
     // A position that is not finite forces the rebuild that counts it (wrap()).
     moved2_ = max_displacement2();
+    if (comm_) moved2_ = comm_->max(moved2_);
     return moved2_ > half * half;
   }
 
@@ -249,20 +318,35 @@ class MdSystem {
     return m;
   }
 
+  // Several ranks: the ghosts' positions from their owners after a drift (compute_forces()
+  // sends them itself when the caller has not).
+  void update_ghosts() {
+    if (comm_ && !ghosts_current_) domain_->forward_positions(*comm_, x_, natoms_);
+    ghosts_current_ = true;
+  }
+
   void compute_forces(bool ev) {
+    update_ghosts();
     EnergyVirial result;
     if (params_.force.positions == Positions::Packed) {
       pack();
-      const PackedPositions<Space, Real> pos{packed_, list_.ghosts.owner, natoms_, packed_q_,
+      const PackedPositions<Space, Real> pos{packed_, list_.ghosts.owner, nlocal_, packed_q_,
                                              charge_by_type_};
       list_.visit([&](const auto& rows) {
         result = force_.compute(params_.force, rows, pos, natoms_, f_, coeffs_, ev);
       });
     } else {
-      const SplitPositions<Real, Mem> pos{ConstVec(x_), type_, box_, q_, charge_by_type_};
+      const SplitPositions<Real, Mem> pos{ConstVec(x_), type_, nbox_, q_, charge_by_type_};
       list_.visit([&](const auto& rows) {
         result = force_.compute(params_.force, rows, pos, natoms_, f_, coeffs_, ev);
       });
+    }
+    // The pair sums of every rank; the wave-space part below is the whole system's already.
+    if (comm_ && ev) {
+      double sums[2] = {result.energy, result.virial};
+      comm_->sum(sums, 2);
+      result.energy = sums[0];
+      result.virial = sums[1];
     }
     if (params_.kspace.ewald) {
       const EwaldResult k = ewald_.compute(ConstVec(x_), q_, f_, natoms_, ev);
@@ -288,7 +372,7 @@ class MdSystem {
   // current positions (the images move with their atoms between rebuilds). Where the drift
   // has just written the atoms' records, only the ghosts are left.
   void pack() {
-    const int total = natoms_ + list_.ghosts.count;
+    const int total = nlocal_ + list_.ghosts.count;
     const int first = owned_packed_ && int(packed_.extent(0)) >= total ? natoms_ : 0;
     owned_packed_ = false;
     if (int(packed_.extent(0)) < total)
@@ -300,8 +384,8 @@ class MdSystem {
     const auto x = x_;
     const auto type = type_;
     const auto owner = list_.ghosts.owner, code = list_.ghosts.code;
-    const Box<Real> box = box_;
-    const int n = natoms_;
+    const Box<Real> box = nbox_;
+    const int n = nlocal_;
     Kokkos::parallel_for(
         "hayate::md::pack", Kokkos::RangePolicy<Space>(space_, first, total), KOKKOS_LAMBDA(int k) {
           const int i = k < n ? k : owner(k - n);
@@ -347,13 +431,14 @@ class MdSystem {
   void kick_drift() {
     const bool pending = kick_pending_;
     kick_pending_ = false;
+    ghosts_current_ = false;
     const bool write_q =
         params_.force.positions == Positions::Packed && int(packed_.extent(0)) >= natoms_;
     const auto x = x_, v = v_, f = f_;
     const auto q = packed_;
     const auto type = type_;
     const auto mass = mass_;
-    const Box<Real> box = box_;
+    const Box<Real> box = nbox_;
     const Real dt = Real(params_.dt), half = Real(0.5 * params_.dt * params_.units.ftm2v);
     Kokkos::parallel_for(
         "hayate::md::verlet_initial", Kokkos::RangePolicy<Space>(space_, 0, natoms_),
@@ -440,11 +525,12 @@ class MdSystem {
           s += 0.5 * double(mass.mass[type(i)]) * (vx * vx + vy * vy + vz * vz);
         },
         ke);
+    if (comm_) comm_->sum(&ke, 1);
     return ke * params_.units.mvv2e;
   }
 
   // Degrees of freedom as LAMMPS' compute temp: 3N minus the 3 of the fixed total momentum.
-  double dof() const { return natoms_ > 1 ? 3.0 * natoms_ - 3.0 : 3.0 * natoms_; }
+  double dof() const { return total_ > 1 ? 3.0 * double(total_) - 3.0 : 3.0 * double(total_); }
   double temperature() const { return 2.0 * kinetic_energy() / (dof() * params_.units.boltz); }
   double volume() const {
     return double(box_.length[0]) * double(box_.length[1]) * double(box_.length[2]);
@@ -456,17 +542,19 @@ class MdSystem {
     Thermo t;
     t.step = step_;
     t.temp = temperature();
-    t.pe = ev_.energy / natoms_;
+    t.pe = ev_.energy / double(total_);
     const double kb = params_.units.boltz;
-    t.ke = 0.5 * dof() * kb * t.temp / natoms_;
+    t.ke = 0.5 * dof() * kb * t.temp / double(total_);
     t.etotal = t.pe + t.ke;
     t.press = (dof() * kb * t.temp + ev_.virial) / (3.0 * volume()) * params_.units.nktv2p;
     return t;
   }
 
+  // On several ranks every rank calls it: the atoms are gathered in rank order (the first rank
+  // writes), so the file is the one-rank format and restarts on any number of ranks.
   void save(core::CheckpointWriter& cp) const {
     settle();
-    cp.put<std::int64_t>("natoms", natoms_);
+    cp.put<std::int64_t>("natoms", total_);
     cp.put<std::int32_t>("real_bytes", static_cast<std::int32_t>(sizeof(Real)));
     cp.put_string("pair_style", types_.style);
     std::string names;
@@ -481,13 +569,54 @@ class MdSystem {
     cp.put<std::int64_t>("rebuilds", rebuilds_);
     cp.put<double>("energy", ev_.energy);
     cp.put<double>("virial", ev_.virial);
-    cp.put_view("x", x_);
-    cp.put_view("v", v_);
-    cp.put_view("f", f_);
-    cp.put_view("x_build", x_build_);
-    cp.put_view("type", type_);
-    cp.put_view("id", id_);
-    cp.put_view("q", q_);
+    cp.put_view("x", gathered(x_));
+    cp.put_view("v", gathered(v_));
+    cp.put_view("f", gathered(f_));
+    cp.put_view("x_build", gathered(x_build_));
+    cp.put_view("type", gathered(type_));
+    cp.put_view("id", gathered(id_));
+    cp.put_view("q", gathered(q_));
+  }
+
+  // Rows 0..size()-1 of a per-atom view in host memory: on several ranks every rank's rows in
+  // rank order on the first rank (none on the others). Every rank calls it.
+  template <class V>
+  Kokkos::View<typename V::non_const_data_type, Kokkos::LayoutLeft, Kokkos::HostSpace> gathered(
+      const V& view) const {
+    using T = typename V::non_const_value_type;
+    using Out =
+        Kokkos::View<typename V::non_const_data_type, Kokkos::LayoutLeft, Kokkos::HostSpace>;
+    constexpr int columns = V::rank == 2 ? 3 : 1;
+    const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), view);
+    const auto at = [](const auto& v, int i, int c) -> decltype(auto) {
+      if constexpr (V::rank == 2)
+        return v(i, c);
+      else
+        return v(i);
+    };
+    if (!comm_) {
+      Out out(Kokkos::view_alloc(std::string("gathered"), Kokkos::WithoutInitializing), natoms_);
+      for (int c = 0; c < columns; ++c)
+        for (int i = 0; i < natoms_; ++i) at(out, i, c) = at(host, i, c);
+      return out;
+    }
+    const int ranks = comm_->size();
+    std::vector<std::int64_t> counts(std::size_t(ranks), 0);
+    const std::int64_t n = natoms_;
+    comm_->all_gather(&n, sizeof n, counts.data(),
+                      std::vector<std::size_t>(std::size_t(ranks), sizeof n));
+    std::vector<std::size_t> bytes;
+    for (const std::int64_t c : counts) bytes.push_back(std::size_t(c) * sizeof(T));
+    Out out(Kokkos::view_alloc(std::string("gathered"), Kokkos::WithoutInitializing),
+            comm_->root() ? std::size_t(total_) : 0);
+    std::vector<T> mine(static_cast<std::size_t>(natoms_));
+    std::vector<T> all(comm_->root() ? static_cast<std::size_t>(total_) : 0);
+    for (int c = 0; c < columns; ++c) {
+      for (int i = 0; i < natoms_; ++i) mine[std::size_t(i)] = at(host, i, c);
+      comm_->gather(mine.data(), mine.size() * sizeof(T), all.data(), bytes, 0);
+      for (std::size_t i = 0; i < all.size(); ++i) at(out, int(i), c) = all[i];
+    }
+    return out;
   }
 
   // Restores every piece of state from a checkpoint that md::check_checkpoint accepted against
@@ -495,9 +624,9 @@ class MdSystem {
   // read (InputError naming the entry).
   void restore(const core::CheckpointReader& cp) {
     const auto natoms = cp.get<std::int64_t>("natoms", 0, std::numeric_limits<std::int32_t>::max());
-    if (natoms != natoms_)
+    if (natoms != total_)
       cp.fail("natoms",
-              "holds " + std::to_string(natoms) + " atoms, the input " + std::to_string(natoms_));
+              "holds " + std::to_string(natoms) + " atoms, the input " + std::to_string(total_));
     if (cp.get<std::int32_t>("real_bytes", 4, 8) != std::int32_t(sizeof(Real)))
       cp.fail("real_bytes", "was written in another precision");
     step_ = cp.get<std::int64_t>("step", 0, std::numeric_limits<std::int64_t>::max());
@@ -505,6 +634,10 @@ class MdSystem {
     rebuilds_ = cp.get<std::int64_t>("rebuilds", 0, std::numeric_limits<std::int64_t>::max());
     ev_.energy = cp.get<double>("energy");
     ev_.virial = cp.get<double>("virial");
+    if (comm_) {
+      restore_share(cp);
+      return;
+    }
     cp.get_view("x", x_);
     cp.get_view("v", v_);
     cp.get_view("f", f_);
@@ -518,6 +651,127 @@ class MdSystem {
     kick_pending_ = false;
     owned_packed_ = false;
     build_list();
+  }
+
+  // Several ranks: this rank's atoms from the whole set in the checkpoint, those whose build
+  // position lies in its sub-box, in the file's order. The rebuild that made the build positions
+  // gave each atom to the rank owning that position, so on the rank count that wrote the file
+  // every rank gets back exactly its atoms in its order (the run continues to the bit); on
+  // another count the sub-boxes hold the atoms they would have held after that rebuild.
+  void restore_share(const core::CheckpointReader& cp) {
+    using HostVec = Kokkos::View<Real* [3], Kokkos::LayoutLeft, Kokkos::HostSpace>;
+    const std::size_t total = std::size_t(total_);
+    HostVec hx("x", total), hv("v", total), hf("f", total), hb("x_build", total);
+    Kokkos::View<int*, Kokkos::HostSpace> ht("type", total);
+    Kokkos::View<std::int64_t*, Kokkos::HostSpace> hid("id", total);
+    Kokkos::View<Real*, Kokkos::HostSpace> hq("q", total);
+    cp.get_view("x", hx);
+    cp.get_view("v", hv);
+    cp.get_view("f", hf);
+    cp.get_view("x_build", hb);
+    cp.get_view("type", ht, 0, types_.size() - 1);
+    cp.get_view("id", hid, std::int64_t(1), std::numeric_limits<std::int64_t>::max());
+    if (cp.has("q"))
+      cp.get_view("q", hq);
+    else
+      for (std::size_t i = 0; i < total; ++i) hq(i) = Real(types_.charge[std::size_t(ht(i))]);
+    whole_by_type_ = true;
+    for (std::size_t i = 0; i < total; ++i)
+      if (hq(i) != Real(types_.charge[std::size_t(ht(i))])) whole_by_type_ = false;
+    const BrickGrid& grid = params_.grid;
+    std::vector<std::size_t> mine;
+    for (std::size_t i = 0; i < total; ++i) {
+      int g[3];
+      for (int d = 0; d < 3; ++d) g[d] = brick_cell(double(hb(i, d)), grid.p[d], grid.length[d]);
+      if (grid.rank_of(g) == comm_->rank()) mine.push_back(i);
+    }
+    natoms_ = int(mine.size());
+    nlocal_ = natoms_;
+    const OwnedAtoms<Real, Mem> own = OwnedAtoms<Real, Mem>::allocate(natoms_);
+    x_ = own.x;
+    v_ = own.v;
+    type_ = own.type;
+    id_ = own.id;
+    q_ = own.q;
+    resize_owned();
+    x_build_ =
+        Vec(Kokkos::view_alloc(std::string("hayate::md::x_build"), Kokkos::WithoutInitializing),
+            natoms_);
+    auto mx = Kokkos::create_mirror_view(x_), mv = Kokkos::create_mirror_view(v_),
+         mf = Kokkos::create_mirror_view(f_), mb = Kokkos::create_mirror_view(x_build_);
+    auto mt = Kokkos::create_mirror_view(type_);
+    auto mi = Kokkos::create_mirror_view(id_);
+    auto mq = Kokkos::create_mirror_view(q_);
+    for (int k = 0; k < natoms_; ++k) {
+      const std::size_t i = mine[std::size_t(k)];
+      for (int d = 0; d < 3; ++d) {
+        mx(k, d) = hx(i, d);
+        mv(k, d) = hv(i, d);
+        mf(k, d) = hf(i, d);
+        mb(k, d) = hb(i, d);
+      }
+      mt(k) = ht(i);
+      mi(k) = hid(i);
+      mq(k) = hq(i);
+    }
+    Kokkos::deep_copy(space_, x_, mx);
+    Kokkos::deep_copy(space_, v_, mv);
+    Kokkos::deep_copy(space_, f_, mf);
+    Kokkos::deep_copy(space_, x_build_, mb);
+    Kokkos::deep_copy(space_, type_, mt);
+    Kokkos::deep_copy(space_, id_, mi);
+    Kokkos::deep_copy(space_, q_, mq);
+    space_.fence();
+    attach_ghosts();
+    update_charge_lookup();
+    kick_pending_ = false;
+    owned_packed_ = false;
+    build_list();
+  }
+
+  // Several ranks, at a rebuild: the atoms that left this sub-box go to their new owners.
+  void migrate() {
+    settle();
+    const OwnedAtoms<Real, Mem> now =
+        domain_->migrate(*comm_, OwnedAtoms<Real, Mem>{x_, v_, type_, id_, q_, natoms_});
+    natoms_ = now.n;
+    nlocal_ = natoms_;
+    x_ = now.x;
+    v_ = now.v;
+    type_ = now.type;
+    id_ = now.id;
+    q_ = now.q;
+    resize_owned();
+  }
+
+  // Forces and the reorder's scratch arrays for the owned atoms.
+  void resize_owned() {
+    auto vec = [&](const char* label) {
+      return Vec(Kokkos::view_alloc(std::string(label), Kokkos::WithoutInitializing), natoms_);
+    };
+    f_ = Vec("hayate::md::f", natoms_);
+    x_scratch_ = vec("hayate::md::x_scratch");
+    v_scratch_ = vec("hayate::md::v_scratch");
+    type_scratch_ = Kokkos::View<int*, Mem>("hayate::md::type_scratch", natoms_);
+    id_scratch_ = Kokkos::View<std::int64_t*, Mem>("hayate::md::id_scratch", natoms_);
+    q_scratch_ = Kokkos::View<Real*, Mem>("hayate::md::charge_scratch", natoms_);
+  }
+
+  // Several ranks: appends the ghost rows (the other ranks' atoms within cutoff + skin of
+  // this sub-box, planned from the owned build positions) to x, the build positions, types and
+  // charges.
+  void attach_ghosts() {
+    const int ghosts = domain_->plan(*comm_, x_build_, natoms_);
+    nlocal_ = natoms_ + ghosts;
+    x_ = domain_->with_rows(x_, natoms_, nlocal_);
+    x_build_ = domain_->with_rows(x_build_, natoms_, nlocal_);
+    type_ = domain_->with_rows(type_, natoms_, nlocal_);
+    q_ = domain_->with_rows(q_, natoms_, nlocal_);
+    domain_->forward_positions(*comm_, x_, natoms_);
+    domain_->forward_positions(*comm_, x_build_, natoms_);
+    domain_->forward_values(*comm_, type_, natoms_);
+    domain_->forward_values(*comm_, q_, natoms_);
+    ghosts_current_ = true;
   }
 
   // Wraps x into [0, L); returns the number of atoms lost (a position that is not finite).
@@ -614,7 +868,13 @@ class MdSystem {
   }
 
   MdParams params_;
-  int natoms_ = 0;
+  int natoms_ = 0;                    // owned by this rank
+  int nlocal_ = 0;                    // owned, then ghosts from other ranks
+  std::int64_t total_ = 0;            // on all ranks
+  const core::Comm* comm_ = nullptr;  // several ranks; null on one
+  std::shared_ptr<Domain<Space, Real>> domain_;
+  Box<Real> nbox_;              // where the neighbor search bins (box_ on one rank)
+  bool ghosts_current_ = true;  // ghost positions sent since the last drift
   TypeSet types_;
   Box<Real> box_;
   Space space_;
@@ -629,6 +889,7 @@ class MdSystem {
   Kokkos::View<Real*, Mem> q_, q_scratch_;       // charges
   Kokkos::View<Real*, Mem> packed_q_;            // charges of the packed records
   bool charge_by_type_ = false;                  // update_charge_lookup()
+  bool whole_by_type_ = true;                    // every atom of the system has its type's charge
   Kokkos::View<int*, Mem> type_, type_scratch_;
   Kokkos::View<std::int64_t*, Mem> id_, id_scratch_;
   CellBins<Space> bins_;

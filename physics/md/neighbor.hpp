@@ -115,6 +115,9 @@ template <class Space>
 struct GhostImages {
   using Mem = typename Space::memory_space;
   int natoms = 0, count = 0;
+  // Axes whose faces need images: all on one rank; on several (md/domain.hpp) not the cut ones,
+  // whose neighbours' atoms come from the other ranks as ghosts.
+  bool images[3] = {true, true, true};
   Kokkos::View<int*, Mem> start;  // natoms + 1
   Kokkos::View<int*, Mem> owner, code;
 
@@ -146,7 +149,8 @@ void GhostImages<Space>::build(const Space& space, const X& x, const Box<Real>& 
   FaceShift<Real, X> options{x, {}, {}};
   for (int d = 0; d < 3; ++d) {
     const double m = cut * (1 + 1e-5), h = 0.5 * double(box.length[d]);
-    options.cut[d] = Real(m < h ? m : h);
+    // No position lies below -1e30 or above L + 1e30: a direction without images.
+    options.cut[d] = images[d] ? Real(m < h ? m : h) : Real(-1e30);
     options.length[d] = box.length[d];
   }
   const auto start_ = start;
@@ -192,6 +196,9 @@ struct CellBins {
   using Mem = typename Space::memory_space;
   int n[3] = {1, 1, 1};
   int reach = 2;
+  // Where cell 0 starts: 0 on one rank; on several, the corner of the rank's neighbor box
+  // (md/domain.hpp), whose length the Box passed to bin() gives.
+  double origin[3] = {0, 0, 0};
   Kokkos::View<int*, Mem> cell_of;  // per atom
   Kokkos::View<int*, Mem> start;    // cells + 1
   Kokkos::View<int*, Mem> atoms;    // atom indices sorted by (cell, index)
@@ -228,9 +235,12 @@ void CellBins<Space>::bin(const Space& space, const X& x, const Box<Real>& box, 
   const int nx = n[0], ny = n[1], nz = n[2];
   const Real sx = Real(nx) / box.length[0], sy = Real(ny) / box.length[1],
              sz = Real(nz) / box.length[2];
+  const Real ox = Real(origin[0]), oy = Real(origin[1]), oz = Real(origin[2]);
   Kokkos::parallel_for(
       "hayate::md::bin_count", Kokkos::RangePolicy<Space>(space, 0, natoms), KOKKOS_LAMBDA(int i) {
-        int cx = int(x(i, 0) * sx), cy = int(x(i, 1) * sy), cz = int(x(i, 2) * sz);
+        // x - 0 is x: one rank bins as before, to the bit.
+        int cx = int((x(i, 0) - ox) * sx), cy = int((x(i, 1) - oy) * sy),
+            cz = int((x(i, 2) - oz) * sz);
         cx = cx < 0 ? 0 : (cx >= nx ? nx - 1 : cx);
         cy = cy < 0 ? 0 : (cy >= ny ? ny - 1 : cy);
         cz = cz < 0 ? 0 : (cz >= nz ? nz - 1 : cz);
@@ -496,7 +506,7 @@ struct NeighborList {
   Kokkos::View<int*, Mem> count, offsets, flat;
   Kokkos::View<int**, Kokkos::LayoutRight, Mem> padded;
   Kokkos::View<int**, Kokkos::LayoutLeft, Mem> transposed;
-  // With ghosts, entries >= natoms name periodic images (ghost entry - natoms).
+  // With ghosts, entries >= ghosts.natoms name periodic images (entry - ghosts.natoms).
   bool use_ghosts = false;
   GhostImages<Space> ghosts;
 
@@ -527,7 +537,7 @@ struct NeighborList {
     auto owner = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), ghosts.owner);
     for (auto& row : raw)
       for (int& j : row)
-        if (j >= natoms) j = owner(j - natoms);
+        if (j >= ghosts.natoms) j = owner(j - ghosts.natoms);
     return raw;
   }
 
@@ -552,10 +562,13 @@ struct NeighborList {
     return out;
   }
 
-  // `cut`: the largest neighbor cutoff, the reach of the ghost images.
+  // `cut`: the largest neighbor cutoff, the reach of the ghost images. Rows for the first
+  // `rows` atoms of x (the rank's own; the rest are ghosts from other ranks), neighbors among
+  // all of them; rows < 0: every atom.
   template <class Real, class X, class T>
   void build(const Space& space, const X& x, const T& type, const CellBins<Space>& bins,
-             const Box<Real>& box, const NeighborCutoffs<Real, Mem>& cutoffs, double cut);
+             const Box<Real>& box, const NeighborCutoffs<Real, Mem>& cutoffs, double cut,
+             int rows = -1);
 
   int max_count(const Space& space) const;
 };
@@ -564,8 +577,9 @@ template <class Space>
 template <class Real, class X, class T>
 void NeighborList<Space>::build(const Space& space, const X& x, const T& type,
                                 const CellBins<Space>& bins, const Box<Real>& box,
-                                const NeighborCutoffs<Real, Mem>& cutoffs, double cut) {
-  natoms = static_cast<int>(x.extent(0));
+                                const NeighborCutoffs<Real, Mem>& cutoffs, double cut, int rows) {
+  const int candidates = static_cast<int>(x.extent(0));
+  natoms = rows < 0 ? candidates : rows;
   ++builds;
   if (use_ghosts) ghosts.build(space, x, box, cut);
   if (int(count.extent(0)) != natoms)
@@ -672,7 +686,7 @@ int NeighborList<Space>::max_count(const Space& space) const {
                                               Kokkos::View<const int*, S::memory_space>>(  \
       const S&, const ConstVecView<R, S::memory_space>&,                                   \
       const Kokkos::View<const int*, S::memory_space>&, const CellBins<S>&, const Box<R>&, \
-      const NeighborCutoffs<R, S::memory_space>&, double);
+      const NeighborCutoffs<R, S::memory_space>&, double, int);
 #define HAYATE_MD_NEIGHBOR_SPACE(EXTERN, S)                       \
   EXTERN template int NeighborList<S>::max_count(const S&) const; \
   HAYATE_MD_NEIGHBOR_KERNELS(EXTERN, S, float)                    \

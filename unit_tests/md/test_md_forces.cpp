@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <set>
 #include <string>
 
@@ -165,6 +166,114 @@ void check_variants(double force_tolerance, double energy_tolerance, bool shift,
     sys.compute_forces(false);
     EXPECT_LE(max_relative(download_forces(sys), ref.f), force_tolerance);
   }
+}
+
+// A rank's share on several ranks (md/domain.hpp): its sub-box's atoms, then ghosts (the
+// other atoms, shifted across the periodic boundary where they cross it, within the reach of
+// the sub-box), listed in the rank's neighbor box (origin, no images along the cut axis). The
+// owned atoms' lists must hold exactly their neighbors in the whole periodic box.
+TYPED_TEST(MdForces, SubBoxWithGhostsListsEveryNeighborOfItsAtoms) {
+  using Space = TypeParam;
+  using Mem = typename Space::memory_space;
+  const double skin = 0.3;
+  const InitialState init = rattled_lattice(6, 0.8442, 0.25, true);
+  const double reach = init.types.max_cutoff() + skin;
+  const double box[3] = {init.box[0], init.box[1], init.box[2]};
+  const auto cutoffs =
+      NeighborCutoffs<double, Mem>::make(init.types.cutoff, init.types.size(), skin);
+  const int n = int(init.size());
+  std::vector<double> wrapped(init.x);
+  for (int i = 0; i < n; ++i)
+    for (int d = 0; d < 3; ++d)
+      wrapped[3 * i + d] -= box[d] * std::floor(wrapped[3 * i + d] / box[d]);
+  const auto expected = brute_force_list(wrapped, init.type, init.types, box, skin, false);
+  for (const int axis : {0, 2})
+    for (const int me : {0, 1}) {
+      SCOPED_TRACE("cut along axis " + std::to_string(axis) + ", sub-box " + std::to_string(me));
+      BrickGrid grid;
+      grid.p[axis] = 2;
+      grid.me[axis] = me;
+      for (int d = 0; d < 3; ++d) grid.length[d] = box[d];
+      const Domain<Space, double> domain(grid, reach, Space());
+      const NeighborBox<double> nbox = domain.neighbor_box();
+      // Owned atoms, then ghosts with the shift their crossing gives (global index kept).
+      std::vector<int> source;
+      std::vector<double> x;
+      const double lo = grid.lo(axis), hi = grid.hi(axis), margin = reach * (1 + 1e-5);
+      for (int pass = 0; pass < 2; ++pass)
+        for (int j = 0; j < n; ++j)
+          for (const int shift : {-1, 0, 1}) {
+            const double p = wrapped[3 * j + axis] + shift * box[axis];
+            const bool owned = shift == 0 && p >= lo && p < hi;
+            const bool ghost = !owned && p >= lo - margin && p < hi + margin;
+            if (pass == 0 ? !owned : !ghost) continue;
+            source.push_back(j);
+            for (int d = 0; d < 3; ++d) x.push_back(d == axis ? p : wrapped[3 * j + d]);
+          }
+      int owned = 0;
+      for (int j = 0; j < n; ++j) {
+        const double p = wrapped[3 * j + axis];
+        owned += p >= lo && p < hi ? 1 : 0;
+      }
+      const int total = int(source.size());
+      ASSERT_GT(total, owned);
+      VecView<double, Mem> pos("pos", total);
+      Kokkos::View<int*, Mem> types("types", total);
+      auto hx = Kokkos::create_mirror_view(pos);
+      auto ht = Kokkos::create_mirror_view(types);
+      for (int k = 0; k < total; ++k) {
+        for (int d = 0; d < 3; ++d) hx(k, d) = x[3 * k + d];
+        ht(k) = init.type[source[k]];
+      }
+      Kokkos::deep_copy(pos, hx);
+      Kokkos::deep_copy(types, ht);
+      CellBins<Space> bins;
+      for (int d = 0; d < 3; ++d) bins.origin[d] = nbox.origin[d];
+      bins.bin(Space(), ConstVecView<double, Mem>(pos), nbox.box, reach);
+      for (const bool images : {false, true})
+        for (const auto layout : {Layout::Csr, Layout::Transposed}) {
+          NeighborList<Space> list;
+          list.layout = layout;
+          list.use_ghosts = images;
+          for (int d = 0; d < 3; ++d) list.ghosts.images[d] = nbox.images[d];
+          list.build(Space(), ConstVecView<double, Mem>(pos), Kokkos::View<const int*, Mem>(types),
+                     bins, nbox.box, cutoffs, reach, owned);
+          const auto got = list.to_host();
+          ASSERT_EQ(int(got.size()), owned);
+          for (int i = 0; i < owned; ++i) {
+            std::set<int> ids;
+            for (const int k : got[i]) ids.insert(source[k]);
+            ASSERT_EQ(ids.size(), got[i].size()) << "an atom listed twice for " << source[i];
+            ASSERT_EQ(ids, expected[source[i]])
+                << "atom " << source[i] << (images ? " with" : " without") << " images, "
+                << layout_name(layout);
+          }
+        }
+    }
+}
+
+TEST(MdDomain, ChoosesTheGridOfLeastSurfaceThatKeepsSubBoxesAsWideAsTheReach) {
+  const double cube[3] = {20, 20, 20}, flat[3] = {20, 20, 10};
+  auto grid = [](int ranks, const double* box, double reach) {
+    const BrickGrid g = BrickGrid::choose(ranks, ranks - 1, box, reach);
+    return std::to_string(g.p[0]) + "x" + std::to_string(g.p[1]) + "x" + std::to_string(g.p[2]);
+  };
+  EXPECT_EQ(grid(2, cube, 2.8), "1x1x2");
+  EXPECT_EQ(grid(4, cube, 2.8), "1x2x2");
+  EXPECT_EQ(grid(8, cube, 2.8), "2x2x2");
+  EXPECT_EQ(grid(4, flat, 2.8), "2x2x1");
+  // Ties (12 ranks of a cube: 2, 2 and 3 along any axes) go to any of them.
+  const std::string twelve = grid(12, cube, 2.8);
+  EXPECT_TRUE(twelve == "2x2x3" || twelve == "2x3x2" || twelve == "3x2x2") << twelve;
+  // Sub-boxes at least the reach wide: 8 ranks of a 10-wide cube at reach 6 cannot split.
+  const double small[3] = {10, 10, 10};
+  EXPECT_EQ(grid(8, small, 6.0), "0x1x1");
+  EXPECT_EQ(grid(2, small, 5.0), "1x1x2");
+  // The last rank sits at the far corner of the grid.
+  const BrickGrid g = BrickGrid::choose(8, 7, cube, 2.8);
+  EXPECT_EQ(g.me[0] + g.me[1] + g.me[2], 3);
+  EXPECT_DOUBLE_EQ(g.lo(0), 10.0);
+  EXPECT_DOUBLE_EQ(g.hi(2), 20.0);
 }
 
 TYPED_TEST(MdForces, EveryVariantMatchesSerialReferenceDouble) {

@@ -36,9 +36,9 @@ TEST(CommOneRank, CollectivesKeepTheData) {
 
 // The registered problems (test_main registers them) that split their work over ranks.
 TEST(CommOneRank, ProblemsDeclareWhetherTheyRunDistributed) {
-  for (const char* name : {"fhp", "ode", "gravity", "stream"})
+  for (const char* name : {"fhp", "ode", "gravity", "stream", "md"})
     EXPECT_TRUE(runs_distributed(name)) << name;
-  EXPECT_FALSE(runs_distributed("md"));
+  EXPECT_FALSE(runs_distributed("nosuch"));
 }
 
 }  // namespace

@@ -1,0 +1,547 @@
+#pragma once
+// MD on several ranks, as LAMMPS' `comm brick`: the box is cut into a grid of equal sub-boxes,
+// one per rank, the grid chosen for the least sub-box surface. A rank integrates the atoms in
+// its sub-box (migrating at each neighbor rebuild those that left it, to whichever rank owns
+// their position, so no atom is ever dropped) and holds copies ("ghosts") of the other ranks'
+// atoms within cutoff + skin of its sub-box, their positions sent again every step. Ghosts are
+// exchanged with the (up to 26) neighbouring sub-boxes directly; an atom that crosses the
+// periodic boundary on its way carries the box shift, so a rank's list and pair loop see plain
+// displacements. Directions with one rank keep the one-rank periodic treatment (images or the
+// minimum image), so one rank runs exactly the code it always ran. Buffers are packed and
+// unpacked by kernels on the device and pass through host memory to MPI.
+#include "config/error.hpp"
+#include "neighbor.hpp"
+#include "parallel/comm.hpp"
+
+#include <Kokkos_Core.hpp>
+
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace hayate::md {
+
+// The rank grid: p[d] sub-boxes along d; this rank's grid position `me` (x fastest).
+struct BrickGrid {
+  int p[3] = {1, 1, 1};
+  int me[3] = {0, 0, 0};
+  double length[3] = {0, 0, 0};  // the whole (periodic) box
+
+  int ranks() const { return p[0] * p[1] * p[2]; }
+  bool split(int d) const { return p[d] > 1; }
+  // Rank of grid position g, each component wrapped into [0, p).
+  int rank_of(const int g[3]) const {
+    int w[3];
+    for (int d = 0; d < 3; ++d) w[d] = ((g[d] % p[d]) + p[d]) % p[d];
+    return (w[2] * p[1] + w[1]) * p[0] + w[0];
+  }
+  double lo(int d) const { return length[d] * me[d] / p[d]; }
+  double hi(int d) const { return length[d] * (me[d] + 1) / p[d]; }
+
+  // The grid of `ranks` sub-boxes with the least total surface (LAMMPS' procs2box) among those
+  // whose split directions keep sub-boxes at least `reach` wide (so that ghosts come from the
+  // adjacent sub-boxes only); p[0] = 0 when there is none.
+  static BrickGrid choose(int ranks, int rank, const double box[3], double reach) {
+    BrickGrid best;
+    best.p[0] = 0;
+    double best_surface = std::numeric_limits<double>::infinity();
+    for (int px = 1; px <= ranks; ++px) {
+      if (ranks % px) continue;
+      for (int py = 1; py <= ranks / px; ++py) {
+        if ((ranks / px) % py) continue;
+        const int pz = ranks / px / py;
+        const int p[3] = {px, py, pz};
+        bool fits = true;
+        for (int d = 0; d < 3; ++d) fits = fits && (p[d] == 1 || box[d] / p[d] >= reach);
+        if (!fits) continue;
+        const double surface =
+            box[0] * box[1] / (px * py) + box[0] * box[2] / (px * pz) + box[1] * box[2] / (py * pz);
+        if (surface < best_surface) {
+          best_surface = surface;
+          for (int d = 0; d < 3; ++d) best.p[d] = p[d];
+        }
+      }
+    }
+    if (best.p[0] == 0) return best;
+    for (int d = 0; d < 3; ++d) best.length[d] = box[d];
+    best.me[0] = rank % best.p[0];
+    best.me[1] = (rank / best.p[0]) % best.p[1];
+    best.me[2] = rank / (best.p[0] * best.p[1]);
+    return best;
+  }
+};
+
+// Where a rank bins and searches: the box's lengths (the search's periodic wrap), the corner
+// cell 0 starts at, and the axes whose atoms need periodic images (CellBins::origin,
+// GhostImages::images).
+template <class Real>
+struct NeighborBox {
+  Box<Real> box;
+  double origin[3] = {0, 0, 0};
+  bool images[3] = {true, true, true};
+};
+
+// Grid position of a coordinate in [0, L) (clamped: rounding at the top face).
+KOKKOS_INLINE_FUNCTION int brick_cell(double x, int p, double length) {
+  const int c = int(x * p / length);
+  return c < 0 ? 0 : (c >= p ? p - 1 : c);
+}
+
+// The atoms a rank owns, as MdSystem stores them.
+template <class Real, class Mem>
+struct OwnedAtoms {
+  VecView<Real, Mem> x, v;
+  Kokkos::View<int*, Mem> type;
+  Kokkos::View<std::int64_t*, Mem> id;
+  Kokkos::View<Real*, Mem> q;
+  int n = 0;
+
+  static OwnedAtoms allocate(int n) {
+    OwnedAtoms a;
+    const auto no_init = [](const char* label) {
+      return Kokkos::view_alloc(std::string(label), Kokkos::WithoutInitializing);
+    };
+    a.x = VecView<Real, Mem>(no_init("hayate::md::x"), n);
+    a.v = VecView<Real, Mem>(no_init("hayate::md::v"), n);
+    a.type = Kokkos::View<int*, Mem>(no_init("hayate::md::type"), n);
+    a.id = Kokkos::View<std::int64_t*, Mem>(no_init("hayate::md::id"), n);
+    a.q = Kokkos::View<Real*, Mem>(no_init("hayate::md::charge"), n);
+    a.n = n;
+    return a;
+  }
+};
+
+template <class Space, class Real>
+class Domain {
+ public:
+  using Mem = typename Space::memory_space;
+  using Vec = VecView<Real, Mem>;
+  using Host = Kokkos::HostSpace;
+
+  Domain() = default;
+  // reach: cutoff + skin, the depth of the ghost layer.
+  Domain(const BrickGrid& grid, double reach, const Space& space)
+      : grid_(grid), space_(space), reach_(reach * (1 + 1e-5)) {
+    // Every direction with no step along an unsplit axis: those axes stay periodic locally.
+    for (int oz = -1; oz <= 1; ++oz)
+      for (int oy = -1; oy <= 1; ++oy)
+        for (int ox = -1; ox <= 1; ++ox) {
+          const int o[3] = {ox, oy, oz};
+          bool valid = ox || oy || oz;
+          for (int d = 0; d < 3; ++d) valid = valid && (o[d] == 0 || grid_.split(d));
+          if (!valid) continue;
+          Direction dir;
+          int to[3], from[3];
+          for (int d = 0; d < 3; ++d) {
+            dir.o[d] = o[d];
+            to[d] = grid_.me[d] + o[d];
+            from[d] = grid_.me[d] - o[d];
+            // Past the last sub-box the neighbour is the first one, one box length on.
+            dir.shift[d] =
+                to[d] < 0 ? grid_.length[d] : (to[d] >= grid_.p[d] ? -grid_.length[d] : 0);
+          }
+          dir.to = grid_.rank_of(to);
+          dir.from = grid_.rank_of(from);
+          dir.tag = 7300 + (ox + 1) + 3 * (oy + 1) + 9 * (oz + 1);
+          dirs_.push_back(dir);
+        }
+  }
+
+  const BrickGrid& grid() const { return grid_; }
+  int ghosts() const { return recv_total_; }
+
+  // The box a rank bins and searches in: the whole box along unsplit axes; along split ones its
+  // sub-box with the ghost layer below and above and one more layer of empty margin, so that
+  // the search's periodic wrap of this box only ever offers candidates beyond the cutoff.
+  NeighborBox<Real> neighbor_box() const {
+    NeighborBox<Real> b;
+    for (int d = 0; d < 3; ++d) {
+      if (!grid_.split(d)) {
+        b.box.length[d] = Real(grid_.length[d]);
+        continue;
+      }
+      b.origin[d] = grid_.lo(d) - reach_;
+      b.box.length[d] = Real(grid_.hi(d) - grid_.lo(d) + 3 * reach_);
+      b.images[d] = false;
+    }
+    return b;
+  }
+
+  // Sends each owned atom that left this sub-box (positions already wrapped into the box) to
+  // the rank that owns its position; returns this rank's new atoms: those that stayed, in their
+  // order, then the arrivals by sending rank.
+  OwnedAtoms<Real, Mem> migrate(const core::Comm& comm, const OwnedAtoms<Real, Mem>& mine);
+
+  // Plans the ghost exchange from the owned positions x (rows 0..n-1): which atoms each
+  // neighbouring sub-box needs. Returns the number of ghosts this rank receives.
+  int plan(const core::Comm& comm, const Vec& x, int n);
+  // Rows n.. of x (the ghosts) from their owners' rows of x, shifted across the periodic
+  // boundary where they crossed it; x needs n + ghosts() rows.
+  void forward_positions(const core::Comm& comm, const Vec& x, int n);
+  // The same for a per-atom value without shift (types, charges).
+  template <class T>
+  void forward_values(const core::Comm& comm, const Kokkos::View<T*, Mem>& values, int n);
+
+  // A copy of the first `keep` rows of a per-atom view, with `rows` rows in all.
+  Vec with_rows(const Vec& from, int keep, int rows) const;
+  template <class T>
+  Kokkos::View<T*, Mem> with_rows(const Kokkos::View<T*, Mem>& from, int keep, int rows) const;
+
+  // Public for nvcc (device lambdas).
+  void select(const Vec& x, int n, int dir, int offset);
+  void pack_positions(const Vec& x);
+  void unpack_positions(const Vec& x, int n);
+
+ private:
+  struct Direction {
+    int o[3] = {0, 0, 0};
+    double shift[3] = {0, 0, 0};  // added to the positions sent this way
+    int to = 0, from = 0, tag = 0;
+  };
+
+  template <class T>
+  void exchange(const core::Comm& comm, const T* send, T* recv, int per_atom) const;
+
+  BrickGrid grid_;
+  Space space_;
+  double reach_ = 0;
+  std::vector<Direction> dirs_;
+  std::vector<std::int64_t> send_count_, send_offset_, recv_count_, recv_offset_;
+  int send_total_ = 0, recv_total_ = 0;
+  Kokkos::View<int*, Mem> send_index_;       // owned rows sent, direction after direction
+  Kokkos::View<Real* [3], Mem> send_shift_;  // the shift each one carries
+  Kokkos::View<Real*, Mem> send_buf_, recv_buf_;
+  Kokkos::View<Real*, Host> send_host_, recv_host_;
+};
+
+template <class Space, class Real>
+template <class T>
+void Domain<Space, Real>::exchange(const core::Comm& comm, const T* send, T* recv,
+                                   int per_atom) const {
+  for (std::size_t k = 0; k < dirs_.size(); ++k)
+    comm.exchange(send + per_atom * send_offset_[k],
+                  sizeof(T) * std::size_t(per_atom * send_count_[k]), dirs_[k].to,
+                  recv + per_atom * recv_offset_[k],
+                  sizeof(T) * std::size_t(per_atom * recv_count_[k]), dirs_[k].from, dirs_[k].tag);
+}
+
+template <class Space, class Real>
+void Domain<Space, Real>::select(const Vec& x, int n, int k, int offset) {
+  const Direction& dir = dirs_[k];
+  Real low[3], high[3];
+  int o[3];
+  for (int d = 0; d < 3; ++d) {
+    o[d] = dir.o[d];
+    low[d] = Real(grid_.lo(d) + reach_);
+    high[d] = Real(grid_.hi(d) - reach_);
+  }
+  const Real sx = Real(dir.shift[0]), sy = Real(dir.shift[1]), sz = Real(dir.shift[2]);
+  const auto index = send_index_;
+  const auto shift = send_shift_;
+  Kokkos::parallel_scan(
+      "hayate::md::ghost_select", Kokkos::RangePolicy<Space>(space_, 0, n),
+      KOKKOS_LAMBDA(int i, int& count, bool final) {
+        bool near = true;
+        for (int d = 0; d < 3; ++d) {
+          const Real p = x(i, d);
+          near = near && (o[d] == 0 || (o[d] < 0 ? p < low[d] : p >= high[d]));
+        }
+        if (!near) return;
+        if (final && index.extent(0) > 0) {
+          index(offset + count) = i;
+          shift(offset + count, 0) = sx;
+          shift(offset + count, 1) = sy;
+          shift(offset + count, 2) = sz;
+        }
+        ++count;
+      });
+}
+
+template <class Space, class Real>
+int Domain<Space, Real>::plan(const core::Comm& comm, const Vec& x, int n) {
+  const std::size_t nd = dirs_.size();
+  send_count_.assign(nd, 0);
+  send_offset_.assign(nd, 0);
+  recv_count_.assign(nd, 0);
+  recv_offset_.assign(nd, 0);
+  // Counting pass (no index view yet), then the filling pass.
+  send_index_ = Kokkos::View<int*, Mem>();
+  std::int64_t total = 0;
+  for (std::size_t k = 0; k < nd; ++k) {
+    int count = 0;
+    const Direction& dir = dirs_[k];
+    Real low[3], high[3];
+    int o[3];
+    for (int d = 0; d < 3; ++d) {
+      o[d] = dir.o[d];
+      low[d] = Real(grid_.lo(d) + reach_);
+      high[d] = Real(grid_.hi(d) - reach_);
+    }
+    Kokkos::parallel_reduce(
+        "hayate::md::ghost_count", Kokkos::RangePolicy<Space>(space_, 0, n),
+        KOKKOS_LAMBDA(int i, int& c) {
+          bool near = true;
+          for (int d = 0; d < 3; ++d) {
+            const Real p = x(i, d);
+            near = near && (o[d] == 0 || (o[d] < 0 ? p < low[d] : p >= high[d]));
+          }
+          c += near ? 1 : 0;
+        },
+        count);
+    send_count_[k] = count;
+    send_offset_[k] = total;
+    total += count;
+  }
+  send_total_ = int(total);
+  send_index_ = Kokkos::View<int*, Mem>("hayate::md::ghost_send", send_total_);
+  send_shift_ = Kokkos::View<Real* [3], Mem>("hayate::md::ghost_shift", send_total_);
+  for (std::size_t k = 0; k < nd; ++k) select(x, n, int(k), int(send_offset_[k]));
+  for (std::size_t k = 0; k < nd; ++k)
+    comm.exchange(&send_count_[k], sizeof(std::int64_t), dirs_[k].to, &recv_count_[k],
+                  sizeof(std::int64_t), dirs_[k].from, dirs_[k].tag);
+  std::int64_t received = 0;
+  for (std::size_t k = 0; k < nd; ++k) {
+    recv_offset_[k] = received;
+    received += recv_count_[k];
+  }
+  if (received > std::numeric_limits<int>::max() / 4)
+    throw core::RuntimeFailure("md: more ghost atoms than one rank can index");
+  recv_total_ = int(received);
+  send_buf_ = Kokkos::View<Real*, Mem>("hayate::md::ghost_send_buf", 3 * std::size_t(send_total_));
+  recv_buf_ = Kokkos::View<Real*, Mem>("hayate::md::ghost_recv_buf", 3 * std::size_t(recv_total_));
+  send_host_ = Kokkos::create_mirror_view(Host(), send_buf_);
+  recv_host_ = Kokkos::create_mirror_view(Host(), recv_buf_);
+  return recv_total_;
+}
+
+template <class Space, class Real>
+auto Domain<Space, Real>::with_rows(const Vec& from, int keep, int rows) const -> Vec {
+  Vec to(Kokkos::view_alloc(from.label(), Kokkos::WithoutInitializing), rows);
+  Kokkos::parallel_for(
+      "hayate::md::copy_rows", Kokkos::RangePolicy<Space>(space_, 0, keep), KOKKOS_LAMBDA(int i) {
+        for (int d = 0; d < 3; ++d) to(i, d) = from(i, d);
+      });
+  return to;
+}
+
+template <class Space, class Real>
+template <class T>
+Kokkos::View<T*, typename Space::memory_space> Domain<Space, Real>::with_rows(
+    const Kokkos::View<T*, Mem>& from, int keep, int rows) const {
+  Kokkos::View<T*, Mem> to(Kokkos::view_alloc(from.label(), Kokkos::WithoutInitializing), rows);
+  Kokkos::parallel_for(
+      "hayate::md::copy_values", Kokkos::RangePolicy<Space>(space_, 0, keep),
+      KOKKOS_LAMBDA(int i) { to(i) = from(i); });
+  return to;
+}
+
+template <class Space, class Real>
+void Domain<Space, Real>::pack_positions(const Vec& x) {
+  const auto index = send_index_;
+  const auto shift = send_shift_;
+  const auto buf = send_buf_;
+  Kokkos::parallel_for(
+      "hayate::md::ghost_pack", Kokkos::RangePolicy<Space>(space_, 0, send_total_),
+      KOKKOS_LAMBDA(int e) {
+        const int i = index(e);
+        for (int d = 0; d < 3; ++d) buf(3 * e + d) = x(i, d) + shift(e, d);
+      });
+}
+
+template <class Space, class Real>
+void Domain<Space, Real>::unpack_positions(const Vec& x, int n) {
+  const auto buf = recv_buf_;
+  Kokkos::parallel_for(
+      "hayate::md::ghost_unpack", Kokkos::RangePolicy<Space>(space_, 0, recv_total_),
+      KOKKOS_LAMBDA(int g) {
+        for (int d = 0; d < 3; ++d) x(n + g, d) = buf(3 * g + d);
+      });
+}
+
+template <class Space, class Real>
+void Domain<Space, Real>::forward_positions(const core::Comm& comm, const Vec& x, int n) {
+  pack_positions(x);
+  Kokkos::deep_copy(space_, send_host_, send_buf_);
+  space_.fence();
+  exchange(comm, send_host_.data(), recv_host_.data(), 3);
+  Kokkos::deep_copy(space_, recv_buf_, recv_host_);
+  unpack_positions(x, n);
+}
+
+template <class Space, class Real>
+template <class T>
+void Domain<Space, Real>::forward_values(const core::Comm& comm,
+                                         const Kokkos::View<T*, Mem>& values, int n) {
+  // At rebuilds only: the gather goes through host copies of the whole arrays' ends.
+  Kokkos::View<T*, Mem> send("hayate::md::ghost_send_values", send_total_);
+  Kokkos::View<T*, Mem> recv("hayate::md::ghost_recv_values", recv_total_);
+  const auto index = send_index_;
+  Kokkos::parallel_for(
+      "hayate::md::ghost_pack_values", Kokkos::RangePolicy<Space>(space_, 0, send_total_),
+      KOKKOS_LAMBDA(int e) { send(e) = values(index(e)); });
+  auto hs = Kokkos::create_mirror_view_and_copy(Host(), send);
+  auto hr = Kokkos::create_mirror_view(Host(), recv);
+  exchange(comm, hs.data(), hr.data(), 1);
+  Kokkos::deep_copy(space_, recv, hr);
+  Kokkos::parallel_for(
+      "hayate::md::ghost_unpack_values", Kokkos::RangePolicy<Space>(space_, 0, recv_total_),
+      KOKKOS_LAMBDA(int g) { values(n + g) = recv(g); });
+  space_.fence();
+}
+
+template <class Space, class Real>
+auto Domain<Space, Real>::migrate(const core::Comm& comm, const OwnedAtoms<Real, Mem>& mine)
+    -> OwnedAtoms<Real, Mem> {
+  const int n = mine.n;
+  const BrickGrid grid = grid_;
+  const int me = comm.rank();
+  Kokkos::View<int*, Mem> dest("hayate::md::migrate_dest", n);
+  const auto x = mine.x;
+  int leaving = 0;
+  Kokkos::parallel_reduce(
+      "hayate::md::migrate_dest", Kokkos::RangePolicy<Space>(space_, 0, n),
+      KOKKOS_LAMBDA(int i, int& count) {
+        int g[3];
+        for (int d = 0; d < 3; ++d) g[d] = brick_cell(double(x(i, d)), grid.p[d], grid.length[d]);
+        const int r = (g[2] * grid.p[1] + g[1]) * grid.p[0] + g[0];
+        dest(i) = r;
+        count += r != me ? 1 : 0;
+      },
+      leaving);
+  // Records of the leaving atoms, in atom order: x, v, q as doubles; type, id, rank as integers.
+  constexpr int nreal = 7, nint = 3;
+  Kokkos::View<double*, Mem> real_out("hayate::md::migrate_real", std::size_t(nreal) * leaving);
+  Kokkos::View<std::int64_t*, Mem> int_out("hayate::md::migrate_int", std::size_t(nint) * leaving);
+  Kokkos::View<int*, Mem> stay("hayate::md::migrate_stay", n);
+  const auto v = mine.v;
+  const auto type = mine.type;
+  const auto id = mine.id;
+  const auto q = mine.q;
+  int staying = 0;
+  Kokkos::parallel_scan(
+      "hayate::md::migrate_pack", Kokkos::RangePolicy<Space>(space_, 0, n),
+      KOKKOS_LAMBDA(int i, int& left, bool final) {
+        if (dest(i) == me) {
+          if (final) stay(i - left) = i;
+          return;
+        }
+        if (final) {
+          for (int d = 0; d < 3; ++d) {
+            real_out(nreal * left + d) = double(x(i, d));
+            real_out(nreal * left + 3 + d) = double(v(i, d));
+          }
+          real_out(nreal * left + 6) = double(q(i));
+          int_out(nint * left) = type(i);
+          int_out(nint * left + 1) = id(i);
+          int_out(nint * left + 2) = dest(i);
+        }
+        ++left;
+      });
+  staying = n - leaving;
+  auto hr = Kokkos::create_mirror_view_and_copy(Host(), real_out);
+  auto hi = Kokkos::create_mirror_view_and_copy(Host(), int_out);
+  // Group by destination (stable), then exchange with every other rank: atoms may go anywhere.
+  const int ranks = comm.size();
+  std::vector<std::vector<double>> out_real(ranks);
+  std::vector<std::vector<std::int64_t>> out_int(ranks);
+  for (int a = 0; a < leaving; ++a) {
+    const int r = int(hi(nint * a + 2));
+    for (int c = 0; c < nreal; ++c) out_real[r].push_back(hr(nreal * a + c));
+    for (int c = 0; c < 2; ++c) out_int[r].push_back(hi(nint * a + c));
+  }
+  std::vector<std::vector<double>> in_real(ranks);
+  std::vector<std::vector<std::int64_t>> in_int(ranks);
+  for (int step = 1; step < ranks; ++step) {
+    const int to = (me + step) % ranks, from = (me - step + ranks) % ranks;
+    std::int64_t send_n = std::int64_t(out_int[to].size() / 2), recv_n = 0;
+    comm.exchange(&send_n, sizeof send_n, to, &recv_n, sizeof recv_n, from, 7290);
+    in_real[from].resize(std::size_t(recv_n) * nreal);
+    in_int[from].resize(std::size_t(recv_n) * 2);
+    comm.exchange(out_real[to].data(), out_real[to].size() * sizeof(double), to,
+                  in_real[from].data(), in_real[from].size() * sizeof(double), from, 7291);
+    comm.exchange(out_int[to].data(), out_int[to].size() * sizeof(std::int64_t), to,
+                  in_int[from].data(), in_int[from].size() * sizeof(std::int64_t), from, 7292);
+  }
+  std::vector<double> arrivals_real;
+  std::vector<std::int64_t> arrivals_int;
+  for (int r = 0; r < ranks; ++r) {
+    arrivals_real.insert(arrivals_real.end(), in_real[r].begin(), in_real[r].end());
+    arrivals_int.insert(arrivals_int.end(), in_int[r].begin(), in_int[r].end());
+  }
+  const int arriving = int(arrivals_int.size() / 2);
+  OwnedAtoms<Real, Mem> out = OwnedAtoms<Real, Mem>::allocate(staying + arriving);
+  Kokkos::View<double*, Mem> real_in("hayate::md::migrate_real_in", arrivals_real.size());
+  Kokkos::View<std::int64_t*, Mem> int_in("hayate::md::migrate_int_in", arrivals_int.size());
+  Kokkos::deep_copy(space_, real_in,
+                    Kokkos::View<const double*, Host, Kokkos::MemoryUnmanaged>(
+                        arrivals_real.data(), arrivals_real.size()));
+  Kokkos::deep_copy(space_, int_in,
+                    Kokkos::View<const std::int64_t*, Host, Kokkos::MemoryUnmanaged>(
+                        arrivals_int.data(), arrivals_int.size()));
+  const auto nx = out.x, nv = out.v;
+  const auto nt = out.type;
+  const auto nid = out.id;
+  const auto nq = out.q;
+  Kokkos::parallel_for(
+      "hayate::md::migrate_unpack", Kokkos::RangePolicy<Space>(space_, 0, staying + arriving),
+      KOKKOS_LAMBDA(int k) {
+        if (k < staying) {
+          const int i = stay(k);
+          for (int d = 0; d < 3; ++d) {
+            nx(k, d) = x(i, d);
+            nv(k, d) = v(i, d);
+          }
+          nt(k) = type(i);
+          nid(k) = id(i);
+          nq(k) = q(i);
+          return;
+        }
+        const int a = k - staying;
+        for (int d = 0; d < 3; ++d) {
+          nx(k, d) = Real(real_in(nreal * a + d));
+          nv(k, d) = Real(real_in(nreal * a + 3 + d));
+        }
+        nq(k) = Real(real_in(nreal * a + 6));
+        nt(k) = int(int_in(2 * a));
+        nid(k) = int_in(2 * a + 1);
+      });
+  space_.fence();
+  return out;
+}
+
+// Compiled once, in md/shared_kernels.cpp (see neighbor.hpp for why).
+#define HAYATE_MD_DOMAIN_SPACE(EXTERN, S)                                                      \
+  EXTERN template class Domain<S, float>;                                                      \
+  EXTERN template class Domain<S, double>;                                                     \
+  EXTERN template void Domain<S, float>::forward_values<int>(                                  \
+      const core::Comm&, const Kokkos::View<int*, S::memory_space>&, int);                     \
+  EXTERN template Kokkos::View<int*, S::memory_space> Domain<S, float>::with_rows<int>(        \
+      const Kokkos::View<int*, S::memory_space>&, int, int) const;                             \
+  EXTERN template Kokkos::View<float*, S::memory_space> Domain<S, float>::with_rows<float>(    \
+      const Kokkos::View<float*, S::memory_space>&, int, int) const;                           \
+  EXTERN template Kokkos::View<int*, S::memory_space> Domain<S, double>::with_rows<int>(       \
+      const Kokkos::View<int*, S::memory_space>&, int, int) const;                             \
+  EXTERN template Kokkos::View<double*, S::memory_space> Domain<S, double>::with_rows<double>( \
+      const Kokkos::View<double*, S::memory_space>&, int, int) const;                          \
+  EXTERN template void Domain<S, float>::forward_values<float>(                                \
+      const core::Comm&, const Kokkos::View<float*, S::memory_space>&, int);                   \
+  EXTERN template void Domain<S, double>::forward_values<int>(                                 \
+      const core::Comm&, const Kokkos::View<int*, S::memory_space>&, int);                     \
+  EXTERN template void Domain<S, double>::forward_values<double>(                              \
+      const core::Comm&, const Kokkos::View<double*, S::memory_space>&, int);
+#ifndef HAYATE_MD_DEFINE_SHARED_KERNELS
+#ifdef KOKKOS_ENABLE_SERIAL
+HAYATE_MD_DOMAIN_SPACE(extern, Kokkos::Serial)
+#endif
+#ifdef KOKKOS_ENABLE_OPENMP
+HAYATE_MD_DOMAIN_SPACE(extern, Kokkos::OpenMP)
+#endif
+#ifdef KOKKOS_ENABLE_CUDA
+HAYATE_MD_DOMAIN_SPACE(extern, Kokkos::Cuda)
+#endif
+#endif
+
+}  // namespace hayate::md
