@@ -128,8 +128,11 @@ while [ $# -gt 0 ]; do
         export OPAL_PREFIX="$here/.deps/ompi" PMIX_MCA_mca_base_component_path="$here/.deps/ompi/pmix"
         export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_ALLOW_RUN_AS_ROOT=1 \
           OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+        # The cores shared out between the ranks, unbound: bound to the same cores, ranks of
+        # OpenMP threads wait on each other (4 ranks of in.lj ran 40x slower).
+        threads=$(($(nproc) / $1))
         launch=("$OPAL_PREFIX/bin/orterun" --oversubscribe -np "$1" -x LD_LIBRARY_PATH -x OMP_PROC_BIND
-                -x OMP_PLACES)
+                -x OMP_NUM_THREADS=$((threads > 0 ? threads : 1)))
         shift
       fi
       build=$1 input=$2
@@ -142,7 +145,9 @@ while [ $# -gt 0 ]; do
       start=$SECONDS
       lib=$(libs "$here/$build")
       [ ${#launch[@]} -gt 0 ] && lib="$OPAL_PREFIX/libs:$lib"
-      LD_LIBRARY_PATH=$lib OMP_PROC_BIND=spread OMP_PLACES=threads \
+      bind=spread
+      [ ${#launch[@]} -gt 0 ] && bind=false
+      LD_LIBRARY_PATH=$lib OMP_PROC_BIND=$bind OMP_PLACES=threads \
         "${launch[@]}" "$build/hayate" run "$input" "${sets[@]}" --output "$scratch/run" >"$dir.log" 2>&1
       note "$action ${launch[*]:+${launch[3]} ranks }$input ${sets[*]}: exit $? ($((SECONDS - start)) s)"
       mkdir -p "$dir"
