@@ -190,8 +190,9 @@ class Domain {
   template <class T>
   Kokkos::View<T*, Mem> with_rows(const Kokkos::View<T*, Mem>& from, int keep, int rows) const;
 
-  // Public for nvcc (device lambdas).
-  void select(const Vec& x, int n, int dir, int offset);
+  // Public for nvcc (device lambdas). The owned rows of x (0..n-1) that direction `dir` sends:
+  // their count, and with send_index_ allocated, their rows and shifts stored from `offset`.
+  int select(const Vec& x, int n, int dir, int offset);
   void pack_positions(const Vec& x);
   void unpack_positions(const Vec& x, int n);
 
@@ -229,7 +230,7 @@ void Domain<Space, Real>::exchange(const core::Comm& comm, const T* send, T* rec
 }
 
 template <class Space, class Real>
-void Domain<Space, Real>::select(const Vec& x, int n, int k, int offset) {
+int Domain<Space, Real>::select(const Vec& x, int n, int k, int offset) {
   const Direction& dir = dirs_[k];
   Real low[3], high[3];
   int o[3];
@@ -241,6 +242,7 @@ void Domain<Space, Real>::select(const Vec& x, int n, int k, int offset) {
   const Real sx = Real(dir.shift[0]), sy = Real(dir.shift[1]), sz = Real(dir.shift[2]);
   const auto index = send_index_;
   const auto shift = send_shift_;
+  int selected = 0;
   Kokkos::parallel_scan(
       "hayate::md::ghost_select", Kokkos::RangePolicy<Space>(space_, 0, n),
       KOKKOS_LAMBDA(int i, int& count, bool final) {
@@ -257,7 +259,9 @@ void Domain<Space, Real>::select(const Vec& x, int n, int k, int offset) {
           shift(offset + count, 2) = sz;
         }
         ++count;
-      });
+      },
+      selected);
+  return selected;
 }
 
 template <class Space, class Real>
@@ -271,26 +275,7 @@ int Domain<Space, Real>::plan(const core::Comm& comm, const Vec& x, int n) {
   send_index_ = Kokkos::View<int*, Mem>();
   std::int64_t total = 0;
   for (std::size_t k = 0; k < nd; ++k) {
-    int count = 0;
-    const Direction& dir = dirs_[k];
-    Real low[3], high[3];
-    int o[3];
-    for (int d = 0; d < 3; ++d) {
-      o[d] = dir.o[d];
-      low[d] = Real(grid_.lo(d) + reach_);
-      high[d] = Real(grid_.hi(d) - reach_);
-    }
-    Kokkos::parallel_reduce(
-        "hayate::md::ghost_count", Kokkos::RangePolicy<Space>(space_, 0, n),
-        KOKKOS_LAMBDA(int i, int& c) {
-          bool near = true;
-          for (int d = 0; d < 3; ++d) {
-            const Real p = x(i, d);
-            near = near && (o[d] == 0 || (o[d] < 0 ? p < low[d] : p >= high[d]));
-          }
-          c += near ? 1 : 0;
-        },
-        count);
+    const int count = select(x, n, int(k), 0);
     send_count_[k] = count;
     send_offset_[k] = total;
     total += count;
