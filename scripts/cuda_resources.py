@@ -6,7 +6,10 @@ register count passes an occupancy step (fewer warps per multiprocessor fit by r
 Kernels that appear or disappear are listed; they do not fail the check.
 
   cuda_resources.py check BUILD_LOG [--reference FILE]
-  cuda_resources.py update BUILD_LOG --reason "why" [--reference FILE]
+  cuda_resources.py update BUILD_LOG --reason "why" [--reference FILE] [--merge]
+
+update records the log's kernels as the reference; with --merge (a log of an incremental build)
+only the kernels the log holds are recorded or replaced, the others kept.
 
 Exit status: 0 ok, 1 a kernel got worse, 2 bad usage or no ptxas report in the log.
 """
@@ -140,13 +143,18 @@ def update(args):
         print(f"no ptxas resource report in {args.log}", file=sys.stderr)
         return 2
     names = demangle(sorted(now))
-    ref = {"reason": args.reason,
-           "kernels": {k: dict(now[k], name=short(names[k], 400)) for k in sorted(now)}}
+    kernels = {}
+    if args.merge:
+        with open(args.reference) as f:
+            kernels = json.load(f)["kernels"]
+    kernels.update({k: dict(now[k], name=short(names[k], 400)) for k in now})
+    ref = {"reason": args.reason, "kernels": dict(sorted(kernels.items()))}
     with open(args.reference, "w") as f:
         json.dump(ref, f, indent=1, sort_keys=True)
         f.write("\n")
-    spilling = sum(1 for k in now.values() if k["spill_stores"] or k["spill_loads"])
-    print(f"{len(now)} kernels recorded ({spilling} spill) in {args.reference}")
+    spilling = sum(1 for k in kernels.values() if k["spill_stores"] or k["spill_loads"])
+    print(f"{len(now)} kernels recorded, {len(kernels)} in all ({spilling} spill) in "
+          f"{args.reference}")
     return 0
 
 
@@ -160,6 +168,7 @@ def main(argv):
         s.add_argument("--reference", default=DEFAULT_REFERENCE)
         if name == "update":
             s.add_argument("--reason", required=True)
+            s.add_argument("--merge", action="store_true")
     try:
         a = p.parse_args(argv)
     except SystemExit as e:

@@ -2,7 +2,7 @@
 """Strong and weak scaling of the distributed problems on this machine's cores: each case runs
 with 1..R ranks of one OpenMP thread (plain start for 1), REPS times, and prints the median
 wall time of the time steps (timers.csv, the problem's step phases) and the efficiency.
-usage: scripts/mpi_scaling.py BUILD/hayate [--ranks 2] [--reps 3] [--mpirun mpirun]"""
+usage: scripts/mpi_scaling.py BUILD/hayate [--ranks 2] [--reps 3] [--mpirun mpirun] [--only md]"""
 import argparse
 import csv
 import os
@@ -28,15 +28,17 @@ CASES = [
      ["direct", "direct_gather", "integrate"],
      lambda r: [f"system.n={int(8192 * r ** 0.5)}", "run.steps=20", "output.every=20",
                 "output.snapshot_every=0"]),
-    # md on several ranks runs the full list: one rank runs it too, so that R = 1 is the same
-    # algorithm (the one-rank default on CPUs, the half list, is about 1.4x faster there).
-    ("md strong in.lj 32000 atoms", "inputs/md/lj_melt.yaml",
-     ["integrate", "neighbor", "comm", "force"],
-     lambda r: ["tuning.list=full", "run.steps=100", "output.thermo_every=100"]),
-    ("md weak in.lj 32000 atoms/rank", "inputs/md/lj_melt.yaml",
-     ["integrate", "neighbor", "comm", "force"],
-     lambda r: ["tuning.list=full", "run.steps=100", "output.thermo_every=100",
-                f"system.lattice.cells=[20,20,{20 * r}]"]),
+    # md with each neighbor list on every rank count: the half list (the CPU default; several
+    # ranks send the ghosts' force shares back) and the full list (no reverse step).
+    *[(f"md strong in.lj 32000 atoms, {kind} list", "inputs/md/lj_melt.yaml",
+       ["integrate", "neighbor", "comm", "force"],
+       lambda r, kind=kind: [f"tuning.list={kind}", "run.steps=100", "output.thermo_every=100"])
+      for kind in ("half", "full")],
+    *[(f"md weak in.lj 32000 atoms/rank, {kind} list", "inputs/md/lj_melt.yaml",
+       ["integrate", "neighbor", "comm", "force"],
+       lambda r, kind=kind: [f"tuning.list={kind}", "run.steps=100", "output.thermo_every=100",
+                             f"system.lattice.cells=[20,20,{20 * r}]"])
+      for kind in ("half", "full")],
     ("ode strong lr91 x 256", "inputs/ode/lr91.yaml", ["integrate"],
      lambda r: ["ensemble.members=256", "run.t_end=100", "output.every=1000",
                 "output.members=[0]"]),
@@ -57,6 +59,7 @@ def main():
     ap.add_argument("--ranks", type=int, default=2)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--mpirun", default="mpirun")
+    ap.add_argument("--only", default="", help="run the cases whose name contains this")
     a = ap.parse_args()
     launcher = [a.mpirun, "--oversubscribe", "--bind-to", "core"]
     if os.geteuid() == 0:
@@ -66,6 +69,8 @@ def main():
     print("|---|---|---|---|---|")
     with tempfile.TemporaryDirectory() as work:
         for name, inp, phases, sets in CASES:
+            if a.only not in name:
+                continue
             base = None
             for r in range(1, a.ranks + 1):
                 times = []

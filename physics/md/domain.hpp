@@ -181,9 +181,14 @@ class Domain {
   // Rows n.. of x (the ghosts) from their owners' rows of x, shifted across the periodic
   // boundary where they crossed it; x needs n + ghosts() rows.
   void forward_positions(const core::Comm& comm, const Vec& x, int n);
-  // The same for a per-atom value without shift (types, charges).
+  // The same for a per-atom value without shift (types, charges, ids).
   template <class T>
   void forward_values(const core::Comm& comm, const Kokkos::View<T*, Mem>& values, int n);
+  // Half lists: adds the forces of the ghost rows n.. of f to their owners' rows on the other
+  // ranks (each ghost's force goes back the way its position came), and receives the same for
+  // this rank's atoms. Direction after direction, so that an atom sent several ways sums its
+  // shares in one order on every run.
+  void reverse_forces(const core::Comm& comm, const Vec& f, int n);
 
   // A copy of the first `keep` rows of a per-atom view, with `rows` rows in all.
   Vec with_rows(const Vec& from, int keep, int rows) const;
@@ -195,6 +200,8 @@ class Domain {
   int select(const Vec& x, int n, int dir, int offset);
   void pack_positions(const Vec& x);
   void unpack_positions(const Vec& x, int n);
+  void pack_ghost_forces(const Vec& f, int n);
+  void add_returned_forces(const Vec& f, int dir);
 
  private:
   struct Direction {
@@ -203,8 +210,10 @@ class Domain {
     int to = 0, from = 0, tag = 0;
   };
 
+  // Each direction's rows to its `to` rank, from its `from` rank; `back`: the reverse way
+  // (the received rows return to their senders).
   template <class T>
-  void exchange(const core::Comm& comm, const T* send, T* recv, int per_atom) const;
+  void exchange(const core::Comm& comm, T* send, T* recv, int per_atom, bool back = false) const;
 
   BrickGrid grid_;
   Space space_;
@@ -220,13 +229,21 @@ class Domain {
 
 template <class Space, class Real>
 template <class T>
-void Domain<Space, Real>::exchange(const core::Comm& comm, const T* send, T* recv,
-                                   int per_atom) const {
-  for (std::size_t k = 0; k < dirs_.size(); ++k)
+void Domain<Space, Real>::exchange(const core::Comm& comm, T* send, T* recv, int per_atom,
+                                   bool back) const {
+  for (std::size_t k = 0; k < dirs_.size(); ++k) {
+    if (back) {
+      comm.exchange(
+          recv + per_atom * recv_offset_[k], sizeof(T) * std::size_t(per_atom * recv_count_[k]),
+          dirs_[k].from, send + per_atom * send_offset_[k],
+          sizeof(T) * std::size_t(per_atom * send_count_[k]), dirs_[k].to, dirs_[k].tag + 100);
+      continue;
+    }
     comm.exchange(send + per_atom * send_offset_[k],
                   sizeof(T) * std::size_t(per_atom * send_count_[k]), dirs_[k].to,
                   recv + per_atom * recv_offset_[k],
                   sizeof(T) * std::size_t(per_atom * recv_count_[k]), dirs_[k].from, dirs_[k].tag);
+  }
 }
 
 template <class Space, class Real>
@@ -354,6 +371,44 @@ void Domain<Space, Real>::forward_positions(const core::Comm& comm, const Vec& x
   exchange(comm, send_host_.data(), recv_host_.data(), 3);
   Kokkos::deep_copy(space_, recv_buf_, recv_host_);
   unpack_positions(x, n);
+}
+
+template <class Space, class Real>
+void Domain<Space, Real>::pack_ghost_forces(const Vec& f, int n) {
+  const auto buf = recv_buf_;
+  Kokkos::parallel_for(
+      "hayate::md::ghost_force_pack", Kokkos::RangePolicy<Space>(space_, 0, recv_total_),
+      KOKKOS_LAMBDA(int g) {
+        for (int d = 0; d < 3; ++d) buf(3 * g + d) = f(n + g, d);
+      });
+}
+
+template <class Space, class Real>
+void Domain<Space, Real>::add_returned_forces(const Vec& f, int k) {
+  const auto index = send_index_;
+  const auto buf = send_buf_;
+  const int first = int(send_offset_[std::size_t(k)]);
+  const int last = first + int(send_count_[std::size_t(k)]);
+  Kokkos::parallel_for(
+      "hayate::md::ghost_force_add", Kokkos::RangePolicy<Space>(space_, first, last),
+      KOKKOS_LAMBDA(int e) {
+        const int i = index(e);
+        for (int d = 0; d < 3; ++d) f(i, d) += buf(3 * e + d);
+      });
+}
+
+template <class Space, class Real>
+void Domain<Space, Real>::reverse_forces(const core::Comm& comm, const Vec& f, int n) {
+  // The position buffers, used the other way round: ghosts' forces out of the receive side,
+  // owners' shares into the send side.
+  pack_ghost_forces(f, n);
+  Kokkos::deep_copy(space_, recv_host_, recv_buf_);
+  space_.fence();
+  exchange(comm, send_host_.data(), recv_host_.data(), 3, true);
+  Kokkos::deep_copy(space_, send_buf_, send_host_);
+  // Within one direction an atom appears once: no two threads add to one row.
+  for (std::size_t k = 0; k < dirs_.size(); ++k)
+    if (send_count_[k] > 0) add_returned_forces(f, int(k));
 }
 
 template <class Space, class Real>
@@ -498,25 +553,35 @@ auto Domain<Space, Real>::migrate(const core::Comm& comm, const OwnedAtoms<Real,
 }
 
 // Compiled once, in md/shared_kernels.cpp (see neighbor.hpp for why).
-#define HAYATE_MD_DOMAIN_SPACE(EXTERN, S)                                                      \
-  EXTERN template class Domain<S, float>;                                                      \
-  EXTERN template class Domain<S, double>;                                                     \
-  EXTERN template void Domain<S, float>::forward_values<int>(                                  \
-      const core::Comm&, const Kokkos::View<int*, S::memory_space>&, int);                     \
-  EXTERN template Kokkos::View<int*, S::memory_space> Domain<S, float>::with_rows<int>(        \
-      const Kokkos::View<int*, S::memory_space>&, int, int) const;                             \
-  EXTERN template Kokkos::View<float*, S::memory_space> Domain<S, float>::with_rows<float>(    \
-      const Kokkos::View<float*, S::memory_space>&, int, int) const;                           \
-  EXTERN template Kokkos::View<int*, S::memory_space> Domain<S, double>::with_rows<int>(       \
-      const Kokkos::View<int*, S::memory_space>&, int, int) const;                             \
-  EXTERN template Kokkos::View<double*, S::memory_space> Domain<S, double>::with_rows<double>( \
-      const Kokkos::View<double*, S::memory_space>&, int, int) const;                          \
-  EXTERN template void Domain<S, float>::forward_values<float>(                                \
-      const core::Comm&, const Kokkos::View<float*, S::memory_space>&, int);                   \
-  EXTERN template void Domain<S, double>::forward_values<int>(                                 \
-      const core::Comm&, const Kokkos::View<int*, S::memory_space>&, int);                     \
-  EXTERN template void Domain<S, double>::forward_values<double>(                              \
-      const core::Comm&, const Kokkos::View<double*, S::memory_space>&, int);
+#define HAYATE_MD_DOMAIN_SPACE(EXTERN, S)                                                         \
+  EXTERN template class Domain<S, float>;                                                         \
+  EXTERN template class Domain<S, double>;                                                        \
+  EXTERN template void Domain<S, float>::forward_values<int>(                                     \
+      const core::Comm&, const Kokkos::View<int*, S::memory_space>&, int);                        \
+  EXTERN template Kokkos::View<int*, S::memory_space> Domain<S, float>::with_rows<int>(           \
+      const Kokkos::View<int*, S::memory_space>&, int, int) const;                                \
+  EXTERN template Kokkos::View<float*, S::memory_space> Domain<S, float>::with_rows<float>(       \
+      const Kokkos::View<float*, S::memory_space>&, int, int) const;                              \
+  EXTERN template Kokkos::View<int*, S::memory_space> Domain<S, double>::with_rows<int>(          \
+      const Kokkos::View<int*, S::memory_space>&, int, int) const;                                \
+  EXTERN template Kokkos::View<double*, S::memory_space> Domain<S, double>::with_rows<double>(    \
+      const Kokkos::View<double*, S::memory_space>&, int, int) const;                             \
+  EXTERN template void Domain<S, float>::forward_values<float>(                                   \
+      const core::Comm&, const Kokkos::View<float*, S::memory_space>&, int);                      \
+  EXTERN template void Domain<S, double>::forward_values<int>(                                    \
+      const core::Comm&, const Kokkos::View<int*, S::memory_space>&, int);                        \
+  EXTERN template void Domain<S, double>::forward_values<double>(                                 \
+      const core::Comm&, const Kokkos::View<double*, S::memory_space>&, int);                     \
+  EXTERN template void Domain<S, float>::forward_values<std::int64_t>(                            \
+      const core::Comm&, const Kokkos::View<std::int64_t*, S::memory_space>&, int);               \
+  EXTERN template void Domain<S, double>::forward_values<std::int64_t>(                           \
+      const core::Comm&, const Kokkos::View<std::int64_t*, S::memory_space>&, int);               \
+  EXTERN template Kokkos::View<std::int64_t*, S::memory_space>                                    \
+  Domain<S, float>::with_rows<std::int64_t>(const Kokkos::View<std::int64_t*, S::memory_space>&,  \
+                                            int, int) const;                                      \
+  EXTERN template Kokkos::View<std::int64_t*, S::memory_space>                                    \
+  Domain<S, double>::with_rows<std::int64_t>(const Kokkos::View<std::int64_t*, S::memory_space>&, \
+                                             int, int) const;
 #ifndef HAYATE_MD_DEFINE_SHARED_KERNELS
 #ifdef KOKKOS_ENABLE_SERIAL
 HAYATE_MD_DOMAIN_SPACE(extern, Kokkos::Serial)

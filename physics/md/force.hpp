@@ -430,9 +430,12 @@ class ForceCompute {
     if constexpr (core::ExecTraits<Space>::is_gpu) {
       throw std::logic_error("duplicated scatter on a GPU");
     } else {
-      if (int(dup_extent_) != n) {
+      // The copies match f's rows (on several ranks the ghost rows too, which change at
+      // every rebuild).
+      if (dup_target_ != f.data() || dup_extent_ != f.extent(0)) {
         duplicated_.sv = typename Duplicated::SV(f);
-        dup_extent_ = n;
+        dup_target_ = f.data();
+        dup_extent_ = f.extent(0);
       }
       duplicated_.sv.reset_except(space_, f);
       const EnergyVirial r = launch(o, duplicated_, rows, pos, coeffs, n, ev);
@@ -507,6 +510,7 @@ class ForceCompute {
   Duplicated duplicated_;
   Kokkos::View<double* [2], Kokkos::LayoutRight, typename Space::memory_space> ev_atom_;
   const Real* atomic_target_ = nullptr;
+  const Real* dup_target_ = nullptr;
   std::size_t dup_extent_ = 0;
 };
 

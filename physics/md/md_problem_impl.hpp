@@ -96,7 +96,11 @@ class MdProblem final : public core::Problem {
     }
     {
       auto scope = ctx.timers.scope("force");
-      system_.compute_forces(want_ev);
+      system_.local_forces(want_ev);
+    }
+    if (system_.newton_ghosts()) {
+      auto scope = ctx.timers.scope("comm");
+      system_.return_ghost_forces();
     }
     auto scope = ctx.timers.scope("integrate");
     system_.finish_step();

@@ -497,16 +497,9 @@ MdParams read_params(const Config& config, const std::string& backend, std::size
     config.fail("neighbor.every",
                 "with neighbor.check false the list would never be rebuilt; "
                 "give a period >= 1 or set check: true");
-  ForceOptions a = auto_force_options(traits);
-  // Several ranks run the full list: a half list would need the ghosts' forces sent back.
-  const bool distributed = core::Comm::world().distributed();
-  if (distributed) a.list = ListKind::Full;
+  // Several ranks choose as one does: a half list sends the ghosts' force shares back.
+  const ForceOptions a = auto_force_options(traits);
   const std::string list = config.string("tuning.list");
-  if (distributed && list == "half")
-    config.fail("tuning.list",
-                fmt::format("on several ranks ({}) md runs the full list (each pair on both "
-                            "sides of a rank border): use full or auto",
-                            core::Comm::world().size()));
   const std::string scatter = config.string("tuning.scatter");
   const std::string parallel = config.string("tuning.parallel");
   const std::string positions = config.string("tuning.positions");

@@ -202,8 +202,6 @@ class MdSystem {
 
   // Switches the force variant (tests and benchmarks compare them on one state).
   void set_force_options(const ForceOptions& o, Layout layout) {
-    if (comm_ && o.list == ListKind::Half)
-      throw std::logic_error("md: a half list on several ranks would drop the ghosts' forces");
     params_.force = o;
     params_.layout = layout;
     list_.layout = layout;
@@ -263,6 +261,7 @@ class MdSystem {
   // the list the uninterrupted run was using.
   void build_list() {
     bins_.bin(space_, ConstVec(x_build_), nbox_, cutneigh_);
+    if (comm_) list_.ids = id_;
     list_.build(space_, ConstVec(x_build_), Kokkos::View<const int*, Mem>(type_), bins_, nbox_,
                 cutoffs_, cutneigh_, natoms_);
     if constexpr (is_charged<Style>::value) pack_charges();
@@ -327,6 +326,17 @@ class MdSystem {
 
   void compute_forces(bool ev) {
     update_ghosts();
+    local_forces(ev);
+    return_ghost_forces();
+  }
+
+  // The pieces of compute_forces(), for callers that time them separately: the pair forces
+  // (and the wave-space sum), then, on several ranks with a half list, the ghosts' shares of
+  // the pair forces sent back to their owners.
+  void local_forces(bool ev) {
+    // Half lists on several ranks scatter to the ghost rows too.
+    if (newton_ghosts() && int(f_.extent(0)) < nlocal_)
+      f_ = domain_->with_rows(f_, natoms_, nlocal_);
     EnergyVirial result;
     if (params_.force.positions == Positions::Packed) {
       pack();
@@ -355,6 +365,13 @@ class MdSystem {
     }
     if (ev) ev_ = result;
   }
+
+  void return_ghost_forces() {
+    if (newton_ghosts()) domain_->reverse_forces(*comm_, f_, natoms_);
+  }
+
+  // A half list on several ranks: pairs with ghosts are computed on one side only.
+  bool newton_ghosts() const { return comm_ && params_.force.list == ListKind::Half; }
 
   // Atom (x, y, z) of type t as seen through image `code`: the one expression for the
   // records of both the drift and pack(), so that they agree to the bit.
@@ -758,8 +775,8 @@ class MdSystem {
   }
 
   // Several ranks: appends the ghost rows (the other ranks' atoms within cutoff + skin of
-  // this sub-box, planned from the owned build positions) to x, the build positions, types and
-  // charges.
+  // this sub-box, planned from the owned build positions) to x, the build positions, types,
+  // charges and ids (which decide where a half list computes a pair across ranks).
   void attach_ghosts() {
     const int ghosts = domain_->plan(*comm_, x_build_, natoms_);
     nlocal_ = natoms_ + ghosts;
@@ -767,10 +784,12 @@ class MdSystem {
     x_build_ = domain_->with_rows(x_build_, natoms_, nlocal_);
     type_ = domain_->with_rows(type_, natoms_, nlocal_);
     q_ = domain_->with_rows(q_, natoms_, nlocal_);
+    id_ = domain_->with_rows(id_, natoms_, nlocal_);
     domain_->forward_positions(*comm_, x_, natoms_);
     domain_->forward_positions(*comm_, x_build_, natoms_);
     domain_->forward_values(*comm_, type_, natoms_);
     domain_->forward_values(*comm_, q_, natoms_);
+    domain_->forward_values(*comm_, id_, natoms_);
     ghosts_current_ = true;
   }
 

@@ -378,7 +378,9 @@ struct NeighborSearch {
   // so warps never diverge over the choice.
   KOKKOS_INLINE_FUNCTION void operator()(int i) const {
     const bool one_type = cutoffs.ntypes == 1;
-    if (exact_all) {
+    if (newton_from < candidates) {
+      search<false, false, true>(i);
+    } else if (exact_all) {
       if (one_type)
         search<true, true>(i);
       else
@@ -389,8 +391,22 @@ struct NeighborSearch {
   }
 
   bool exact_all = false;  // set by the builder from all_exact()
+  // Half lists with other ranks' atoms (candidates newton_from.. are ghosts): a pair of atoms
+  // owned by two ranks is listed by one of them, so each pair is computed once over all ranks
+  // (Newton's third law across ranks; the ghost's share of the force goes back to its owner):
+  // by the owner of the lower global id when the ids' sum is even, of the higher when odd.
+  // Ids, unlike positions, compare the same on both ranks (a ghost's shifted position is
+  // rounded, so a coordinate rule could list a pair twice or never); the parity splits the
+  // pairs evenly between the ranks even where ids follow position (lattice order).
+  int newton_from = 0, candidates = 0;
+  Kokkos::View<const std::int64_t*, Mem> id;
 
-  template <bool Exact, bool OneType>
+  KOKKOS_INLINE_FUNCTION static bool newton_keeps(std::int64_t mine, std::int64_t ghost) {
+    return (mine < ghost) != (((mine ^ ghost) & 1) != 0);
+  }
+
+  // Newton: the general path (one more launch-uniform case; several ranks with a half list).
+  template <bool Exact, bool OneType, bool Newton = false>
   KOKKOS_INLINE_FUNCTION void search(int i) const {
     const int c = cell_of(i);
     const int ci[3] = {c % n[0], (c / n[0]) % n[1], c / (n[0] * n[1])};
@@ -408,6 +424,7 @@ struct NeighborSearch {
     const bool one_type = OneType || cutoffs.ntypes == 1;
     const int ti = one_type ? 0 : type(i);
     const Real cut_one = cutoffs.one;
+    const std::int64_t id_i = Newton ? id(i) : 0;
     int k = 0;
     // Where the full stencil fits in the box, a stencil cell's periodic image is the same for
     // all its atoms: the shift s (image j at x_j - s L) comes from the cell offset, without a
@@ -464,7 +481,8 @@ struct NeighborSearch {
             const Real dy = exact[1] ? ddy + shy : box.image(ddy, 1);
             const Real dz = exact[2] ? ddz + shz : box.image(ddz, 2);
             const Real cut = one_type ? cut_one : cutoffs.sq(ti, type(j));
-            const bool in = (dx * dx + dy * dy + dz * dz < cut) & (j != i);
+            const bool in = (dx * dx + dy * dy + dz * dz < cut) & (j != i) &
+                            (!Newton || j < newton_from || newton_keeps(id_i, id(j)));
             if (Sink::spare_slot && branchless_store && plain) {
               // CPUs: store every candidate and advance past the accepted ones; a data-dependent
               // branch here mispredicts on about a quarter of the candidates.
@@ -509,6 +527,9 @@ struct NeighborList {
   // With ghosts, entries >= ghosts.natoms name periodic images (entry - ghosts.natoms).
   bool use_ghosts = false;
   GhostImages<Space> ghosts;
+  // Half lists on several ranks: the global ids of the atoms and ghosts (see
+  // NeighborSearch::newton_from); unset on one rank.
+  Kokkos::View<const std::int64_t*, Mem> ids;
 
   CsrRows<Mem> csr_rows() const { return {offsets, flat}; }
   PaddedRows<Mem, Kokkos::LayoutRight> padded_rows() const { return {count, padded}; }
@@ -602,6 +623,13 @@ void NeighborList<Space>::build(const Space& space, const X& x, const T& type,
                                               ghosts.lookup(),
                                               sink};
     functor.exact_all = functor.all_exact();
+    functor.candidates = candidates;
+    functor.newton_from = half && natoms < candidates ? natoms : candidates;
+    if (functor.newton_from < candidates) {
+      if (int(ids.extent(0)) < candidates)
+        throw std::logic_error("md: a half list with other ranks' atoms needs their ids");
+      functor.id = ids;
+    }
     Kokkos::parallel_for("hayate::md::neigh_build", Kokkos::RangePolicy<Space>(space, 0, natoms),
                          functor);
   };

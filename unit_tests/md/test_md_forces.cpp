@@ -6,7 +6,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 #include <string>
 
@@ -172,6 +174,9 @@ void check_variants(double force_tolerance, double energy_tolerance, bool shift,
 // other atoms, shifted across the periodic boundary where they cross it, within the reach of
 // the sub-box), listed in the rank's neighbor box (origin, no images along the cut axis). The
 // owned atoms' lists must hold exactly their neighbors in the whole periodic box.
+// Full lists: a sub-box's atoms with their ghosts list exactly the neighbors those atoms have in
+// the whole periodic box. Half lists (ghosts decided by global id): the two sub-boxes together
+// list every pair of the box exactly once.
 TYPED_TEST(MdForces, SubBoxWithGhostsListsEveryNeighborOfItsAtoms) {
   using Space = TypeParam;
   using Mem = typename Space::memory_space;
@@ -187,7 +192,10 @@ TYPED_TEST(MdForces, SubBoxWithGhostsListsEveryNeighborOfItsAtoms) {
     for (int d = 0; d < 3; ++d)
       wrapped[3 * i + d] -= box[d] * std::floor(wrapped[3 * i + d] / box[d]);
   const auto expected = brute_force_list(wrapped, init.type, init.types, box, skin, false);
-  for (const int axis : {0, 2})
+  const auto expected_half = brute_force_list(wrapped, init.type, init.types, box, skin, true);
+  for (const int axis : {0, 2}) {
+    // Pairs (lower, higher atom) the half lists hold, summed over both sub-boxes, per variant.
+    std::map<std::string, std::map<std::pair<int, int>, int>> half_pairs;
     for (const int me : {0, 1}) {
       SCOPED_TRACE("cut along axis " + std::to_string(axis) + ", sub-box " + std::to_string(me));
       BrickGrid grid;
@@ -227,29 +235,54 @@ TYPED_TEST(MdForces, SubBoxWithGhostsListsEveryNeighborOfItsAtoms) {
       }
       Kokkos::deep_copy(pos, hx);
       Kokkos::deep_copy(types, ht);
+      Kokkos::View<std::int64_t*, Mem> ids("ids", total);
+      auto hid = Kokkos::create_mirror_view(ids);
+      for (int k = 0; k < total; ++k) hid(k) = source[k];
+      Kokkos::deep_copy(ids, hid);
       CellBins<Space> bins;
       for (int d = 0; d < 3; ++d) bins.origin[d] = nbox.origin[d];
       bins.bin(Space(), ConstVecView<double, Mem>(pos), nbox.box, reach);
       for (const bool images : {false, true})
-        for (const auto layout : {Layout::Csr, Layout::Transposed}) {
-          NeighborList<Space> list;
-          list.layout = layout;
-          list.use_ghosts = images;
-          for (int d = 0; d < 3; ++d) list.ghosts.images[d] = nbox.images[d];
-          list.build(Space(), ConstVecView<double, Mem>(pos), Kokkos::View<const int*, Mem>(types),
-                     bins, nbox.box, cutoffs, reach, owned);
-          const auto got = list.to_host();
-          ASSERT_EQ(int(got.size()), owned);
-          for (int i = 0; i < owned; ++i) {
-            std::set<int> ids;
-            for (const int k : got[i]) ids.insert(source[k]);
-            ASSERT_EQ(ids.size(), got[i].size()) << "an atom listed twice for " << source[i];
-            ASSERT_EQ(ids, expected[source[i]])
-                << "atom " << source[i] << (images ? " with" : " without") << " images, "
-                << layout_name(layout);
+        for (const auto layout : {Layout::Csr, Layout::Transposed})
+          for (const auto kind : {ListKind::Full, ListKind::Half}) {
+            const std::string variant = std::string(images ? "images, " : "no images, ") +
+                                        layout_name(layout) +
+                                        (kind == ListKind::Half ? ", half" : ", full");
+            NeighborList<Space> list;
+            list.layout = layout;
+            list.kind = kind;
+            list.use_ghosts = images;
+            list.ids = ids;
+            for (int d = 0; d < 3; ++d) list.ghosts.images[d] = nbox.images[d];
+            list.build(Space(), ConstVecView<double, Mem>(pos),
+                       Kokkos::View<const int*, Mem>(types), bins, nbox.box, cutoffs, reach, owned);
+            const auto got = list.to_host();
+            ASSERT_EQ(int(got.size()), owned);
+            for (int i = 0; i < owned; ++i) {
+              std::set<int> neighbors;
+              for (const int k : got[i]) neighbors.insert(source[k]);
+              ASSERT_EQ(neighbors.size(), got[i].size())
+                  << "an atom listed twice for " << source[i] << ", " << variant;
+              if (kind == ListKind::Full) {
+                ASSERT_EQ(neighbors, expected[source[i]])
+                    << "atom " << source[i] << ", " << variant;
+                continue;
+              }
+              for (const int j : neighbors)
+                ++half_pairs[variant][{std::min(source[i], j), std::max(source[i], j)}];
+            }
           }
-        }
     }
+    ASSERT_EQ(half_pairs.size(), 4u);  // with and without images, two layouts
+    for (const auto& [variant, pairs] : half_pairs) {
+      SCOPED_TRACE("cut along axis " + std::to_string(axis) + ", " + variant);
+      std::map<std::pair<int, int>, int> want;
+      for (int i = 0; i < n; ++i)
+        for (const int j : expected_half[i]) want[{i, j}] = 1;
+      EXPECT_EQ(pairs.size(), want.size());
+      EXPECT_TRUE(pairs == want) << "a pair listed twice, by neither sub-box, or not a pair";
+    }
+  }
 }
 
 TEST(MdDomain, ChoosesTheGridOfLeastSurfaceThatKeepsSubBoxesAsWideAsTheReach) {
