@@ -287,7 +287,8 @@ def md_cases(r, source_dir):
     for ranks in [4, 2, 0]:
         out = f"md_restart{ranks}"
         shutil.copytree(os.path.join(r.work, "md_half"), os.path.join(r.work, out))
-        rc, _, err = r.hayate_run(ranks, "md.yaml", out, "checkpoint.restart=md_half/checkpoint.bin")
+        rc, _, err = r.hayate_run(ranks, "md.yaml", out,
+                                  "checkpoint.restart=md_half/checkpoint.bin")
         if ranks == 4:
             check(rc == 0 and not same_files(r.work, "md_four", out,
                                              ["thermo.csv", "dump.xyz", "checkpoint.bin"]),
@@ -327,12 +328,13 @@ def md_cases(r, source_dir):
     zero = small + ["run.steps=0", "output.dump_every=0", "system.source=xyz",
                     "system.xyz.frame=-1", "system.xyz.file=nacl_melt/dump.xyz"]
     rc1, _, _ = r.hayate_run(0, nacl, "nacl1", *zero)
-    rc, _, err = r.hayate_run(2, nacl, "nacl2", *zero)
-    d = relative_difference(md_forces(os.path.join(r.work, "nacl1", "checkpoint.bin")),
-                            md_forces(os.path.join(r.work, "nacl2", "checkpoint.bin"))) \
-        if rc1 == 0 and rc == 0 else float("inf")
-    check(d <= 1e-12, f"md: NaCl with the Ewald sum at step 0 on 2 ranks equals one rank "
-                      f"(within {d:.2g})", err)
+    for kind in ["full", "half"]:
+        rc, _, err = r.hayate_run(2, nacl, f"nacl2_{kind}", *zero, f"tuning.list={kind}")
+        two = os.path.join(r.work, f"nacl2_{kind}", "checkpoint.bin")
+        d = relative_difference(md_forces(os.path.join(r.work, "nacl1", "checkpoint.bin")),
+                                md_forces(two)) if rc1 == 0 and rc == 0 else float("inf")
+        check(d <= 1e-12, f"md: NaCl with the Ewald sum at step 0 on 2 ranks, {kind} list, equals "
+                          f"one rank (within {d:.2g})", err)
     # Refused once, exit 2: a box too small for the ranks.
     rc, _, err = r.hayate_run(3, "md.yaml", "md_small", "system.lattice.cells=[4,4,4]")
     check(rc == 2 and len(errors(err)) == 1 and "system.lattice.cells" in err,
