@@ -340,8 +340,9 @@ struct PaddedSink {
 };
 
 // The one neighbor search loop: the stencil cells around atom i, minimum image, per type-pair
-// neighbor cutoff.
-template <class Space, class Real, class Sink>
+// neighbor cutoff. Newton: a half list with other ranks' atoms (see newton_from), a kernel of
+// its own so that one rank's kernels stay as they were.
+template <class Space, class Real, class Sink, bool Newton = false>
 struct NeighborSearch {
   using Mem = typename Space::memory_space;
   // CPUs store every candidate and advance past the accepted ones (see below).
@@ -378,9 +379,7 @@ struct NeighborSearch {
   // so warps never diverge over the choice.
   KOKKOS_INLINE_FUNCTION void operator()(int i) const {
     const bool one_type = cutoffs.ntypes == 1;
-    if (newton_from < candidates) {
-      search<false, false, true>(i);
-    } else if (exact_all) {
+    if (exact_all) {
       if (one_type)
         search<true, true>(i);
       else
@@ -391,22 +390,21 @@ struct NeighborSearch {
   }
 
   bool exact_all = false;  // set by the builder from all_exact()
-  // Half lists with other ranks' atoms (candidates newton_from.. are ghosts): a pair of atoms
-  // owned by two ranks is listed by one of them, so each pair is computed once over all ranks
+  // Newton (half lists with other ranks' atoms; candidates newton_from.. are ghosts): a pair of
+  // atoms owned by two ranks is listed by one of them, so each pair is computed once over all ranks
   // (Newton's third law across ranks; the ghost's share of the force goes back to its owner):
   // by the owner of the lower global id when the ids' sum is even, of the higher when odd.
   // Ids, unlike positions, compare the same on both ranks (a ghost's shifted position is
   // rounded, so a coordinate rule could list a pair twice or never); the parity splits the
   // pairs evenly between the ranks even where ids follow position (lattice order).
-  int newton_from = 0, candidates = 0;
+  int newton_from = 0;
   Kokkos::View<const std::int64_t*, Mem> id;
 
   KOKKOS_INLINE_FUNCTION static bool newton_keeps(std::int64_t mine, std::int64_t ghost) {
     return (mine < ghost) != (((mine ^ ghost) & 1) != 0);
   }
 
-  // Newton: the general path (one more launch-uniform case; several ranks with a half list).
-  template <bool Exact, bool OneType, bool Newton = false>
+  template <bool Exact, bool OneType>
   KOKKOS_INLINE_FUNCTION void search(int i) const {
     const int c = cell_of(i);
     const int ci[3] = {c % n[0], (c / n[0]) % n[1], c / (n[0] * n[1])};
@@ -435,8 +433,9 @@ struct NeighborSearch {
     // The cells of a stencil row with one image shift are consecutive in `atoms`, so they are
     // scanned as one slot range (up to 25 ranges per atom instead of 125 cells). A half list
     // merges them only where slots ascend across cells (atoms stored in cell order), so that
-    // the j <= i prefix is still one skip.
-    const bool merge_x = exact[0] && (!half || ascending);
+    // the j <= i prefix is still one skip; with ghosts (not in cell order) it merges and
+    // examines every candidate, as a full list does, keeping owned j > i.
+    const bool merge_x = exact[0] && (!half || ascending || Newton);
     for (int oz = lo[2]; oz <= hi[2]; ++oz) {
       const int rz = ci[2] + oz, cz = wrap_cell(rz, n[2]);
       const int sz = rz < 0 ? -1 : (rz >= n[2] ? 1 : 0);
@@ -458,7 +457,7 @@ struct NeighborSearch {
           ox = last + 1;
           // Indices ascend within a cell (and a merged run): a half list skips runs holding
           // only j <= i, and the j <= i prefix of the others, unexamined.
-          if (half) {
+          if (half && !Newton) {
             if (e == s || (ascending ? e - 1 : atoms(e - 1)) <= i) continue;
             if (ascending)
               s = s > i ? s : i + 1;
@@ -481,8 +480,9 @@ struct NeighborSearch {
             const Real dy = exact[1] ? ddy + shy : box.image(ddy, 1);
             const Real dz = exact[2] ? ddz + shz : box.image(ddz, 2);
             const Real cut = one_type ? cut_one : cutoffs.sq(ti, type(j));
-            const bool in = (dx * dx + dy * dy + dz * dz < cut) & (j != i) &
-                            (!Newton || j < newton_from || newton_keeps(id_i, id(j)));
+            const bool in =
+                (dx * dx + dy * dy + dz * dz < cut) &
+                (Newton ? (j < newton_from ? j > i : newton_keeps(id_i, id(j))) : j != i);
             if (Sink::spare_slot && branchless_store && plain) {
               // CPUs: store every candidate and advance past the accepted ones; a data-dependent
               // branch here mispredicts on about a quarter of the candidates.
@@ -606,32 +606,38 @@ void NeighborList<Space>::build(const Space& space, const X& x, const T& type,
   if (int(count.extent(0)) != natoms)
     count = Kokkos::View<int*, Mem>("hayate::md::neigh_count", natoms);
   const bool half = kind == ListKind::Half;
-  auto search = [&](auto sink) {
+  // A half list with other ranks' atoms among the candidates lists pairs across ranks once.
+  const bool newton = half && natoms < candidates;
+  if (newton && int(ids.extent(0)) < candidates)
+    throw std::logic_error("md: a half list with other ranks' atoms needs their ids");
+  auto launch = [&](auto sink, auto newton_flag) {
     using Sink = decltype(sink);
-    NeighborSearch<Space, Real, Sink> functor{x,
-                                              type,
-                                              bins.cell_of,
-                                              bins.start,
-                                              bins.atoms,
-                                              {bins.n[0], bins.n[1], bins.n[2]},
-                                              bins.reach,
-                                              box,
-                                              cutoffs,
-                                              half,
-                                              use_ghosts,
-                                              bins.ascending,
-                                              ghosts.lookup(),
-                                              sink};
+    NeighborSearch<Space, Real, Sink, decltype(newton_flag)::value> functor{
+        x,
+        type,
+        bins.cell_of,
+        bins.start,
+        bins.atoms,
+        {bins.n[0], bins.n[1], bins.n[2]},
+        bins.reach,
+        box,
+        cutoffs,
+        half,
+        use_ghosts,
+        bins.ascending,
+        ghosts.lookup(),
+        sink};
     functor.exact_all = functor.all_exact();
-    functor.candidates = candidates;
-    functor.newton_from = half && natoms < candidates ? natoms : candidates;
-    if (functor.newton_from < candidates) {
-      if (int(ids.extent(0)) < candidates)
-        throw std::logic_error("md: a half list with other ranks' atoms needs their ids");
-      functor.id = ids;
-    }
+    functor.newton_from = natoms;
+    if (newton) functor.id = ids;
     Kokkos::parallel_for("hayate::md::neigh_build", Kokkos::RangePolicy<Space>(space, 0, natoms),
                          functor);
+  };
+  auto search = [&](auto sink) {
+    if (newton)
+      launch(sink, std::true_type{});
+    else
+      launch(sink, std::false_type{});
   };
   if (layout == Layout::Csr) {
     search(CountSink<Mem>{count});
