@@ -1,7 +1,11 @@
 #pragma once
-// Special functions that one physics alone needs (Ewald's erfc), kept out of kokkos_compat.hpp,
-// which every translation unit includes: a change here rebuilds only the code that uses them.
+// Special functions that one physics alone needs (Ewald's erfc, the MD tables' index), kept out
+// of kokkos_compat.hpp, which every translation unit includes: a change here rebuilds only the
+// code that uses them.
 #include "compat/kokkos_compat.hpp"
+
+#include <cstdint>
+#include <cstring>
 
 namespace hayate::compat {
 
@@ -23,6 +27,38 @@ KOKKOS_INLINE_FUNCTION T rsqrt(T x) {
 #else
   return T(1) / HAYATE_KOKKOS_MATH_NS::sqrt(x);
 #endif
+}
+
+// The interval [k, k + 1] of a table with intervals 0..last that holds x, clamped to 0..last
+// (NaN gives 0), as an int and as a T (start). At an integer x, k may be x - 1 (x - start = 1):
+// a linear interpolation gives the same value. From the rounding of additions, not conversions
+// (on a GPU a conversion between double and int issues at a quarter of the FMA rate): adding
+// 1.5 * 2^p (p the mantissa's width) rounds x - 1/2 to an integer, whose bits are then the
+// low bits of start + 1.5 * 2^p. last must be below 2^21.
+template <class T>
+KOKKOS_INLINE_FUNCTION int table_interval(const T x, const T last, T& start) {
+  constexpr bool is_double = sizeof(T) == sizeof(double);
+  const T magic = is_double ? T(6755399441055744.0) : T(12582912.0f);  // 1.5 * 2^52 or 2^23
+  const T nearest = ((x - T(0.5)) + magic) - magic;
+  start = nearest > T(0) ? (nearest < last ? nearest : last) : T(0);
+  const T shifted = start + magic;
+  if constexpr (is_double) {
+#ifdef __CUDA_ARCH__
+    return __double2loint(shifted);
+#else
+    std::uint64_t bits;
+    std::memcpy(&bits, &shifted, sizeof bits);
+    return int(std::uint32_t(bits));
+#endif
+  } else {
+#ifdef __CUDA_ARCH__
+    return __float_as_int(shifted) - 0x4B400000;
+#else
+    std::uint32_t bits;
+    std::memcpy(&bits, &shifted, sizeof bits);
+    return int(bits - 0x4B400000u);
+#endif
+  }
 }
 
 // erfc(x) for x >= 0 from exp(-x^2), which Ewald's real-space force needs anyway:

@@ -392,6 +392,21 @@ class ForceCompute {
 
   explicit ForceCompute(const Space& space = Space()) : space_(space) {}
 
+  // Styles with tables: whether a pair inside the cutoff came closer than its table's first
+  // point in a force call so far. The kernels raise a flag on the device, read here: the
+  // caller asks where it waits for the device anyway (neighbor rebuilds, energies, output),
+  // not after every call, which would stall the host once per step.
+  bool below_range() const {
+    if constexpr (has_tables<Style>::value) {
+      int below = 0;
+      Kokkos::deep_copy(space_, below, below_range_);
+      space_.fence();
+      return below != 0;
+    } else {
+      return false;
+    }
+  }
+
   // Duplication keeps one force copy per concurrent thread: fine for a few dozen host
   // threads, impossible for the ~10^5 resident threads of a GPU.
   static bool supports(const ForceOptions& o) {
@@ -452,7 +467,6 @@ class ForceCompute {
           PairKernel<Space, Real, Style, Rows, Sink, false, Pos>{
               pos, rows, sink, coeffs, n, {}, below_range_},
           n);
-      check_range();
       return EnergyVirial{};
     }
     if (int(ev_atom_.extent(0)) < n)
@@ -462,27 +476,12 @@ class ForceCompute {
         PairKernel<Space, Real, Style, Rows, Sink, true, Pos>{pos, rows, sink, coeffs, n, ev_atom_,
                                                               below_range_},
         n);
-    check_range();
     // Summed in atom order by the backend's reduction: the same bits on every run.
     EnergyVirial result;
     Kokkos::parallel_reduce("hayate::md::energy_virial", Kokkos::RangePolicy<Space>(space_, 0, n),
                             SumEnergyVirial<decltype(ev_atom_)>{ev_atom_},
                             Kokkos::Sum<EnergyVirial>(result));
     return result;
-  }
-
-  // Styles with tables stop the run when a pair came closer than its table begins.
-  void check_range() {
-    if constexpr (has_tables<Style>::value) {
-      int below = 0;
-      Kokkos::deep_copy(space_, below, below_range_);
-      space_.fence();
-      if (below)
-        throw core::RuntimeFailure(
-            "md: pair style table: a pair inside the cutoff came closer than its table's first "
-            "point (the inner radius); extend the table to smaller distances or shorten the time "
-            "step");
-    }
   }
 
   template <class Functor>

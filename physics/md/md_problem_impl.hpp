@@ -117,6 +117,7 @@ class MdProblem final : public core::Problem {
       last_thermo_ = step;
     }
     if (dump_every_ > 0 && (step % dump_every_ == 0 || final) && step != last_dump_) {
+      system_.check_tables();
       const core::XyzFrame f = frame();
       if (world_.root()) dump_.write(f);
       last_dump_ = step;
@@ -126,6 +127,7 @@ class MdProblem final : public core::Problem {
   // Before a checkpoint: finite positions and the thermo guard on the current state (the
   // energy and pressure are the last computed).
   void check_state(core::RunContext&) override {
+    system_.check_tables();
     const std::int64_t bad = core::first_non_finite(system_.space(), system_.positions()) >= 0;
     if (world_.max(bad) > 0)
       throw core::CollectiveFailure(

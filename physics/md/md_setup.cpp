@@ -107,7 +107,7 @@ void declare_schema(core::Schema& s) {
   s.integer("pair.table.points", "Points of each table, equally spaced in r^2")
       .defaults(1000)
       .at_least(2)
-      .at_most(10000000);
+      .at_most(2000000);
   s.choice("pair.table.interpolation", {"linear", "spline"},
            "Between points: linear, or cubic splines in r^2 (smoother forces, a few more "
            "operations)")

@@ -232,11 +232,22 @@ class MdSystem {
   }
   bool charges_by_type() const { return charge_by_type_; }
 
+  // Styles with tables: stops the run (exit 3) if a pair came closer than its table's first
+  // point since the run began; checked at rebuilds, with energies and before output.
+  void check_tables() const {
+    if (force_.below_range())
+      throw core::RuntimeFailure(
+          "md: pair style table: by step " + std::to_string(step_) +
+          " a pair inside the cutoff came closer than its table's first point (the inner "
+          "radius); extend the table to smaller distances or shorten the time step");
+  }
+
   // Wraps positions into the box, reorders atoms by cell for locality, records the build
   // positions and builds the list from them.
   // On several ranks the atoms that left the sub-box migrate first (and the rebuild stops
   // there when any rank lost atoms), and the ghosts are exchanged after the reorder.
   void rebuild() {
+    check_tables();
     owned_packed_ = false;
     lost_ = wrap();
     if (comm_) {
@@ -358,6 +369,7 @@ class MdSystem {
       result.energy = sums[0];
       result.virial = sums[1];
     }
+    if (ev) check_tables();
     if (params_.kspace.ewald) {
       const EwaldResult k = ewald_.compute(ConstVec(x_), q_, f_, natoms_, ev);
       result.energy += k.energy;

@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -116,6 +117,34 @@ double table_error(int points, bool spline) {
   return worst / largest;
 }
 
+// The lookup's interval from additions alone: in bounds for any x (NaN included), and inside
+// the table x - start in [0, 1] (1 only at an integer x, where the interpolation is the same).
+template <class T>
+void check_table_interval() {
+  const T last = T(998);
+  const T xs[] = {
+      T(0),     T(1e-20), T(0.25), T(0.5),    T(0.75),  T(1),
+      T(2),     T(2.5),   T(3),    T(17.999), T(997.5), last,
+      T(998.4), T(999),   T(-3),   T(5000),   T(1e30),  std::numeric_limits<T>::quiet_NaN()};
+  for (const T x : xs) {
+    T start = T(-1);
+    const int k = compat::table_interval(x, last, start);
+    EXPECT_EQ(T(k), start) << x;
+    EXPECT_GE(k, 0) << x;
+    EXPECT_LE(T(k), last) << x;
+    if (x >= T(0) && x <= last + T(1)) {
+      EXPECT_GE(x - start, T(0)) << x;
+      EXPECT_LE(x - start, T(1)) << x;
+      EXPECT_TRUE(T(k) == std::floor(x) || (x == std::floor(x) && T(k) == x - T(1))) << x;
+    }
+  }
+}
+
+TEST(MdTableAccuracy, IntervalIndexFromAdditions) {
+  check_table_interval<double>();
+  check_table_interval<float>();
+}
+
 TEST(MdTableAccuracy, LinearTableConvergesAtSecondOrder) {
   const double e500 = table_error(500, false), e1000 = table_error(1000, false),
                e2000 = table_error(2000, false);
@@ -161,22 +190,28 @@ TYPED_TEST(MdTable, PairCloserThanTheTableIsAnError) {
   EXPECT_THROW(sys.initialize(), core::RuntimeFailure);
 }
 
-// From a YAML input: exit 3 with the reason, and the thermo rows already written kept.
+// From a YAML input: exit 3 with the reason, and the thermo rows already written kept. The
+// device's flag is read with energies and at rebuilds: with thermo rows every step the run
+// stops in the step the pair came too close, with rows every 1000 steps at the next rebuild.
 TEST(MdTableInput, CompressedLatticeStopsWithExit3) {
-  const auto dir = hayate::test::scratch_path("table_range");
-  std::filesystem::create_directories(dir);
-  {
-    std::ofstream in(dir / "in.yaml");
-    in << "problem: md\nsystem: {lattice: {density: 1.6, cells: [5, 5, 5]}, temperature: 1.0}\n"
-          "pair:\n  style: table\n  coeffs:\n"
-          "    - {types: [A, A], expression: lj/cut, epsilon: 1, sigma: 1, inner: 0.95}\n"
-          "run: {steps: 400, dt: 0.005}\noutput: {thermo_every: 1}\n";
+  for (const int thermo_every : {1, 1000}) {
+    const auto dir = hayate::test::scratch_path("table_range");
+    std::filesystem::create_directories(dir);
+    {
+      std::ofstream in(dir / "in.yaml");
+      in << "problem: md\nsystem: {lattice: {density: 1.6, cells: [5, 5, 5]}, temperature: 1.0}\n"
+            "pair:\n  style: table\n  coeffs:\n"
+            "    - {types: [A, A], expression: lj/cut, epsilon: 1, sigma: 1, inner: 0.95}\n"
+            "neighbor: {every: 10, check: false}\n"
+            "run: {steps: 400, dt: 0.005}\noutput: {thermo_every: "
+         << thermo_every << "}\n";
+    }
+    const auto r = hayate::test::run_cli("run " + (dir / "in.yaml").string() + " --output " +
+                                         (dir / "out").string());
+    EXPECT_EQ(r.exit_code, 3) << r.output;
+    EXPECT_NE(r.output.find("closer than its table's first point"), std::string::npos) << r.output;
+    std::filesystem::remove_all(dir);
   }
-  const auto r = hayate::test::run_cli("run " + (dir / "in.yaml").string() + " --output " +
-                                       (dir / "out").string());
-  EXPECT_EQ(r.exit_code, 3) << r.output;
-  EXPECT_NE(r.output.find("closer than its table's first point"), std::string::npos) << r.output;
-  std::filesystem::remove_all(dir);
 }
 
 TEST(MdTableInput, BadTableFileNamesLineAndColumn) {

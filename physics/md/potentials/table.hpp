@@ -5,6 +5,7 @@
 // or by cubic splines in r^2. The tables come from LAMMPS table files (pair_table.hpp reads and
 // resamples them) or from a built-in expression. A pair closer than the inner radius is a
 // run-time error, not an extrapolation.
+#include "compat/kokkos_special_math.hpp"
 #include "pair_style.hpp"
 
 #include <Kokkos_Core.hpp>
@@ -29,9 +30,11 @@ struct Table {
     const Real* f = nullptr;
     const Real* e2 = nullptr;
     const Real* f2 = nullptr;
-    Real innersq = 0, invdelta = 0, h2_6 = 0;  // h2_6 = delta^2 / 6
-    int last = 0;                              // n - 2: the last interval
-    int spline = 0;
+    // h2_6 = delta^2 / 6 for splines, 0 for linear interpolation: no separate flag, which
+    // would take the kernels' arguments past what CUDA launches pass directly (Kokkos then
+    // copies them to constant memory and waits for the previous such kernel first).
+    Real innersq = 0, invdelta = 0, h2_6 = 0;
+    Real last = 0;  // n - 2: the last interval
   };
 
   // Every table's values, flattened: table k at offset 4 n_0 + ... as e, f, e2, f2.
@@ -57,9 +60,8 @@ struct Table {
     c.f2 = c.e2 + tab.n;
     c.innersq = Real(tab.innersq);
     c.invdelta = Real(1.0 / tab.delta);
-    c.h2_6 = Real(tab.delta * tab.delta / 6.0);
-    c.last = tab.n - 2;
-    c.spline = tab.spline ? 1 : 0;
+    c.h2_6 = tab.spline ? Real(tab.delta * tab.delta / 6.0) : Real(0);
+    c.last = Real(tab.n - 2);
     return c;
   }
 
@@ -74,13 +76,14 @@ struct Table {
   template <class Real>
   KOKKOS_INLINE_FUNCTION static PairForce<Real> compute(const Real r2, const Coeff<Real>& c) {
     const Real x = (r2 - c.innersq) * c.invdelta;
-    // Clamped before the conversion: beyond the table (a pair outside the cutoff, whose result
-    // the driver multiplies by 0) the index stays in bounds.
-    const int k = int(x < Real(0) ? Real(0) : (x > Real(c.last) ? Real(c.last) : x));
-    const Real b = x - Real(k), a = Real(1) - b;
+    // Clamped: beyond the table (a pair outside the cutoff, whose result the driver multiplies
+    // by 0) the index stays in bounds.
+    Real start;
+    const int k = compat::table_interval(x, c.last, start);
+    const Real b = x - start, a = Real(1) - b;
     Real e = a * c.e[k] + b * c.e[k + 1];
     Real f = a * c.f[k] + b * c.f[k + 1];
-    if (c.spline) {
+    if (c.h2_6 != Real(0)) {
       const Real ca = (a * a * a - a) * c.h2_6, cb = (b * b * b - b) * c.h2_6;
       e += ca * c.e2[k] + cb * c.e2[k + 1];
       f += ca * c.f2[k] + cb * c.f2[k + 1];
