@@ -229,20 +229,27 @@ void register_steps(int cells, const Variant& v, const std::string& order = "") 
 // A charged LJ salt (rock salt, unit charges, lj units) of about n atoms: 100 steps of the pair
 // forces of `Style` (coul/long with the splitting the Ewald sum would take, but its wave-space
 // part left out), against lj/cut on the same atoms; and the wave-space part alone. per_atom:
-// charges read per pair (tuning.charges: per_atom) rather than from the pair's types.
+// charges read per pair (tuning.charges: per_atom) rather than from the pair's types; eval:
+// coul/long from its table (the default) or the expression (pair.coul_long: analytic).
+struct ChargedCase {
+  bool per_atom = false;
+  md::CoulLongEval eval = md::CoulLongEval::Table;
+};
 template <class Style>
-void register_charged_pairs(int cells, bool per_atom = false) {
+void register_charged_pairs(int cells, ChargedCase v = {}) {
   const int atoms = 8 * cells * cells * cells;
   const std::string name = std::string("md/charged/") + std::to_string(atoms) + "/" +
                            (std::string(Style::name) == "lj/cut" ? "lj_cut" : "lj_cut_coul_long") +
-                           (per_atom ? "_per_atom" : "") + "/double";
+                           (v.per_atom ? "_per_atom" : "") +
+                           (v.eval == md::CoulLongEval::Analytic ? "_analytic" : "") + "/double";
   register_for_each_space(
       name,
-      [cells, per_atom](auto space, benchmark::State& state) {
+      [cells, v](auto space, benchmark::State& state) {
         using Space = decltype(space);
         md::MdParams params;
         params.force = md::auto_force_options(core::backend_traits(core::space_name<Space>()));
-        if (per_atom) params.force.charges = md::ChargeLookup::PerAtom;
+        if (v.per_atom) params.force.charges = md::ChargeLookup::PerAtom;
+        params.coul_long = v.eval;
         params.layout =
             md::auto_layout(core::backend_traits(core::space_name<Space>()), params.force.parallel);
         params.skin = 0.3;
@@ -369,7 +376,8 @@ void register_md_suite() {
   for (const int cells : {12, 24}) {
     register_charged_pairs<md::LjCut>(cells);
     register_charged_pairs<md::LjCutCoulLong>(cells);
-    register_charged_pairs<md::LjCutCoulLong>(cells, true);
+    register_charged_pairs<md::LjCutCoulLong>(cells, {false, md::CoulLongEval::Analytic});
+    register_charged_pairs<md::LjCutCoulLong>(cells, {true});
     register_ewald(cells, 1e-5);
   }
   for (const int cells : {20, 80}) register_table_vs_lj(cells);

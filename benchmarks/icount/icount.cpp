@@ -49,6 +49,13 @@ const std::map<std::string, Case>& cases() {
        {"problem: md\nsystem: {lattice: {cells: [10, 10, 10]}}\nneighbor: {every: 5, check: "
         "false}\nrun: {steps: 100}\ntuning: {list: half}\n",
         10, "in.lj melt, 4,000 atoms, 10 steps, half list"}},
+      {"md_coul_long",
+       {"problem: md\nsystem:\n  lattice: {style: rocksalt, constant: 2.2, cells: [4, 4, 4], "
+        "types: [Na, Cl]}\n  types:\n    - {name: Na, charge: 1}\n    - {name: Cl, charge: -1}\n"
+        "pair: {style: lj/cut/coul/long, cutoff: 2.5, coul_cutoff: 3.5}\n"
+        "kspace: {style: ewald, accuracy: 1.0e-3}\nneighbor: {every: 5, check: false}\n"
+        "run: {steps: 100}\n",
+        5, "charged LJ salt, 512 ions, 5 steps, real-space table and Ewald sum"}},
       {"fhp_bytes",
        {"problem: fhp\nsystem: {model: fhp3, nx: 256, ny: 256}\nrun: {steps: 100}\n"
         "tuning: {kernel: bytes_wide}\noutput: {every: 1000}\n",

@@ -77,6 +77,100 @@ KOKKOS_INLINE_FUNCTION int table_interval(const T x, const T last, T& start) {
   }
 }
 
+// The positive numbers cut into segments by exponent and the top Bits mantissa bits, 2^Bits
+// equal segments per octave, as MDGRAPE's function evaluator cuts r^2: a segment's number,
+// start and width come from the bits alone (no conversion, no division), and its width is a
+// fixed fraction of its start, so a table of them keeps the same relative accuracy over many
+// octaves. For finite x > 0 whose exponent lies more than Bits above the smallest normal.
+template <int Bits, class T>
+struct ExponentSegments {
+  static constexpr bool is_double = sizeof(T) == sizeof(double);
+  static constexpr int mantissa = is_double ? 52 : 23;
+  static constexpr int shift = mantissa - Bits;
+  static_assert(Bits >= 0 && Bits <= 20, "the segment bits must stay in the high word");
+
+  // (biased exponent << Bits) | top Bits of the mantissa: increases with x.
+  KOKKOS_INLINE_FUNCTION static int index(const T x) {
+    if constexpr (is_double) {
+#ifdef __CUDA_ARCH__
+      return __double2hiint(x) >> (shift - 32);
+#else
+      std::uint64_t bits;
+      std::memcpy(&bits, &x, sizeof bits);
+      return int(std::int64_t(bits) >> shift);
+#endif
+    } else {
+#ifdef __CUDA_ARCH__
+      return __float_as_int(x) >> shift;
+#else
+      std::int32_t bits;
+      std::memcpy(&bits, &x, sizeof bits);
+      return bits >> shift;
+#endif
+    }
+  }
+
+  // Where the segment `index` begins.
+  KOKKOS_INLINE_FUNCTION static T start(const int index) {
+    return from_high(index << (shift - low()));
+  }
+
+  // x's place in its segment `index` (= index(x)), in [0, 1), exactly: x - start has no
+  // rounding (both share an exponent) and 1 / width is a power of two.
+  KOKKOS_INLINE_FUNCTION static T fraction(const T x, const int index) {
+    constexpr int bias = is_double ? 1023 : 127;
+    const int exponent = index >> Bits;
+    // 1 / width = 2^(Bits - (exponent - bias)), whose biased exponent is Bits + 2 bias - exponent.
+    const T inverse_width = from_high((Bits + 2 * bias - exponent) << (mantissa - low()));
+    return (x - start(index)) * inverse_width;
+  }
+
+ private:
+  // A double is built from its high 32 bits (the low ones zero), a float from all of them.
+  KOKKOS_INLINE_FUNCTION static constexpr int low() {
+    return is_double ? 32 : 0;
+  }
+  KOKKOS_INLINE_FUNCTION static T from_high(const int high) {
+    if constexpr (is_double) {
+#ifdef __CUDA_ARCH__
+      return __hiloint2double(high, 0);
+#else
+      const std::uint64_t bits = std::uint64_t(std::uint32_t(high)) << 32;
+      T out;
+      std::memcpy(&out, &bits, sizeof out);
+      return out;
+#endif
+    } else {
+#ifdef __CUDA_ARCH__
+      return __int_as_float(high);
+#else
+      T out;
+      std::memcpy(&out, &high, sizeof out);
+      return out;
+#endif
+    }
+  }
+};
+
+// Four consecutive values from p, which is 16-byte aligned: on a GPU in 16-byte loads
+// through the read-only path (two in double, one in float), where element loads from a pointer
+// the compiler cannot place would be four generic 8-byte ones, each an L1 access of its own.
+template <class T>
+KOKKOS_INLINE_FUNCTION void load4_aligned(const T* p, T& a, T& b, T& c, T& d) {
+#ifdef __CUDA_ARCH__
+  if constexpr (sizeof(T) == sizeof(double)) {
+    const double2 lo = __ldg(reinterpret_cast<const double2*>(p));
+    const double2 hi = __ldg(reinterpret_cast<const double2*>(p) + 1);
+    a = lo.x, b = lo.y, c = hi.x, d = hi.y;
+  } else {
+    const float4 v = __ldg(reinterpret_cast<const float4*>(p));
+    a = v.x, b = v.y, c = v.z, d = v.w;
+  }
+#else
+  a = p[0], b = p[1], c = p[2], d = p[3];
+#endif
+}
+
 // erfc(x) for x >= 0 from exp(-x^2), which Ewald's real-space force needs anyway:
 // erfc(x) = exp(-x^2) P(t), t = 1 / (1 + p x), p = 0.3275911: one reciprocal and a polynomial
 // instead of the library's second exponential and its branches. In float, P is Abramowitz &

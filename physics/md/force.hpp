@@ -219,8 +219,8 @@ template <class Space, class Real, class Style, class Rows, class Sink, bool EV,
 struct PairKernel {
   using Mem = typename Space::memory_space;
   using Team = typename Kokkos::TeamPolicy<Space>::member_type;
-  using Coeffs = PairCoeffs<Style, Real, Mem>;
-  using Entry = typename Coeffs::Entry;
+  using Coeffs = typename PairCoeffs<Style, Real, Mem>::Device;
+  using Entry = typename PairCoeffs<Style, Real, Mem>::Entry;
   Pos pos;
   Rows rows;
   Sink sink;
@@ -288,7 +288,8 @@ struct PairKernel {
     PairForce<Real> f;
     if constexpr (is_charged<Style>::value)
       f = Style::compute(r2, e.c,
-                         pos.charge_by_type ? e.c.qq_types : e.c.qqr2e * (qi * pos.charge_of(j)));
+                         pos.charge_by_type ? e.c.qq_types : e.c.qqr2e * (qi * pos.charge_of(j)),
+                         coeffs.shared);
     else
       f = Style::compute(r2, e.c);
     if constexpr (has_tables<Style>::value)
@@ -465,7 +466,7 @@ class ForceCompute {
     if (!ev) {
       run(o,
           PairKernel<Space, Real, Style, Rows, Sink, false, Pos>{
-              pos, rows, sink, coeffs, n, {}, below_range_},
+              pos, rows, sink, coeffs.device(), n, {}, below_range_},
           n);
       return EnergyVirial{};
     }
@@ -473,8 +474,8 @@ class ForceCompute {
       ev_atom_ = decltype(ev_atom_)(
           Kokkos::view_alloc(std::string("hayate::md::ev_atom"), Kokkos::WithoutInitializing), n);
     run(o,
-        PairKernel<Space, Real, Style, Rows, Sink, true, Pos>{pos, rows, sink, coeffs, n, ev_atom_,
-                                                              below_range_},
+        PairKernel<Space, Real, Style, Rows, Sink, true, Pos>{pos, rows, sink, coeffs.device(), n,
+                                                              ev_atom_, below_range_},
         n);
     // Summed in atom order by the backend's reduction: the same bits on every run.
     EnergyVirial result;

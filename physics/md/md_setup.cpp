@@ -101,6 +101,11 @@ void declare_schema(core::Schema& s) {
   s.real("pair.coul_cutoff", "Charged styles: the Coulomb cutoff; absent = pair.cutoff")
       .optional_key()
       .above(0);
+  s.choice("pair.coul_long", {"table", "analytic"},
+           "*/coul/long styles, how erfc(g r) / r is evaluated: table: from cubics on 64 "
+           "segments per octave of r^2, as MDGRAPE and LAMMPS' default (relative error below "
+           "1e-8 in double); analytic: from the expression (LAMMPS: pair_modify table 0)")
+      .defaults("table");
   s.section("pair.table",
             "Tables of pair style table (and table/coul/*), as LAMMPS' pair_style "
             "table arguments");
@@ -476,7 +481,12 @@ MdParams read_params(const Config& config, const std::string& backend, std::size
   MdParams p;
   p.units = Units::named(config.string("units"));
   const std::string style = config.string("pair.style");
-  const bool long_range = style == "coul/long" || style == "lj/cut/coul/long";
+  const std::string long_suffix = "coul/long";
+  const bool long_range =
+      style.size() >= long_suffix.size() &&
+      style.compare(style.size() - long_suffix.size(), std::string::npos, long_suffix) == 0;
+  p.coul_long =
+      config.string("pair.coul_long") == "analytic" ? CoulLongEval::Analytic : CoulLongEval::Table;
   p.kspace.ewald = config.string("kspace.style") == "ewald";
   if (long_range && !p.kspace.ewald)
     config.fail("pair.style", "pair style " + style +
@@ -484,8 +494,8 @@ MdParams read_params(const Config& config, const std::string& backend, std::size
                                   "ewald (or use a coul/cut style)");
   if (p.kspace.ewald && !long_range)
     config.fail("kspace.style",
-                "the Ewald sum needs pair style coul/long or lj/cut/coul/long "
-                "(pair.style is " +
+                "the Ewald sum needs a */coul/long pair style (coul/long, lj/cut/coul/long, "
+                "table/coul/long; pair.style is " +
                     style + ")");
   p.kspace.accuracy = config.real("kspace.accuracy");
   if (config.has("kspace.g_ewald")) p.kspace.g_ewald = config.real("kspace.g_ewald");

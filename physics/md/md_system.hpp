@@ -50,6 +50,7 @@ struct KspaceParams {
 struct MdParams {
   Units units;
   KspaceParams kspace;
+  CoulLongEval coul_long = CoulLongEval::Table;  // coul/long styles' real-space part
   double dt = 0.005;
   double skin = 0.3;
   int every = 20;     // forced rebuild period in steps; 0 = only on displacement
@@ -867,6 +868,7 @@ class MdSystem {
     coulomb_.qqr2e = params_.units.qqr2e;
     coulomb_.cutoff = types_.coul_cutoff;
     coulomb_.g_ewald = params_.kspace.g_ewald;
+    coulomb_.eval = params_.coul_long;
     if (!params_.kspace.ewald) return;
     double qsum = 0, q2sum = 0;
     for (std::size_t i = 0; i < init.size(); ++i) {

@@ -51,11 +51,22 @@ InitialState charged_salt(int cells, double rattle, const std::string& style) {
   return s;
 }
 
+// What check_charged_variants compares. per_atom_charges: each atom its own charge (no lookup
+// by type possible); eval: coul/long from its table or the expression.
+struct ChargedCheck {
+  double tolerance = 1e-12;
+  double g = 0;  // splitting of coul/long
+  bool per_atom_charges = false;
+  CoulLongEval eval = CoulLongEval::Analytic;
+};
+
 // The pair part of a charged style (for coul/long the real-space part with splitting g) in every
 // kernel variant, with charges looked up by type and per atom, against the serial double
-// reference. per_atom_charges: each atom its own charge (no lookup by type possible).
+// reference (the expression, in double).
 template <class Space, class Real, class Style>
-void check_charged_variants(double tolerance, double g, bool per_atom_charges = false) {
+void check_charged_variants(const ChargedCheck& check) {
+  const double tolerance = check.tolerance, g = check.g;
+  const bool per_atom_charges = check.per_atom_charges;
   InitialState init = charged_salt(3, 0.15, Style::name);
   if (per_atom_charges)
     for (std::size_t i = 0; i < init.size(); ++i)
@@ -64,6 +75,7 @@ void check_charged_variants(double tolerance, double g, bool per_atom_charges = 
   MdParams params;
   params.skin = 0.2;
   params.kspace.g_ewald = g;
+  params.coul_long = check.eval;
   MdSystem<Space, Real, Style> sys(init, params);
   sys.initialize();
   std::vector<double> x;
@@ -91,15 +103,93 @@ void check_charged_variants(double tolerance, double g, bool per_atom_charges = 
 }
 
 TYPED_TEST(MdCoulomb, CoulCutEveryVariantMatchesSerialReference) {
-  check_charged_variants<TypeParam, double, CoulCut>(1e-12, 0);
-  check_charged_variants<TypeParam, double, LjCutCoulCut>(1e-12, 0);
-  check_charged_variants<TypeParam, float, LjCutCoulCut>(2e-5, 0);
+  check_charged_variants<TypeParam, double, CoulCut>({1e-12, 0});
+  check_charged_variants<TypeParam, double, LjCutCoulCut>({1e-12, 0});
+  check_charged_variants<TypeParam, float, LjCutCoulCut>({2e-5, 0});
 }
 
 TYPED_TEST(MdCoulomb, CoulLongRealSpaceMatchesSerialReference) {
-  check_charged_variants<TypeParam, double, CoulLong>(1e-12, 1.1);
-  check_charged_variants<TypeParam, double, LjCutCoulLong>(1e-12, 1.1);
-  check_charged_variants<TypeParam, double, LjCutCoulLong>(1e-12, 1.1, true);
+  check_charged_variants<TypeParam, double, CoulLong>({1e-12, 1.1});
+  check_charged_variants<TypeParam, double, LjCutCoulLong>({1e-12, 1.1});
+  check_charged_variants<TypeParam, double, LjCutCoulLong>({1e-12, 1.1, true});
+}
+
+// From the table (the default): within its interpolation error of the expression, in every
+// variant (the atoms' net forces, small beside the pair forces in a crystal, within 1.7e-8 of
+// the largest; energy and virial within 2e-9); in float within float's rounding.
+TYPED_TEST(MdCoulomb, CoulLongTableMatchesSerialReference) {
+  const CoulLongEval table = CoulLongEval::Table;
+  check_charged_variants<TypeParam, double, CoulLong>({5e-8, 1.1, false, table});
+  check_charged_variants<TypeParam, double, LjCutCoulLong>({5e-8, 1.1, false, table});
+  check_charged_variants<TypeParam, double, LjCutCoulLong>({5e-8, 1.1, true, table});
+  check_charged_variants<TypeParam, float, LjCutCoulLong>({2e-5, 1.1, false, table});
+}
+
+// The segments of r^2 by exponent and top mantissa bits: each x lies in its segment, the
+// fraction is exact, and the numbers increase with x.
+template <class T>
+void check_segments() {
+  using Seg = compat::ExponentSegments<CoulLongKind::table_bits, T>;
+  int previous = 0;
+  for (int i = 0; i <= 200000; ++i) {
+    const T x = T(std::pow(10.0, -6.0 + 12.0 * i / 200000));
+    const int k = Seg::index(x);
+    ASSERT_GE(k, previous) << x;
+    previous = k;
+    const T start = Seg::start(k), end = Seg::start(k + 1);
+    ASSERT_LE(start, x);
+    ASSERT_LT(x, end);
+    // 64 segments per octave: the width is start / 64 .. start / 128.
+    ASSERT_LE(double(end - start), double(start) / 64.0);
+    ASSERT_GE(double(end - start), double(start) / 128.0);
+    ASSERT_EQ(Seg::fraction(x, k), (x - start) / (end - start)) << x;
+  }
+  EXPECT_EQ(Seg::fraction(T(3.0), Seg::index(T(3.0))), T(0));  // 3 = 2 (1 + 32/64)
+  EXPECT_EQ(Seg::index(T(2.0)) - Seg::index(T(1.0)), 64);
+}
+
+TEST(MdCoulombTable, SegmentsFromExponentBits) {
+  check_segments<double>();
+  check_segments<float>();
+}
+
+// The table against erfc(g r) / r and its force in double from r_cut / 512 (closer than
+// r_cut / 256: the expression) to the cutoff: below 1e-8 of the unscreened Coulomb force
+// (1/r^3 as |F| / r; 8.9e-9 at worst) and energy (1/r) at every distance; continuous across
+// segment borders.
+TEST(MdCoulombTable, TableMatchesTheExpression) {
+  for (const double g : {0.0, 0.3, 1.1, 2.0}) {
+    CoulombSettings c;
+    c.cutoff = 3.0;
+    c.g_ewald = g;
+    const std::vector<double> data = CoulLongKind::flatten<double>(c);
+    ASSERT_FALSE(data.empty());
+    const auto table = CoulLongKind::table_at(data.data(), c);
+    double worst_f = 0, worst_e = 0;
+    for (int i = 0; i <= 400000; ++i) {
+      const double r = 3.0 * std::pow(2.0, -9.0 + 9.0 * i / 400000), r2 = r * r;
+      double f, e;
+      CoulLongKind::eval(r2, 1.0, g, table, f, e);
+      const double e_ref = std::erfc(g * r) / r;
+      const double f_ref = (e_ref + 2.0 / std::sqrt(pi) * g * std::exp(-g * g * r2)) / r2;
+      worst_f = std::max(worst_f, std::fabs(f - f_ref) * r2 * r);
+      worst_e = std::max(worst_e, std::fabs(e - e_ref) * r);
+    }
+    EXPECT_LE(worst_f, 1e-8) << g;
+    EXPECT_LE(worst_e, 1e-8) << g;
+    // Both sides of a segment border (r^2 = 4 starts one) give the same value.
+    const double below = std::nextafter(4.0, 0.0);
+    double f0, e0, f1, e1;
+    CoulLongKind::eval(below, 1.0, g, table, f0, e0);
+    CoulLongKind::eval(4.0, 1.0, g, table, f1, e1);
+    EXPECT_NEAR(f0, f1, 1e-14 * f1);
+    EXPECT_NEAR(e0, e1, 1e-14 * e1);
+  }
+  // No table: nothing flattened, the expression throughout.
+  CoulombSettings analytic;
+  analytic.cutoff = 3.0;
+  analytic.eval = CoulLongEval::Analytic;
+  EXPECT_TRUE(CoulLongKind::flatten<double>(analytic).empty());
 }
 
 // erfc from exp(-x^2), as the real-space kernel evaluates it, against the library's erfc: to
@@ -123,12 +213,15 @@ TEST(MdCoulombErfc, FromExpMatchesTheLibraryErfc) {
 
 // Ewald energy of perfect rock salt of unit charges with nearest-neighbour distance 1: the
 // Madelung constant, whatever the splitting.
-double madelung(const std::string& backend, double g, double accuracy) {
+double madelung(const std::string& backend, double g, double accuracy,
+                const std::string& coul_long = "table") {
   auto& registry = core::Registry::instance();
   std::ostringstream yaml;
   yaml << "problem: md\nsystem:\n  lattice: {style: rocksalt, constant: 2.0, cells: [3, 3, 3], "
           "types: [Na, Cl]}\n  temperature: 0\n  types:\n    - {name: Na, charge: 1}\n"
-          "    - {name: Cl, charge: -1}\npair: {style: coul/long, coul_cutoff: 2.8}\n"
+          "    - {name: Cl, charge: -1}\npair: {style: coul/long, coul_cutoff: 2.8, coul_long: "
+       << coul_long
+       << "}\n"
           "neighbor: {skin: 0.2}\nkspace: {style: ewald, accuracy: "
        << accuracy << ", g_ewald: " << g << "}\nrun: {steps: 0}\n";
   const core::Config config = registry.loader().load_string(yaml.str(), "salt.yaml");
@@ -147,8 +240,50 @@ TYPED_TEST(MdCoulomb, MadelungConstantOfRockSalt) {
   // Splittings whose real-space part ends below 3e-10 at the cutoff 2.8 (erfc(1.6 * 2.8)).
   for (const double g : {1.6, 2.0, 2.4}) {
     SCOPED_TRACE(g);
-    EXPECT_NEAR(madelung(backend, g, 1e-10), 1.747564594633182, 1e-6);
+    const double tabulated = madelung(backend, g, 1e-10);
+    EXPECT_NEAR(tabulated, 1.747564594633182, 1e-6);
+    EXPECT_NEAR(tabulated, madelung(backend, g, 1e-10, "analytic"), 1e-9);
   }
+}
+
+// A charged LJ rock salt from YAML: the potential energy per ion at step 0 with pair block
+// `pair` and the Ewald sum; `lj`: the types' lj/cut parameters (a table style takes none).
+template <class Style>
+double salt_pe(const std::string& backend, const std::string& pair, const std::string& lj) {
+  auto& registry = core::Registry::instance();
+  const std::string yaml =
+      "problem: md\nsystem:\n  lattice: {style: rocksalt, constant: 2.2, cells: [3, 3, 3], "
+      "types: [Na, Cl]}\n  temperature: 0\n  types:\n"
+      "    - {name: Na, charge: 1" +
+      lj + "}\n    - {name: Cl, charge: -1" + lj + "}\n" + pair +
+      "neighbor: {skin: 0.2}\nkspace: {style: ewald, accuracy: 1e-8}\nrun: {steps: 0}\n";
+  const core::Config config = registry.loader().load_string(yaml, "salt.yaml");
+  const InitialState init = make_initial_state(config);
+  const MdParams params = read_params(config, backend, init.size());
+  return core::dispatch_backend(backend, [&](auto space) {
+    MdSystem<decltype(space), double, Style> sys(init, params, space);
+    sys.initialize();
+    return sys.thermo().pe;
+  });
+}
+
+// table/coul/long is a real-space part of the Ewald sum like lj/cut/coul/long: with a table of
+// the lj/cut expression it gives lj/cut/coul/long's energy to the table's accuracy.
+TYPED_TEST(MdCoulomb, TableCoulLongTakesTheEwaldSum) {
+  const std::string backend = core::space_name<TypeParam>();
+  const double lj = salt_pe<LjCutCoulLong>(
+      backend, "pair: {style: lj/cut/coul/long, cutoff: 2.5, coul_cutoff: 3.0}\n",
+      ", epsilon: 0.5, sigma: 1");
+  const double tab = salt_pe<TableCoulLong>(
+      backend,
+      "pair:\n  style: table/coul/long\n  cutoff: 2.5\n  coul_cutoff: 3.0\n"
+      "  table: {points: 4000, interpolation: spline}\n  coeffs:\n"
+      "    - {types: [Na, Na], expression: lj/cut, epsilon: 0.5, sigma: 1, inner: 0.75}\n"
+      "    - {types: [Na, Cl], expression: lj/cut, epsilon: 0.5, sigma: 1, inner: 0.75}\n"
+      "    - {types: [Cl, Cl], expression: lj/cut, epsilon: 0.5, sigma: 1, inner: 0.75}\n",
+      "");
+  EXPECT_NEAR(tab, lj, 1e-7 * std::fabs(lj));
+  EXPECT_LT(lj, -1.0);  // bound by the charges
 }
 
 // A small neutral cell of random charges: Ewald against the direct sum over all periodic images

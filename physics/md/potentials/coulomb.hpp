@@ -11,7 +11,10 @@
 #include "pair_style.hpp"
 #include "table.hpp"
 
+#include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 namespace hayate::md {
@@ -19,21 +22,132 @@ namespace hayate::md {
 // The Coulomb part alone: plain 1/r.
 struct CoulCutKind {
   template <class Real>
-  KOKKOS_INLINE_FUNCTION static void eval(const Real r2, const Real qq, const Real, Real& fpair,
-                                          Real& energy) {
+  struct Table {};  // nothing to tabulate: 1/r is one reciprocal square root
+  template <class Real>
+  static std::vector<Real> flatten(const CoulombSettings&) {
+    return {};
+  }
+  template <class Real>
+  static Table<Real> table_at(const Real*, const CoulombSettings&) {
+    return {};
+  }
+
+  template <class Real>
+  KOKKOS_INLINE_FUNCTION static void eval(const Real r2, const Real qq, const Real,
+                                          const Table<Real>&, Real& fpair, Real& energy) {
     const Real rinv = Real(1) / compat::sqrt(r2);
     energy = qq * rinv;
     fpair = energy * rinv * rinv;
   }
 };
 
-// The Coulomb part alone: Ewald's screened erfc(g r) / r. erfc comes from the exponential the
-// force needs anyway (compat::erfc_from_exp), and 1/r from one reciprocal square root: no
-// division, no second exponential, no branch in the pair loop.
+// The Coulomb part alone: Ewald's screened erfc(g r) / r.
+//
+// By default from a table in r^2, as MDGRAPE's function evaluator and LAMMPS (pair_modify table)
+// do: r^2 is cut into 64 segments per octave by its exponent and top mantissa bits, and each
+// segment holds cubics in the segment's fraction for |F| / r and E per unit C q_i q_j: Hermite
+// interpolants of the exact values and slopes at both ends, so both are continuous. Relative
+// error below 1e-8 in double (the fourth derivative's h^4 / 384 with h <= r^2 / 64;
+// unit_tests/md/test_md_coulomb.cpp), far below the Ewald sum's own. The table runs from
+// r_cut / 256 to the cutoff (17 octaves, 70 KB in double, of which a run touches the few
+// octaves its pairs fill); closer pairs take the expression.
+//
+// The expression: erfc comes from the exponential the force needs anyway
+// (compat::erfc_from_exp), and 1/r from one reciprocal square root: no division, no second
+// exponential.
 struct CoulLongKind {
+  static constexpr int table_bits = 6;  // 2^6 segments per octave of r^2
+  static constexpr int stride = 8;      // per segment: 4 cubic coefficients of |F| / r, 4 of E
   template <class Real>
-  KOKKOS_INLINE_FUNCTION static void eval(const Real r2, const Real qq, const Real g, Real& fpair,
-                                          Real& energy) {
+  using Segments = compat::ExponentSegments<table_bits, Real>;
+
+  // Segments base .. base + last of the table; last = -1: no table (the expression throughout).
+  // One for all type pairs, held by the kernel (not loaded per pair with the pair's entry).
+  template <class Real>
+  struct Table {
+    const Real* segments = nullptr;  // 16-byte aligned: a cubic is one or two 16-byte loads
+    int base = 0;
+    int last = -1;
+  };
+
+  // The segments [base, base + count) that cover r_cut / 256 .. r_cut.
+  template <class Real>
+  static void segment_range(const CoulombSettings& c, int& base, int& count) {
+    base = 0;
+    count = 0;
+    if (c.eval != CoulLongEval::Table || !(c.cutoff > 0)) return;
+    const double cutsq = c.cutoff * c.cutoff;
+    base = Segments<Real>::index(Real(cutsq / 65536.0));
+    count = Segments<Real>::index(Real(cutsq)) - base + 1;
+  }
+
+  // The table's coefficients, segment after segment (empty: no table).
+  template <class Real>
+  static std::vector<Real> flatten(const CoulombSettings& c) {
+    int base, count;
+    segment_range<Real>(c, base, count);
+    std::vector<Real> out;
+    out.reserve(std::size_t(count) * stride);
+    const double g = c.g_ewald;
+    // E and |F| / r per unit C q_i q_j at r^2 = s, with their slopes in s.
+    auto at = [g](double s, double& e, double& f, double& de, double& df) {
+      const double r = std::sqrt(s), gauss = std::exp(-g * g * s);
+      const double two_over_sqrt_pi = 1.12837916709551257390;
+      e = std::erfc(g * r) / r;
+      const double a = e + two_over_sqrt_pi * g * gauss;  // -dE/dr
+      f = a / s;
+      const double da_dr = -e / r - two_over_sqrt_pi * g * gauss / r -
+                           2.0 * two_over_sqrt_pi * g * g * g * r * gauss;
+      de = -0.5 * f;
+      df = da_dr / (2.0 * r * s) - f / s;
+    };
+    // Hermite cubic in x in [0, 1]: values v0, v1 and slopes h d0, h d1 at the ends.
+    auto cubic = [&out](double v0, double v1, double hd0, double hd1) {
+      out.push_back(Real(v0));
+      out.push_back(Real(hd0));
+      out.push_back(Real(3.0 * (v1 - v0) - 2.0 * hd0 - hd1));
+      out.push_back(Real(2.0 * (v0 - v1) + hd0 + hd1));
+    };
+    for (int k = 0; k < count; ++k) {
+      const double s0 = double(Segments<Real>::start(base + k));
+      const double s1 = double(Segments<Real>::start(base + k + 1));
+      const double h = s1 - s0;
+      double e0, f0, de0, df0, e1, f1, de1, df1;
+      at(s0, e0, f0, de0, df0);
+      at(s1, e1, f1, de1, df1);
+      cubic(f0, f1, h * df0, h * df1);
+      cubic(e0, e1, h * de0, h * de1);
+    }
+    return out;
+  }
+
+  // The table in `data` (its flattened values, in device memory).
+  template <class Real>
+  static Table<Real> table_at(const Real* data, const CoulombSettings& c) {
+    int base, count;
+    segment_range<Real>(c, base, count);
+    if (count > 0 && reinterpret_cast<std::uintptr_t>(data) % 16 != 0)
+      throw std::logic_error("the coul/long table is not aligned for its loads");
+    return Table<Real>{count > 0 ? data : nullptr, base, count - 1};
+  }
+
+  template <class Real>
+  KOKKOS_INLINE_FUNCTION static void eval(const Real r2, const Real qq, const Real g,
+                                          const Table<Real>& t, Real& fpair, Real& energy) {
+    // Beyond the table's end (a listed pair outside the cutoff, whose result the caller
+    // multiplies by 0) the last segment's cubics are evaluated at some x in [0, 1): finite.
+    const int index = Segments<Real>::index(r2);
+    const int k = index - t.base < t.last ? index - t.base : t.last;
+    if (k >= 0) {
+      const Real x = Segments<Real>::fraction(r2, index);
+      const Real* p = t.segments + stride * k;
+      Real c0, c1, c2, c3;
+      compat::load4_aligned(p, c0, c1, c2, c3);
+      fpair = qq * (c0 + x * (c1 + x * (c2 + x * c3)));
+      compat::load4_aligned(p + 4, c0, c1, c2, c3);
+      energy = qq * (c0 + x * (c1 + x * (c2 + x * c3)));
+      return;
+    }
     const Real rinv = compat::rsqrt(r2), gr = g * r2 * rinv;
     const Real exp_gr2 = compat::exp(-gr * gr);
     // 2 / sqrt(pi)
@@ -81,13 +195,29 @@ struct WithCoulomb {
     Real qq_types = 0;  // C q_a q_b of the pair's types (PairCoeffs sets it)
   };
 
+  // A short-range style's tables, then the Coulomb part's.
   template <class Real>
-  static std::vector<Real> flatten(const TypeSet& t) {
-    if constexpr (has_tables) return Short::template flatten<Real>(t);
-    return {};
+  static std::vector<Real> flatten(const TypeSet& t, const CoulombSettings& c) {
+    std::vector<Real> out;
+    if constexpr (has_tables) out = Short::template flatten<Real>(t);
+    const std::vector<Real> coul = Kind::template flatten<Real>(c);
+    out.insert(out.end(), coul.begin(), coul.end());
+    return out;
   }
 
-  // `data` and `t`: the flattened tables and their sizes, for a short-range table.
+  // What every type pair shares: the Coulomb part's table (coul/long), after the short-range
+  // style's tables in `data` (the flattened values; `t`: the short-range tables' sizes).
+  template <class Real>
+  using Shared = typename Kind::template Table<Real>;
+  template <class Real>
+  static Shared<Real> shared(const Real* data, const TypeSet& t, const CoulombSettings& c) {
+    std::size_t short_values = 0;
+    if constexpr (has_tables)
+      for (const auto& tab : t.tables) short_values += 4 * std::size_t(tab.n);
+    return Kind::table_at(data + short_values, c);
+  }
+
+  // `data` and `t`: the flattened tables and their sizes.
   template <class Real>
   static Coeff<Real> coeff(const double* p, double cutoff, const CoulombSettings& c, bool shift,
                            const Real* data, const TypeSet& t) {
@@ -125,15 +255,15 @@ struct WithCoulomb {
   }
 
   // qq: C q_i q_j, Coulomb's constant included (the driver takes it from c.qq_types or forms it
-  // from the atoms' charges).
+  // from the atoms' charges); shared: what shared() returned.
   template <class Real>
   KOKKOS_INLINE_FUNCTION static PairForce<Real> compute(const Real r2, const Coeff<Real>& c,
-                                                        const Real qq) {
+                                                        const Real qq, const Shared<Real>& shared) {
     const Real in_short = r2 < c.cut_shortsq ? Real(1) : Real(0);
     const Real in_coul = r2 < c.cut_coulsq ? Real(1) : Real(0);
     const PairForce<Real> s = Short::compute(r2, c.s);
     Real fc, ec;
-    Kind::eval(r2, qq, c.g, fc, ec);
+    Kind::eval(r2, qq, c.g, shared, fc, ec);
     return {in_short * s.fpair + in_coul * fc,
             in_short * (s.energy - c.short_offset) + in_coul * ec};
   }

@@ -45,6 +45,18 @@ template <class Style>
 struct has_tables<Style, std::void_t<decltype(Style::has_tables)>>
     : std::bool_constant<Style::has_tables> {};
 
+// What all type pairs of a style share, held once by the kernels (a charged style's Coulomb
+// table); nothing for most styles.
+struct NoSharedCoeffs {};
+template <class Style, class Real, class = void>
+struct shared_coeffs {
+  using type = NoSharedCoeffs;
+};
+template <class Style, class Real>
+struct shared_coeffs<Style, Real, std::void_t<typename Style::template Shared<Real>>> {
+  using type = typename Style::template Shared<Real>;
+};
+
 // One type pair's table for pair style table, host side: n points equally spaced in r^2.
 struct TableData {
   int n = 0;                         // points
@@ -54,11 +66,16 @@ struct TableData {
   std::vector<double> e, f, e2, f2;  // energy, |F|/r and their second derivatives in r^2
 };
 
+// How coul/long's erfc(g r) / r is evaluated: from a table in r^2 (potentials/coulomb.hpp), as
+// MDGRAPE and LAMMPS (pair_modify table) do, or from the expression (LAMMPS: pair_modify table 0).
+enum class CoulLongEval { Table, Analytic };
+
 // Parameters every type pair of a charged style shares.
 struct CoulombSettings {
   double qqr2e = 1.0;    // Coulomb's constant of the unit style
   double cutoff = 0.0;   // global Coulomb cutoff
   double g_ewald = 0.0;  // Ewald splitting parameter (coul/long)
+  CoulLongEval eval = CoulLongEval::Table;
 };
 
 // Host-side types and pair parameters in double: for each type pair (a, b) the style's
@@ -119,22 +136,43 @@ struct PairCoeffs {
     Real cutsq = 0;
     Real offset = 0;
   };
+  using EntryTable = Kokkos::View<const Entry**, Kokkos::LayoutRight, Mem,
+                                  Kokkos::MemoryTraits<Kokkos::RandomAccess>>;
+  using Shared = typename shared_coeffs<Style, Real>::type;
   int ntypes = 1;
   Entry one;
-  Kokkos::View<const Entry**, Kokkos::LayoutRight, Mem, Kokkos::MemoryTraits<Kokkos::RandomAccess>>
-      table;
-  Kokkos::View<Real*, Mem> data;  // styles with tables: their values, which entries point into
+  EntryTable table;
+  Shared shared;
+  // Styles with tables (and coul/long's): their values, which entries point into.
+  Kokkos::View<Real*, Mem> data;
+
+  // What the kernels take: the entries, not the View that owns the tables' values (which the
+  // entries point into). Kokkos 3.4 launches a kernel whose arguments pass 512 bytes from
+  // constant memory, after waiting for the previous such launch.
+  struct Device {
+    int ntypes = 1;
+    Entry one;
+    EntryTable table;
+    Shared shared;
+  };
+  Device device() const { return Device{ntypes, one, table, shared}; }
 
   static PairCoeffs make(const TypeSet& t, const CoulombSettings& coulomb = {}) {
     PairCoeffs out;
     out.ntypes = t.size();
-    if constexpr (has_tables<Style>::value) {
-      const std::vector<Real> values = Style::template flatten<Real>(t);
+    std::vector<Real> values;
+    if constexpr (is_charged<Style>::value)
+      values = Style::template flatten<Real>(t, coulomb);
+    else if constexpr (has_tables<Style>::value)
+      values = Style::template flatten<Real>(t);
+    if (!values.empty()) {
       out.data = Kokkos::View<Real*, Mem>("hayate::md::pair_tables", values.size());
       const Kokkos::View<const Real*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>>
           host(values.data(), values.size());
       Kokkos::deep_copy(out.data, host);
     }
+    if constexpr (is_charged<Style>::value)
+      out.shared = Style::template shared<Real>(out.data.data(), t, coulomb);
     Kokkos::View<Entry**, Kokkos::LayoutRight, Mem> table("hayate::md::pair_coeffs", t.size(),
                                                           t.size());
     auto h = Kokkos::create_mirror_view(table);
