@@ -46,11 +46,11 @@ struct CoulCutKind {
 // By default from a table in r^2, as MDGRAPE's function evaluator and LAMMPS (pair_modify table)
 // do: r^2 is cut into 64 segments per octave by its exponent and top mantissa bits, and each
 // segment holds cubics in the segment's fraction for |F| / r and E per unit C q_i q_j: Hermite
-// interpolants of the exact values and slopes at both ends, so both are continuous. Relative
-// error below 1e-8 in double (the fourth derivative's h^4 / 384 with h <= r^2 / 64;
-// unit_tests/md/test_md_coulomb.cpp), far below the Ewald sum's own. The table runs from
-// r_cut / 256 to the cutoff (17 octaves, 70 KB in double, of which a run touches the few
-// octaves its pairs fill); closer pairs take the expression.
+// interpolants of the exact values and slopes at both ends, so both are continuous. Error below
+// 1e-8 of the unscreened 1/r^2 force in double (the fourth derivative's h^4 / 384 with
+// h <= r^2 / 64; unit_tests/md/test_md_coulomb.cpp), far below the Ewald sum's own. The table
+// runs from r_cut / 256 to the cutoff (17 octaves, 66 KB in double, of which a run touches the
+// few octaves its pairs fill); closer pairs take the expression.
 //
 // The expression: erfc comes from the exponential the force needs anyway
 // (compat::erfc_from_exp), and 1/r from one reciprocal square root: no division, no second
