@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace hayate::gravity {
@@ -234,10 +235,14 @@ class Tree {
   // A view of `rows` rows (exactly) over `store`, which is kept between rebuilds and grown
   // when too small: the tree's size changes a little at every rebuild, and reallocating its
   // arrays each time (a device free and allocation per array) cost a third of a rebuild on
-  // GPUs. A view made from a pointer does not own its memory.
+  // GPUs. A view made from a pointer does not own its memory. The store must hold the view's
+  // span, not required_allocation_size (bytes rounded up to 8): for an odd number of ints that
+  // asked for one element more, and a store of exactly `rows` ints was then reallocated, losing
+  // the child links build_levels had written into it.
   template <class V, class Store>
   static V carve(Store& store, const char* name, std::size_t rows) {
-    grow(store, name, V::required_allocation_size(rows) / sizeof(typename V::value_type));
+    static_assert(std::is_same_v<typename V::value_type, typename Store::value_type>);
+    grow(store, name, V(typename V::pointer_type(nullptr), rows).span());
     return V(store.data(), rows);
   }
 
@@ -568,8 +573,12 @@ class Tree {
     level_ = carve<IntView>(level_store_, "hayate::gravity::tree_level", count);
     dfs_of_ = carve<IntView>(dfs_of_store_, "hayate::gravity::tree_dfs_of", count);
     bfs_of_ = carve<IntView>(bfs_of_store_, "hayate::gravity::tree_bfs_of", count);
-    child_first_ = carve<IntView>(child_first_store_, "hayate::gravity::tree_child_first", count);
-    child_count_ = carve<IntView>(child_count_store_, "hayate::gravity::tree_child_count", count);
+    // build_levels filled these stores level by level: views over them, never a reallocation.
+    if (child_first_store_.extent(0) < std::size_t(count) ||
+        child_count_store_.extent(0) < std::size_t(count))
+      throw std::logic_error("tree: child links outgrew their store");
+    child_first_ = IntView(child_first_store_.data(), count);
+    child_count_ = IntView(child_count_store_.data(), count);
     mono_ = carve<Kokkos::View<double* [4], Mem>>(mono_store_, "hayate::gravity::tree_mono", count);
     size_ = carve<Kokkos::View<double* [2], Mem>>(size_store_, "hayate::gravity::tree_size", count);
     quad_ = carve<Kokkos::View<double* [6], Mem>>(quad_store_, "hayate::gravity::tree_quad", count);
