@@ -230,10 +230,12 @@ void register_steps(int cells, const Variant& v, const std::string& order = "") 
 // forces of `Style` (coul/long with the splitting the Ewald sum would take, but its wave-space
 // part left out), against lj/cut on the same atoms; and the wave-space part alone. per_atom:
 // charges read per pair (tuning.charges: per_atom) rather than from the pair's types; eval:
-// coul/long from its table (the default) or the expression (pair.coul_long: analytic).
+// coul/long from its table (the default) or the expression (pair.coul_long: analytic); half:
+// a half list with atomic adds (tuning.list: half) instead of the backend's automatic choice.
 struct ChargedCase {
   bool per_atom = false;
   md::CoulLongEval eval = md::CoulLongEval::Table;
+  bool half = false;
 };
 template <class Style>
 void register_charged_pairs(int cells, ChargedCase v = {}) {
@@ -241,7 +243,8 @@ void register_charged_pairs(int cells, ChargedCase v = {}) {
   const std::string name = std::string("md/charged/") + std::to_string(atoms) + "/" +
                            (std::string(Style::name) == "lj/cut" ? "lj_cut" : "lj_cut_coul_long") +
                            (v.per_atom ? "_per_atom" : "") +
-                           (v.eval == md::CoulLongEval::Analytic ? "_analytic" : "") + "/double";
+                           (v.eval == md::CoulLongEval::Analytic ? "_analytic" : "") +
+                           (v.half ? "_half" : "") + "/double";
   register_for_each_space(
       name,
       [cells, v](auto space, benchmark::State& state) {
@@ -249,6 +252,10 @@ void register_charged_pairs(int cells, ChargedCase v = {}) {
         md::MdParams params;
         params.force = md::auto_force_options(core::backend_traits(core::space_name<Space>()));
         if (v.per_atom) params.force.charges = md::ChargeLookup::PerAtom;
+        if (v.half) {
+          params.force.list = md::ListKind::Half;
+          params.force.scatter = md::Scatter::Atomic;
+        }
         params.coul_long = v.eval;
         params.layout =
             md::auto_layout(core::backend_traits(core::space_name<Space>()), params.force.parallel);
@@ -378,6 +385,9 @@ void register_md_suite() {
     register_charged_pairs<md::LjCutCoulLong>(cells);
     register_charged_pairs<md::LjCutCoulLong>(cells, {false, md::CoulLongEval::Analytic});
     register_charged_pairs<md::LjCutCoulLong>(cells, {true});
+    register_charged_pairs<md::LjCut>(cells, {false, md::CoulLongEval::Table, true});
+    register_charged_pairs<md::LjCutCoulLong>(cells, {false, md::CoulLongEval::Table, true});
+    register_charged_pairs<md::LjCutCoulLong>(cells, {false, md::CoulLongEval::Analytic, true});
     register_ewald(cells, 1e-5);
   }
   for (const int cells : {20, 80}) register_table_vs_lj(cells);
