@@ -171,6 +171,19 @@ KOKKOS_INLINE_FUNCTION void load4_aligned(const T* p, T& a, T& b, T& c, T& d) {
 #endif
 }
 
+// Four floats stored at p (16-byte aligned) inside an array of another type: one 16-byte
+// read-only load on a GPU; elsewhere a byte copy (no float access to the array's own objects).
+KOKKOS_INLINE_FUNCTION void load4f_aligned(const void* p, float& a, float& b, float& c, float& d) {
+#ifdef __CUDA_ARCH__
+  const float4 v = __ldg(reinterpret_cast<const float4*>(p));
+  a = v.x, b = v.y, c = v.z, d = v.w;
+#else
+  float v[4];
+  std::memcpy(v, p, sizeof v);
+  a = v[0], b = v[1], c = v[2], d = v[3];
+#endif
+}
+
 // erfc(x) for x >= 0 from exp(-x^2), which Ewald's real-space force needs anyway:
 // erfc(x) = exp(-x^2) P(t), t = 1 / (1 + p x), p = 0.3275911: one reciprocal and a polynomial
 // instead of the library's second exponential and its branches. In float, P is Abramowitz &

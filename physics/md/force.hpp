@@ -284,12 +284,14 @@ struct PairKernel {
     // of the entries lie in the skin, and a CPU mispredicts that branch; a GPU warp runs both
     // ways anyway. Exact: x * 1 = x, and x * 0 adds nothing. r2 > 0 for every entry (an atom is
     // never its own neighbor), so nothing is infinite.
-    const Real in = r2 < e.cutsq ? Real(1) : Real(0);
+    // A style with its own cutoffs gives 0 beyond them: no test (and no load of the cutoff).
+    const Real in = has_own_cutoffs<Style>::value ? Real(1) : r2 < e.cutsq ? Real(1) : Real(0);
     PairForce<Real> f;
     if constexpr (is_charged<Style>::value)
-      f = Style::compute(r2, e.c,
-                         pos.charge_by_type ? e.c.qq_types : e.c.qqr2e * (qi * pos.charge_of(j)),
-                         coeffs.shared);
+      f = Style::template compute<EV>(
+          r2, e.c,
+          pos.charge_by_type ? e.c.qq_types : coeffs.shared.qqr2e * (qi * pos.charge_of(j)),
+          coeffs.shared);
     else
       f = Style::compute(r2, e.c);
     if constexpr (has_tables<Style>::value)

@@ -101,11 +101,11 @@ void declare_schema(core::Schema& s) {
   s.real("pair.coul_cutoff", "Charged styles: the Coulomb cutoff; absent = pair.cutoff")
       .optional_key()
       .above(0);
-  s.choice(
-       "pair.coul_long", {"table", "analytic"},
-       "*/coul/long styles, how erfc(g r) / r is evaluated: table: from cubics on 64 "
-       "segments per octave of r^2, as MDGRAPE and LAMMPS' default (error below 1e-8 of the "
-       "unscreened force in double); analytic: from the expression (LAMMPS: pair_modify table 0)")
+  s.choice("pair.coul_long", {"table", "analytic"},
+           "*/coul/long styles, how erfc(g r) / r is evaluated: table: from cubics on 64 "
+           "segments per octave of r^2, as MDGRAPE and LAMMPS' default (force within 6e-8 and "
+           "energy within 1e-9 of their unscreened values; LAMMPS' table: about 1e-6); analytic: "
+           "from the expression (LAMMPS: pair_modify table 0)")
       .defaults("table");
   s.section("pair.table",
             "Tables of pair style table (and table/coul/*), as LAMMPS' pair_style "

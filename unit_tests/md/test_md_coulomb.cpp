@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 #include <string>
 
@@ -96,9 +97,19 @@ void check_charged_variants(const ChargedCheck& check) {
       sys.set_force_options(options, layout);
       EXPECT_EQ(sys.charges_by_type(), lookup == ChargeLookup::Auto && !per_atom_charges);
       sys.compute_forces(true);
-      EXPECT_LE(max_relative(download_forces(sys), ref.f), tolerance);
+      const std::vector<double> forces = download_forces(sys);
+      EXPECT_LE(max_relative(forces, ref.f), tolerance);
       EXPECT_NEAR(sys.energy_virial().energy, ref.energy, tolerance * std::fabs(ref.energy));
       EXPECT_NEAR(sys.energy_virial().virial, ref.virial, tolerance * std::fabs(ref.virial));
+      // Without energies the kernels skip the energy's work (coul/long: its table's cubic),
+      // never the force's: the same forces, bit for bit where the sums' order is fixed (atomic
+      // adds from several threads take any order).
+      sys.compute_forces(false);
+      if (options.list == ListKind::Half && options.scatter == Scatter::Atomic)
+        EXPECT_LE(max_relative(download_forces(sys), forces),
+                  1000 * std::numeric_limits<Real>::epsilon());
+      else
+        EXPECT_EQ(download_forces(sys), forces);
     }
 }
 
@@ -114,14 +125,14 @@ TYPED_TEST(MdCoulomb, CoulLongRealSpaceMatchesSerialReference) {
   check_charged_variants<TypeParam, double, LjCutCoulLong>({1e-12, 1.1, true});
 }
 
-// From the table (the default): within its interpolation error of the expression, in every
-// variant (the atoms' net forces, small beside the pair forces in a crystal, within 1.7e-8 of
-// the largest; energy and virial within 2e-9); in float within float's rounding.
+// From the table (the default): within its error of the expression, in every variant (the
+// atoms' net forces, small beside the pair forces in a crystal, within 6.9e-8 of the largest:
+// the force's float coefficients); in float within float's rounding.
 TYPED_TEST(MdCoulomb, CoulLongTableMatchesSerialReference) {
   const CoulLongEval table = CoulLongEval::Table;
-  check_charged_variants<TypeParam, double, CoulLong>({5e-8, 1.1, false, table});
-  check_charged_variants<TypeParam, double, LjCutCoulLong>({5e-8, 1.1, false, table});
-  check_charged_variants<TypeParam, double, LjCutCoulLong>({5e-8, 1.1, true, table});
+  check_charged_variants<TypeParam, double, CoulLong>({1e-7, 1.1, false, table});
+  check_charged_variants<TypeParam, double, LjCutCoulLong>({1e-7, 1.1, false, table});
+  check_charged_variants<TypeParam, double, LjCutCoulLong>({1e-7, 1.1, true, table});
   check_charged_variants<TypeParam, float, LjCutCoulLong>({2e-5, 1.1, false, table});
 }
 
@@ -154,9 +165,10 @@ TEST(MdCoulombTable, SegmentsFromExponentBits) {
 }
 
 // The table against erfc(g r) / r and its force in double from r_cut / 512 (closer than
-// r_cut / 256: the expression) to the cutoff: below 1e-8 of the unscreened Coulomb force
-// (1/r^3 as |F| / r; 8.9e-9 at worst) and energy (1/r) at every distance; continuous across
-// segment borders.
+// r_cut / 256: the expression) to the cutoff: below 6e-8 of the unscreened Coulomb force
+// (1/r^3 as |F| / r; 5.8e-8 at worst, the rounding of its float coefficients) and 1e-9 of the
+// energy (1/r; 9.9e-10) at every distance; continuous across segment borders, the force's
+// float cubic included (its last coefficient closes it onto the next segment's first).
 TEST(MdCoulombTable, TableMatchesTheExpression) {
   for (const double g : {0.0, 0.3, 1.1, 2.0}) {
     CoulombSettings c;
@@ -175,8 +187,8 @@ TEST(MdCoulombTable, TableMatchesTheExpression) {
       worst_f = std::max(worst_f, std::fabs(f - f_ref) * r2 * r);
       worst_e = std::max(worst_e, std::fabs(e - e_ref) * r);
     }
-    EXPECT_LE(worst_f, 1e-8) << g;
-    EXPECT_LE(worst_e, 1e-8) << g;
+    EXPECT_LE(worst_f, 6e-8) << g;
+    EXPECT_LE(worst_e, 1e-9) << g;
     // Both sides of a segment border (r^2 = 4 starts one) give the same value.
     const double below = std::nextafter(4.0, 0.0);
     double f0, e0, f1, e1;

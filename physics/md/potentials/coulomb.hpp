@@ -11,9 +11,11 @@
 #include "pair_style.hpp"
 #include "table.hpp"
 
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
@@ -32,7 +34,7 @@ struct CoulCutKind {
     return {};
   }
 
-  template <class Real>
+  template <bool Energy = true, class Real>
   KOKKOS_INLINE_FUNCTION static void eval(const Real r2, const Real qq, const Real,
                                           const Table<Real>&, Real& fpair, Real& energy) {
     const Real rinv = Real(1) / compat::sqrt(r2);
@@ -46,18 +48,29 @@ struct CoulCutKind {
 // By default from a table in r^2, as MDGRAPE's function evaluator and LAMMPS (pair_modify table)
 // do: r^2 is cut into 64 segments per octave by its exponent and top mantissa bits, and each
 // segment holds cubics in the segment's fraction for |F| / r and E per unit C q_i q_j: Hermite
-// interpolants of the exact values and slopes at both ends, so both are continuous. Error below
-// 1e-8 of the unscreened 1/r^2 force in double (the fourth derivative's h^4 / 384 with
-// h <= r^2 / 64; unit_tests/md/test_md_coulomb.cpp), far below the Ewald sum's own. The table
-// runs from r_cut / 256 to the cutoff (17 octaves, 66 KB in double, of which a run touches the
-// few octaves its pairs fill); closer pairs take the expression.
+// interpolants of the exact values and slopes at both ends, so both are continuous. The force's
+// cubic is kept in float whatever the precision, one 16-byte load per pair: the lanes of a warp
+// read segments scattered over the table, each load costing the L1 a request per lane, and two
+// double loads per pair made the GPU kernel L1-bound (docs/dev/decisions.md). Its error is the
+// coefficients' rounding, below 5e-8 of the unscreened 1/r^2 force (the interpolation's own,
+// the fourth derivative's h^4 / 384 with h <= r^2 / 64, is below 1e-8); LAMMPS' default table
+// is good to about 1e-6, and the Ewald sum itself to the 1e-5 or so it was set up for. The
+// energy's cubic, read only when energies are asked for, stays in the run's precision (below
+// 1e-9). The table runs from r_cut / 256 to the cutoff (17 octaves, 52 KB in double, of which a
+// run touches the few octaves its pairs fill); closer pairs take the expression
+// (pair.coul_long: analytic takes it everywhere). unit_tests/md/test_md_coulomb.cpp.
 //
 // The expression: erfc comes from the exponential the force needs anyway
 // (compat::erfc_from_exp), and 1/r from one reciprocal square root: no division, no second
 // exponential.
 struct CoulLongKind {
   static constexpr int table_bits = 6;  // 2^6 segments per octave of r^2
-  static constexpr int stride = 8;      // per segment: 4 cubic coefficients of |F| / r, 4 of E
+  // Per segment, in Reals: the 4 float coefficients of |F| / r's cubic (16 bytes), then the 4 of
+  // E's in Real. A multiple of 16 bytes, so every segment's loads stay aligned.
+  template <class Real>
+  static constexpr int force_slots = int(4 * sizeof(float) / sizeof(Real));
+  template <class Real>
+  static constexpr int stride = force_slots<Real> + 4;
   template <class Real>
   using Segments = compat::ExponentSegments<table_bits, Real>;
 
@@ -87,7 +100,7 @@ struct CoulLongKind {
     int base, count;
     segment_range<Real>(c, base, count);
     std::vector<Real> out;
-    out.reserve(std::size_t(count) * stride);
+    out.reserve(std::size_t(count) * stride<Real>);
     const double g = c.g_ewald;
     // E and |F| / r per unit C q_i q_j at r^2 = s, with their slopes in s.
     auto at = [g](double s, double& e, double& f, double& de, double& df) {
@@ -102,11 +115,9 @@ struct CoulLongKind {
       df = da_dr / (2.0 * r * s) - f / s;
     };
     // Hermite cubic in x in [0, 1]: values v0, v1 and slopes h d0, h d1 at the ends.
-    auto cubic = [&out](double v0, double v1, double hd0, double hd1) {
-      out.push_back(Real(v0));
-      out.push_back(Real(hd0));
-      out.push_back(Real(3.0 * (v1 - v0) - 2.0 * hd0 - hd1));
-      out.push_back(Real(2.0 * (v0 - v1) + hd0 + hd1));
+    auto cubic = [](const double v0, const double v1, const double hd0, const double hd1) {
+      return std::array<double, 4>{v0, hd0, 3.0 * (v1 - v0) - 2.0 * hd0 - hd1,
+                                   2.0 * (v0 - v1) + hd0 + hd1};
     };
     for (int k = 0; k < count; ++k) {
       const double s0 = double(Segments<Real>::start(base + k));
@@ -115,8 +126,17 @@ struct CoulLongKind {
       double e0, f0, de0, df0, e1, f1, de1, df1;
       at(s0, e0, f0, de0, df0);
       at(s1, e1, f1, de1, df1);
-      cubic(f0, f1, h * df0, h * df1);
-      cubic(e0, e1, h * de0, h * de1);
+      // The force's cubic in float, made to end where the next segment's begins (both ends
+      // rounded first, the last coefficient closing the gap): continuous to a float rounding
+      // of the small cubic term, not of the value.
+      const float v0 = float(f0), v1 = float(f1), d0 = float(h * df0);
+      const float c2 = float(3.0 * (double(v1) - v0) - 2.0 * double(d0) - h * df1);
+      const float c3 = float(double(v1) - v0 - double(d0) - c2);
+      const float packed[4] = {v0, d0, c2, c3};
+      Real slots[force_slots<Real>];
+      std::memcpy(slots, packed, sizeof packed);
+      out.insert(out.end(), slots, slots + force_slots<Real>);
+      for (const double c : cubic(e0, e1, h * de0, h * de1)) out.push_back(Real(c));
     }
     return out;
   }
@@ -131,7 +151,10 @@ struct CoulLongKind {
     return Table<Real>{count > 0 ? data : nullptr, base, count - 1};
   }
 
-  template <class Real>
+  // Energy: whether the caller reads `energy` (else it is left 0). Its cubic is read only
+  // then: the loads go through the read-only path as inline assembly, which the compiler
+  // keeps even when their values are not used.
+  template <bool Energy = true, class Real>
   KOKKOS_INLINE_FUNCTION static void eval(const Real r2, const Real qq, const Real g,
                                           const Table<Real>& t, Real& fpair, Real& energy) {
     // Beyond the table's end (a listed pair outside the cutoff, whose result the caller
@@ -140,12 +163,16 @@ struct CoulLongKind {
     const int k = index - t.base < t.last ? index - t.base : t.last;
     if (k >= 0) {
       const Real x = Segments<Real>::fraction(r2, index);
-      const Real* p = t.segments + stride * k;
-      Real c0, c1, c2, c3;
-      compat::load4_aligned(p, c0, c1, c2, c3);
-      fpair = qq * (c0 + x * (c1 + x * (c2 + x * c3)));
-      compat::load4_aligned(p + 4, c0, c1, c2, c3);
-      energy = qq * (c0 + x * (c1 + x * (c2 + x * c3)));
+      const Real* p = t.segments + stride<Real> * k;
+      float f0, f1, f2, f3;
+      compat::load4f_aligned(p, f0, f1, f2, f3);
+      fpair = qq * (Real(f0) + x * (Real(f1) + x * (Real(f2) + x * Real(f3))));
+      energy = Real(0);
+      if constexpr (Energy) {
+        Real c0, c1, c2, c3;
+        compat::load4_aligned(p + force_slots<Real>, c0, c1, c2, c3);
+        energy = qq * (c0 + x * (c1 + x * (c2 + x * c3)));
+      }
       return;
     }
     const Real rinv = compat::rsqrt(r2), gr = g * r2 * rinv;
@@ -188,10 +215,11 @@ struct WithCoulomb {
   static constexpr bool mixes = Short::mixes;
   static constexpr bool has_tables = md::has_tables<Short>::value;
 
+  // Per type pair: what the kernel loads with each pair's entry.
   template <class Real>
   struct Coeff {
     typename Short::template Coeff<Real> s;
-    Real cut_shortsq = 0, short_offset = 0, cut_coulsq = 0, qqr2e = 1, g = 0;
+    Real cut_shortsq = 0, short_offset = 0;
     Real qq_types = 0;  // C q_a q_b of the pair's types (PairCoeffs sets it)
   };
 
@@ -205,16 +233,22 @@ struct WithCoulomb {
     return out;
   }
 
-  // What every type pair shares: the Coulomb part's table (coul/long), after the short-range
-  // style's tables in `data` (the flattened values; `t`: the short-range tables' sizes).
+  // What every type pair shares, held once by the kernel rather than loaded with each pair's
+  // entry: the Coulomb cutoff, constant and splitting, and the Coulomb part's table (coul/long),
+  // which follows the short-range style's tables in `data` (the flattened values; `t`: the
+  // short-range tables' sizes).
   template <class Real>
-  using Shared = typename Kind::template Table<Real>;
+  struct Shared {
+    typename Kind::template Table<Real> table;
+    Real cut_coulsq = 0, qqr2e = 1, g = 0;
+  };
   template <class Real>
   static Shared<Real> shared(const Real* data, const TypeSet& t, const CoulombSettings& c) {
     std::size_t short_values = 0;
     if constexpr (has_tables)
       for (const auto& tab : t.tables) short_values += 4 * std::size_t(tab.n);
-    return Kind::table_at(data + short_values, c);
+    return {Kind::table_at(data + short_values, c), Real(c.cutoff * c.cutoff), Real(c.qqr2e),
+            Real(c.g_ewald)};
   }
 
   // `data` and `t`: the flattened tables and their sizes.
@@ -232,9 +266,6 @@ struct WithCoulomb {
             Real(Short::compute(cutoff * cutoff, Short::template coeff<double>(p)).energy);
     }
     out.cut_shortsq = Real(cutoff * cutoff);
-    out.cut_coulsq = Real(c.cutoff * c.cutoff);
-    out.qqr2e = Real(c.qqr2e);
-    out.g = Real(c.g_ewald);
     return out;
   }
   static double driver_cutoff(double cutoff, const CoulombSettings& c) {
@@ -255,15 +286,16 @@ struct WithCoulomb {
   }
 
   // qq: C q_i q_j, Coulomb's constant included (the driver takes it from c.qq_types or forms it
-  // from the atoms' charges); shared: what shared() returned.
-  template <class Real>
+  // from the atoms' charges with shared.qqr2e); shared: what shared() returned. Energy: whether
+  // the caller reads the energy (else it is 0 where the Coulomb part would add to it).
+  template <bool Energy = true, class Real>
   KOKKOS_INLINE_FUNCTION static PairForce<Real> compute(const Real r2, const Coeff<Real>& c,
                                                         const Real qq, const Shared<Real>& shared) {
     const Real in_short = r2 < c.cut_shortsq ? Real(1) : Real(0);
-    const Real in_coul = r2 < c.cut_coulsq ? Real(1) : Real(0);
+    const Real in_coul = r2 < shared.cut_coulsq ? Real(1) : Real(0);
     const PairForce<Real> s = Short::compute(r2, c.s);
     Real fc, ec;
-    Kind::eval(r2, qq, c.g, shared, fc, ec);
+    Kind::template eval<Energy>(r2, qq, shared.g, shared.table, fc, ec);
     return {in_short * s.fpair + in_coul * fc,
             in_short * (s.energy - c.short_offset) + in_coul * ec};
   }
