@@ -52,7 +52,7 @@ struct CoulCutKind {
 // cubic is kept in float whatever the precision, one 16-byte load per pair: the lanes of a warp
 // read segments scattered over the table, each load costing the L1 a request per lane, and two
 // double loads per pair made the GPU kernel L1-bound (docs/dev/decisions.md). Its error is the
-// coefficients' rounding, below 5e-8 of the unscreened 1/r^2 force (the interpolation's own,
+// coefficients' rounding, below 6e-8 of the unscreened 1/r^2 force (the interpolation's own,
 // the fourth derivative's h^4 / 384 with h <= r^2 / 64, is below 1e-8); LAMMPS' default table
 // is good to about 1e-6, and the Ewald sum itself to the 1e-5 or so it was set up for. The
 // energy's cubic, read only when energies are asked for, stays in the run's precision (below
@@ -152,8 +152,8 @@ struct CoulLongKind {
   }
 
   // Energy: whether the caller reads `energy` (else it is left 0). Its cubic is read only
-  // then: the loads go through the read-only path as inline assembly, which the compiler
-  // keeps even when their values are not used.
+  // then: the read-only loads are inline assembly, which the front end keeps in the PTX even
+  // when their values go unused.
   template <bool Energy = true, class Real>
   KOKKOS_INLINE_FUNCTION static void eval(const Real r2, const Real qq, const Real g,
                                           const Table<Real>& t, Real& fpair, Real& energy) {
