@@ -206,6 +206,25 @@ def fhp(folder, out):
                   "u_y (lattice units)", legend="upper right")
         p.line(x["step"], x["uy"], 2, width=1.0)
         panels.append(p)
+    b = table(folder, "fhp_plate_bubble")
+    fit = table(folder, "fhp_plate_exponent")
+    p = Panel("Plate started impulsively, L = 64 (test): bubble length", "g U t / L",
+              "bubble length / L", xlog=True, ylog=True, ylim=(0.05, 5),
+              legend="lower right")
+    used = [(t, ell) for t, ell in zip(b["gUt_L"], b["length_L"]) if t >= 0.5 and ell > 0]
+    # The published law through the geometric mean of the fitted points.
+    mx = math.exp(sum(math.log(t) for t, _ in used) / len(used))
+    my = math.exp(sum(math.log(ell) for _, ell in used) / len(used))
+    ts = [0.3 * 1.1 ** k for k in range(25)]
+    p.line(ts, [my * (t / mx) ** (2 / 3) for t in ts], "#000000",
+           label="Taneda & Honji (1971): (U t / L)^(2/3)")
+    p.points([t for t, _ in used], [ell for _, ell in used], 3,
+             label=f"FHP-III, Re {fit['Re'][0]:.0f}: exponent {fit['exponent'][0]:.2f}")
+    early = [(t, ell) for t, ell in zip(b["gUt_L"], b["length_L"]) if t < 0.5 and ell > 0]
+    if early:
+        p.points([t for t, _ in early], [ell for _, ell in early], 0, marker="x",
+                 label="g U t / L < 0.5: the bubble forming (not fitted)")
+    panels.append(p)
     write_figure(os.path.join(out, "validation_fhp.svg"), panels)
 
 
