@@ -39,6 +39,8 @@ cuda-check: deps
 	python3 scripts/cuda_resources.py check build/cuda-check/ptxas.log
 	bash scripts/check_cuda_lambdas.sh build/cuda-check/hayate
 
+# The sanitizer build (AddressSanitizer + UndefinedBehaviorSanitizer, -O0 -g1, typed tests on
+# Serial) and its tests: the unit tests and the fuzz subset, two at a time (CI runs it).
 debug-test:
 	$(MAKE) test PRESET=debug
 

@@ -1,5 +1,6 @@
 #pragma once
-// Typed tests over every enabled execution space. Test names end in the backend name
+// Typed tests over every enabled execution space (Serial alone with HAYATE_TEST_SERIAL_ONLY, the
+// sanitizer preset's choice). Test names end in the backend name
 // ("Suite/openmp.Case"), which CTest uses to register and label one test per backend.
 #include "exec/dispatch.hpp"
 
@@ -23,12 +24,12 @@ using SerialSpaces = std::tuple<Kokkos::Serial>;
 #else
 using SerialSpaces = std::tuple<>;
 #endif
-#ifdef KOKKOS_ENABLE_OPENMP
+#if defined(KOKKOS_ENABLE_OPENMP) && !defined(HAYATE_TEST_SERIAL_ONLY)
 using OpenMPSpaces = std::tuple<Kokkos::OpenMP>;
 #else
 using OpenMPSpaces = std::tuple<>;
 #endif
-#ifdef KOKKOS_ENABLE_CUDA
+#if defined(KOKKOS_ENABLE_CUDA) && !defined(HAYATE_TEST_SERIAL_ONLY)
 using CudaSpaces = std::tuple<Kokkos::Cuda>;
 #else
 using CudaSpaces = std::tuple<>;

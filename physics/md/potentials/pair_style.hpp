@@ -6,6 +6,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <cstddef>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -93,8 +94,12 @@ struct TypeSet {
   bool shift = false;             // energy shifted to zero at the cutoff (pair_modify shift yes)
 
   int size() const { return static_cast<int>(names.size()); }
-  const double* pair(int a, int b) const { return &params[(a * size() + b) * nparams]; }
-  double* pair(int a, int b) { return &params[(a * size() + b) * nparams]; }
+  // data() + offset, not &params[offset]: styles without parameters (coul/cut) have none, and
+  // indexing an empty vector is undefined even when nothing is read.
+  const double* pair(int a, int b) const {
+    return params.data() + std::size_t(a * size() + b) * nparams;
+  }
+  double* pair(int a, int b) { return params.data() + std::size_t(a * size() + b) * nparams; }
   double cut(int a, int b) const { return cutoff[a * size() + b]; }
   // The farthest any pair interacts: the largest pair cutoff or the Coulomb cutoff.
   double max_cutoff() const {
