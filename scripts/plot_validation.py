@@ -18,7 +18,12 @@ measured as the test measures its cylinders:
     python3 scripts/plot_validation.py --cylinder-run RUN_FOLDER out/validation
 
 writes fhp_cylinder_example.csv (u_y behind the cylinder, u_x ahead of it, per snapshot) into
-out/validation and prints Re and St; the fhp picture then shows it too.
+out/validation and prints Re and St; the fhp picture then shows it too. A run of a plate started
+impulsively (docs/user/fhp.md, Validation) is measured as the plate test measures it:
+
+    python3 scripts/plot_validation.py --plate-run RUN_FOLDER out/validation
+
+writes fhp_plate_example_L<L>.csv and prints the growth exponent.
 """
 import csv
 import glob
@@ -185,8 +190,9 @@ def fhp(folder, out):
     st = Panel("Shedding frequency against Re", "Re = g U D / nu",
                "Strouhal number f D / (g U)", xlim=(0, 160), ylim=(-0.02, 0.34),
                legend="lower right")
-    re = [50 + k for k in range(101)]
-    st.line(re, [0.212 - 4.5 / r for r in re], "#000000", label="Roshko (1954), unbounded")
+    reynolds = [50 + k for k in range(101)]
+    st.line(reynolds, [0.212 - 4.5 / r for r in reynolds], "#000000",
+            label="Roshko (1954), unbounded")
     st.points([100], [0.30], "#777777", marker="^",
               label="Schafer & Turek (1996), D/H = 0.24")
     st.vline(47, "#777777", "dotted", label="onset of shedding, Re 47")
@@ -208,9 +214,9 @@ def fhp(folder, out):
         panels.append(p)
     b = table(folder, "fhp_plate_bubble")
     fit = table(folder, "fhp_plate_exponent")
-    p = Panel("Plate started impulsively, L = 64 (test): bubble length", "g U t / L",
-              "bubble length / L", xlog=True, ylog=True, ylim=(0.05, 5),
-              legend="lower right")
+    p = Panel("Plate started impulsively: bubble length", "g U t / L",
+              "bubble length / L", xlog=True, ylog=True, ylim=(0.05, 40),
+              legend="upper left")
     used = [(t, ell) for t, ell in zip(b["gUt_L"], b["length_L"]) if t >= 0.5 and ell > 0]
     # The published law through the geometric mean of the fitted points.
     mx = math.exp(sum(math.log(t) for t, _ in used) / len(used))
@@ -219,7 +225,23 @@ def fhp(folder, out):
     p.line(ts, [my * (t / mx) ** (2 / 3) for t in ts], "#000000",
            label="Taneda & Honji (1971): (U t / L)^(2/3)")
     p.points([t for t, _ in used], [ell for _, ell in used], 3,
-             label=f"FHP-III, Re {fit['Re'][0]:.0f}: exponent {fit['exponent'][0]:.2f}")
+             label=f"test, L = 64, Re {fit['Re'][0]:.0f}, 4 runs: exponent "
+                   f"{fit['exponent'][0]:.2f}")
+    for colour, path in enumerate(sorted(glob.glob(os.path.join(folder,
+                                                                "fhp_plate_example_L*.csv")))):
+        L = re.search(r"_L(\d+)\.csv$", path).group(1)
+        e = table(folder, os.path.basename(path)[:-4])
+        pts = [(t, ell) for t, ell in zip(e["gUt_L"], e["length_L"]) if t >= 0.5 and ell > 0]
+        g, nu = 1 / 3, 0.11
+        U = e["gUt_L"][-1] * float(L) / (g * e["step"][-1])
+        lx = [math.log(t) for t, _ in pts]
+        ly = [math.log(ell) for _, ell in pts]
+        mx, my = sum(lx) / len(lx), sum(ly) / len(ly)
+        slope = (sum((a - mx) * (b - my) for a, b in zip(lx, ly)) /
+                 sum((a - mx) ** 2 for a in lx))
+        p.points([t for t, _ in pts], [ell for _, ell in pts], 4 + colour, marker="s",
+                 label=f"--plate-run, L = {L}, Re {g * U * float(L) / nu:.0f}, 1 run: exponent "
+                       f"{slope:.2f}")
     early = [(t, ell) for t, ell in zip(b["gUt_L"], b["length_L"]) if t < 0.5 and ell > 0]
     if early:
         p.points([t for t, _ in early], [ell for _, ell in early], 0, marker="x",
@@ -305,9 +327,76 @@ def cylinder_run(run, folder):
           f"(Roshko 1954, unbounded: {0.212 - 4.5 / (g * U * D / nu):.3f})")
 
 
+def plate_run(run, folder):
+    """The bubble behind a plate started impulsively, from the VTK snapshots of an FHP run with
+    one plate and the gas moving at step 0, measured as the validation test measures it: mean
+    u_x over the cells within L/8 of the plate's axis, behind the plate, snapshots grouped in
+    time windows 1.2 times longer each; the bubble ends where that profile turns forward after its
+    most backward bin. U is
+    u_x 2-3 L ahead of the plate (within L/2). Writes fhp_plate_example_L<L>.csv and prints the
+    exponent fitted over g U t / L >= 0.5 (FHP-III at d = 0.3: g = 1/3, nu = 0.11)."""
+    with open(os.path.join(run, "run.yaml")) as f:
+        text = f.read()
+    plate = re.search(r"type: plate\s+x: ([\d.]+)\s+y: ([\d.]+)\s+length: ([\d.]+)", text)
+    xc, row, L = (float(v) for v in plate.groups())
+    yc = row * math.sqrt(3) / 2
+    snaps = []
+    for path in sorted(glob.glob(os.path.join(run, "fields_[0-9]*.vtk"))):
+        step, origin, spacing, dims, velocity = read_vtk(path)
+        axis, ahead, uy = {}, [], []
+        for j in range(dims[1]):
+            y = origin[1] + j * spacing[1]
+            for i in range(dims[0]):
+                x = origin[0] + i * spacing[0]
+                ux_, uy_ = velocity[j * dims[0] + i]
+                if abs(y - yc) <= L / 8 and xc + 1 < x <= xc + 3 * L:
+                    axis.setdefault(i, []).append(ux_)
+                    if x <= xc + L:
+                        uy.append(uy_)
+                if xc - 3 * L <= x <= xc - 2 * L and abs(y - yc) <= L / 2:
+                    ahead.append(ux_)
+        xs = sorted(axis)
+        snaps.append((step, [origin[0] + i * spacing[0] - xc for i in xs],
+                      [sum(axis[i]) / len(axis[i]) for i in xs],
+                      sum(ahead) / len(ahead), sum(uy) / len(uy)))
+    g, nu = 1 / 3, 0.11
+    U = sum(s[3] for s in snaps) / len(snaps)
+    rows, t0 = [], snaps[0][0]
+    while t0 <= snaps[-1][0]:
+        group = [s for s in snaps if t0 <= s[0] < 1.2 * t0]
+        t0 *= 1.2
+        if not group:
+            continue
+        dx = group[0][1]
+        u = [sum(s[2][k] for s in group) / len(group) for k in range(len(dx))]
+        k = min(range(len(u)), key=lambda b: u[b])
+        while k < len(u) and u[k] < 0:
+            k += 1
+        length = 0.0
+        if 0 < k < len(u):
+            length = dx[k - 1] + (dx[k] - dx[k - 1]) * u[k - 1] / (u[k - 1] - u[k])
+        t = math.sqrt(group[0][0] * group[-1][0])
+        rows.append((t, g * U * t / L, length / L,
+                     abs(sum(s[4] for s in group) / len(group)) / U))
+    with open(os.path.join(folder, f"fhp_plate_example_L{L:g}.csv"), "w") as f:
+        f.write("step,gUt_L,length_L,asymmetry\n")
+        for r in rows:
+            f.write(",".join(f"{v:g}" for v in r) + "\n")
+    fit = [(math.log(r[1]), math.log(r[2])) for r in rows if r[1] >= 0.5 and r[2] > 0]
+    mx, my = sum(a for a, _ in fit) / len(fit), sum(b for _, b in fit) / len(fit)
+    slope = (sum((a - mx) * (b - my) for a, b in fit) / sum((a - mx) ** 2 for a, _ in fit))
+    print(f"L = {L:g}: U {U:.3f}, Re {g * U * L / nu:.0f}, exponent {slope:.3f} over "
+          f"{len(fit)} windows, g U t / L up to {rows[-1][1]:.2f}, bubble up to "
+          f"{max(r[2] for r in rows):.2f} L, u_y on the axis at most "
+          f"{max(r[3] for r in rows if r[1] >= 0.5):.3f} U")
+
+
 def main(argv):
     if len(argv) == 4 and argv[1] == "--cylinder-run":
         cylinder_run(argv[2], argv[3])
+        return
+    if len(argv) == 4 and argv[1] == "--plate-run":
+        plate_run(argv[2], argv[3])
         return
     if len(argv) < 3:
         sys.exit(__doc__)

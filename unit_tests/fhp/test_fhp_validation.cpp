@@ -173,7 +173,8 @@ TEST(FhpValidation, CylinderWakeShedsAboveTheOnsetAtAStrouhalNumberOfConfinedFlo
 // A plate started impulsively: at step 0 the gas moves at u0 everywhere and the plate, normal to
 // the flow, stops it. Measured in windows of time that grow geometrically (each holds enough
 // samples), summed over independent runs: the recirculating bubble's length, where the mean u_x
-// on the plate's axis (rows within L/8 of it, bins of 4 columns) turns from backward to forward,
+// on the plate's axis (rows within L/8 of it, bins of 4 columns) turns forward again behind its
+// most backward bin,
 // and the wake's asymmetry, the sum of the mean u_y just above and just below the axis over one
 // L behind the plate (the twin vortices give these opposite signs).
 struct Bubble {
@@ -242,9 +243,9 @@ Bubble run_plate(int nx, int ny, double L, double u0, int steps, int every, int 
   out.U = sum_u / n;
   for (std::size_t w = 0; w < nw; ++w) {
     const auto& u = axis_ux[w];
-    // The first backward bin, then the first forward bin after it: the zero in between.
-    int b = 0;
-    while (b < nbins && u[b] >= 0) ++b;
+    // The first forward bin after the most backward one: the zero in between (a bin at the
+    // plate, where the flow is slow, may show either sign).
+    int b = int(std::min_element(u.begin(), u.end()) - u.begin());
     while (b < nbins && u[b] < 0) ++b;
     const double len = b > 0 && b < nbins ? (b - 0.5 + u[b - 1] / (u[b - 1] - u[b])) * bin : 0;
     out.t.push_back(std::sqrt(edges[w] * edges[w + 1]));
