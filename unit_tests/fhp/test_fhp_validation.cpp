@@ -18,7 +18,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
 #include <utility>
 #include <vector>
 
@@ -174,12 +173,11 @@ TEST(FhpValidation, CylinderWakeShedsAboveTheOnsetAtAStrouhalNumberOfConfinedFlo
 // the flow, stops it. Measured in windows of time that grow geometrically (each holds enough
 // samples), summed over independent runs: the recirculating bubble's length, where the mean u_x
 // on the plate's axis (rows within L/8 of it, bins of 4 columns) turns forward again behind its
-// most backward bin,
-// and the wake's asymmetry, the sum of the mean u_y just above and just below the axis over one
-// L behind the plate (the twin vortices give these opposite signs).
+// most backward bin, and the wake's asymmetry, the mean u_y on the axis over one L behind the
+// plate (zero for symmetric twin vortices).
 struct Bubble {
   double U = 0;                         // mean u_x 2-3 L ahead of the plate over the run
-  std::vector<double> t, length, asym;  // window (steps, geometric centre), length / L, |sum| / U
+  std::vector<double> t, length, asym;  // window (steps, geometric centre), length / L, |u_y| / U
 };
 
 Bubble run_plate(int nx, int ny, double L, double u0, int steps, int every, int runs) {
