@@ -8,6 +8,8 @@
 //   sort_pairs: the sort a space runs, the portable one unless its backend has a faster one
 //     (CUB's on CUDA: backends/cuda/radix_sort.hpp).
 // Stability makes the result unique for any input, so every path gives the same permutation.
+#include "exec/instantiate.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
@@ -88,6 +90,18 @@ void radix_pass(const Space& space,
         }
       });
 }
+
+// Compiled once, in radix_sort.cpp (exec/instantiate.hpp says why).
+#define HAYATE_RADIX_KERNELS(EXTERN, S)                                                            \
+  EXTERN template void radix_pass<S>(                                                              \
+      const S&, const Kokkos::View<const std::uint64_t*, S::memory_space>&,                        \
+      const Kokkos::View<const int*, S::memory_space>&,                                            \
+      const Kokkos::View<std::uint64_t*, S::memory_space>&,                                        \
+      const Kokkos::View<int*, S::memory_space>&, const Kokkos::View<int*, S::memory_space>&, int, \
+      int, std::int64_t);
+#ifndef HAYATE_DEFINE_RADIX_KERNELS
+HAYATE_FOR_EACH_SPACE(HAYATE_RADIX_KERNELS, extern)
+#endif
 
 // Sorts keys(0..n) with values(0..n) in place by the portable radix sort.
 template <class Space>

@@ -46,35 +46,7 @@ class FieldAccumulator {
   void set_samples(int n) { samples_ = n; }
   const Sums& sums() const { return sums_; }
 
-  void add(const SiteBytes<Space>& sites) {
-    const Sums sums = sums_;
-    const int nx = shape_.nx, b = grid_.block, rows = grid_.rows, nbx = grid_.nbx;
-    Kokkos::parallel_for(
-        "hayate::fhp::block_sums", Kokkos::RangePolicy<Space>(space_, 0, grid_.blocks()),
-        KOKKOS_LAMBDA(const int k) {
-          const int bx = k % nbx, by = k / nbx;
-          double m = 0, px = 0, py = 0, fluid = 0;
-          for (int y = by * rows; y < (by + 1) * rows; ++y)
-            for (int x = bx * b; x < (bx + 1) * b; ++x) {
-              const unsigned s = sites(std::int64_t(y) * nx + x);
-              if (s & 0x80u) continue;
-              fluid += 1;
-              for (int d = 0; d < 7; ++d)
-                if ((s >> d) & 1u) {
-                  m += 1;
-                  if (d < 6) {
-                    px += dir_cx2(d);
-                    py += dir_cy(d);
-                  }
-                }
-            }
-          sums(k, 0) += m;
-          sums(k, 1) += px;
-          sums(k, 2) += py;
-          sums(k, 3) += fluid;
-        });
-    ++samples_;
-  }
+  void add(const SiteBytes<Space>& sites);
 
   void reset() {
     Kokkos::deep_copy(space_, sums_, 0.0);
@@ -112,6 +84,37 @@ class FieldAccumulator {
   Sums sums_;
   int samples_ = 0;
 };
+
+template <class Space>
+void FieldAccumulator<Space>::add(const SiteBytes<Space>& sites) {
+  const Sums sums = sums_;
+  const int nx = shape_.nx, b = grid_.block, rows = grid_.rows, nbx = grid_.nbx;
+  Kokkos::parallel_for(
+      "hayate::fhp::block_sums", Kokkos::RangePolicy<Space>(space_, 0, grid_.blocks()),
+      KOKKOS_LAMBDA(const int k) {
+        const int bx = k % nbx, by = k / nbx;
+        double m = 0, px = 0, py = 0, fluid = 0;
+        for (int y = by * rows; y < (by + 1) * rows; ++y)
+          for (int x = bx * b; x < (bx + 1) * b; ++x) {
+            const unsigned s = sites(std::int64_t(y) * nx + x);
+            if (s & 0x80u) continue;
+            fluid += 1;
+            for (int d = 0; d < 7; ++d)
+              if ((s >> d) & 1u) {
+                m += 1;
+                if (d < 6) {
+                  px += dir_cx2(d);
+                  py += dir_cy(d);
+                }
+              }
+          }
+        sums(k, 0) += m;
+        sums(k, 1) += px;
+        sums(k, 2) += py;
+        sums(k, 3) += fluid;
+      });
+  ++samples_;
+}
 
 // Per-row sums (particles, x momentum in half units, fluid sites): velocity profiles across a
 // channel and shear-wave amplitudes.
@@ -162,5 +165,13 @@ void write_fields_vtk(const std::string& path, const BlockFields& f, std::int64_
 // every `arrow_every` blocks; solid blocks are grey. pixels: per block.
 void write_fields_png(const std::string& path, const BlockFields& f, int pixels, int arrow_every,
                       double speed_max);
+
+// The kernels above are compiled once, in fhp_kernels.cpp (exec/instantiate.hpp says why).
+#define HAYATE_FHP_FIELD_KERNELS(EXTERN, S)  \
+  EXTERN template class FieldAccumulator<S>; \
+  EXTERN template RowSums row_sums<S>(const S&, const SiteBytes<S>&, LatticeShape);
+#ifndef HAYATE_FHP_DEFINE_KERNELS
+HAYATE_FOR_EACH_SPACE(HAYATE_FHP_FIELD_KERNELS, extern)
+#endif
 
 }  // namespace hayate::fhp

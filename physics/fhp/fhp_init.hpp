@@ -45,4 +45,12 @@ void initialize_sites(const Space& space, const SiteBytes<Space>& sites, Lattice
       });
 }
 
+// Compiled once, in fhp_kernels.cpp (exec/instantiate.hpp says why).
+#define HAYATE_FHP_INIT_KERNELS(EXTERN, S)                                                     \
+  EXTERN template void initialize_sites<S>(const S&, const SiteBytes<S>&, LatticeShape, Model, \
+                                           const InitialFlow&, const SiteBytes<S>&);
+#ifndef HAYATE_FHP_DEFINE_KERNELS
+HAYATE_FOR_EACH_SPACE(HAYATE_FHP_INIT_KERNELS, extern)
+#endif
+
 }  // namespace hayate::fhp

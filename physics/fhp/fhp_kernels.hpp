@@ -14,6 +14,7 @@
 // initial conditions, analysis and checkpoints use. Every engine launches on the
 // execution-space instance it was made with.
 #include "algorithms/byte_lookup.hpp"
+#include "exec/instantiate.hpp"
 #include "fhp/fhp_bitlogic.hpp"
 #include "fhp/fhp_lattice.hpp"
 #include "fhp/fhp_rules.hpp"
@@ -635,5 +636,13 @@ std::unique_ptr<Engine<Space>> make_engine(const Space& space, Kernel kernel, Mo
     throw std::logic_error("fhp: unknown kernel");
   });
 }
+
+// Every engine is compiled once, in fhp_kernels.cpp (exec/instantiate.hpp says why).
+#define HAYATE_FHP_ENGINE_KERNELS(EXTERN, S)                                                       \
+  EXTERN template std::unique_ptr<Engine<S>> make_engine<S>(const S&, Kernel, Model, LatticeShape, \
+                                                            StepParams);
+#ifndef HAYATE_FHP_DEFINE_KERNELS
+HAYATE_FOR_EACH_SPACE(HAYATE_FHP_ENGINE_KERNELS, extern)
+#endif
 
 }  // namespace hayate::fhp

@@ -56,36 +56,12 @@ class DirectSolver {
 
   // Accelerations (and the potential) of the targets from all n particles.
   void compute(const Vec& x, const Scalar& m, int n, const Targets<Space>& targets,
-               bool with_potential, const ForceOutput<Space>& out) {
-    switch (precision_) {
-      case Precision::Float:
-        run<MonopolePolicy<float, float>>(x, Vec(), m, n, targets, with_potential, out);
-        break;
-      case Precision::Double:
-        run<MonopolePolicy<double, double>>(x, Vec(), m, n, targets, with_potential, out);
-        break;
-      case Precision::Mixed:
-        run<MonopolePolicy<float, double>>(x, Vec(), m, n, targets, with_potential, out);
-        break;
-    }
-  }
+               bool with_potential, const ForceOutput<Space>& out);
 
   // Accelerations, jerks (and the potential) of the targets, for the Hermite integrator.
   void compute_hermite(const Vec& x, const Vec& v, const Scalar& m, int n,
                        const Targets<Space>& targets, bool with_potential,
-                       const ForceOutput<Space>& out) {
-    switch (precision_) {
-      case Precision::Float:
-        run<HermitePolicy<float, float>>(x, v, m, n, targets, with_potential, out);
-        break;
-      case Precision::Double:
-        run<HermitePolicy<double, double>>(x, v, m, n, targets, with_potential, out);
-        break;
-      case Precision::Mixed:
-        run<HermitePolicy<float, double>>(x, v, m, n, targets, with_potential, out);
-        break;
-    }
-  }
+                       const ForceOutput<Space>& out);
 
   // Packs particle `index(k)` (or k) into entry k; entries past `count` are zero-mass padding.
   // Public only because nvcc forbids device lambdas in private member functions.
@@ -198,5 +174,45 @@ class DirectSolver {
   Buffers<HermitePolicy<double, double>> hermite_d_;
   Buffers<HermitePolicy<float, double>> hermite_m_;
 };
+
+template <class Space>
+void DirectSolver<Space>::compute(const Vec& x, const Scalar& m, int n,
+                                  const Targets<Space>& targets, bool with_potential,
+                                  const ForceOutput<Space>& out) {
+  switch (precision_) {
+    case Precision::Float:
+      run<MonopolePolicy<float, float>>(x, Vec(), m, n, targets, with_potential, out);
+      break;
+    case Precision::Double:
+      run<MonopolePolicy<double, double>>(x, Vec(), m, n, targets, with_potential, out);
+      break;
+    case Precision::Mixed:
+      run<MonopolePolicy<float, double>>(x, Vec(), m, n, targets, with_potential, out);
+      break;
+  }
+}
+
+template <class Space>
+void DirectSolver<Space>::compute_hermite(const Vec& x, const Vec& v, const Scalar& m, int n,
+                                          const Targets<Space>& targets, bool with_potential,
+                                          const ForceOutput<Space>& out) {
+  switch (precision_) {
+    case Precision::Float:
+      run<HermitePolicy<float, float>>(x, v, m, n, targets, with_potential, out);
+      break;
+    case Precision::Double:
+      run<HermitePolicy<double, double>>(x, v, m, n, targets, with_potential, out);
+      break;
+    case Precision::Mixed:
+      run<HermitePolicy<float, double>>(x, v, m, n, targets, with_potential, out);
+      break;
+  }
+}
+
+// Compiled once, in gravity_kernels.cpp (exec/instantiate.hpp says why).
+#define HAYATE_GRAVITY_DIRECT_KERNELS(EXTERN, S) EXTERN template class DirectSolver<S>;
+#ifndef HAYATE_GRAVITY_DEFINE_KERNELS
+HAYATE_FOR_EACH_SPACE(HAYATE_GRAVITY_DIRECT_KERNELS, extern)
+#endif
 
 }  // namespace hayate::gravity

@@ -31,9 +31,10 @@ KOKKOS_INLINE_FUNCTION int aligned_level(int k, const std::int64_t tick, const i
 }
 
 // y += h * dy for every particle: the kick (v += h a) and the drift (x += h v) of leapfrog.
-template <class Space, class Vec>
-void advance_by(const Space& space, const char* label, const Particles<Space>& p, const Vec& y,
-                const Vec& dy, const double h) {
+template <class Space>
+void advance_by(const Space& space, const char* label, const Particles<Space>& p,
+                const typename Particles<Space>::Vec& y, const typename Particles<Space>::Vec& dy,
+                const double h) {
   Kokkos::parallel_for(
       label, Kokkos::RangePolicy<Space>(space, 0, p.n), KOKKOS_LAMBDA(const int i) {
         for (int c = 0; c < 3; ++c) y(i, c) += h * dy(i, c);
@@ -324,5 +325,28 @@ void block_kick(const Space& space, const Particles<Space>& p,
         }
       });
 }
+
+// The kernels above are compiled once, in gravity_kernels.cpp (exec/instantiate.hpp says why).
+#define HAYATE_GRAVITY_INTEGRATOR_KERNELS(EXTERN, S)                                               \
+  EXTERN template void advance_by<S>(const S&, const char*, const Particles<S>&,                   \
+                                     const Particles<S>::Vec&, const Particles<S>::Vec&, double);  \
+  EXTERN template void hermite_predict<S>(const S&, const Particles<S>&, const Particles<S>::Vec&, \
+                                          const Particles<S>::Vec&, double);                       \
+  EXTERN template void hermite_correct<S>(const S&, const Particles<S>&, const Particles<S>::Vec&, \
+                                          const Particles<S>::Vec&, const Particles<S>::Vec&,      \
+                                          const Particles<S>::Vec&, double);                       \
+  EXTERN template void block_open<S>(const S&, const Particles<S>&, double, double, double, int);  \
+  EXTERN template LevelRange block_levels<S>(const S&, const Particles<S>&,                        \
+                                             Kokkos::View<int*, S::memory_space>&);                \
+  EXTERN template int block_select<S>(const S&, const Particles<S>&, std::int64_t, int,            \
+                                      const Kokkos::View<int*, S::memory_space>&,                  \
+                                      const Kokkos::View<int*, S::memory_space>&,                  \
+                                      Kokkos::View<int*, S::memory_space>&);                       \
+  EXTERN template void block_kick<S>(                                                              \
+      const S&, const Particles<S>&, const Kokkos::View<int*, S::memory_space>&, int,              \
+      const Particles<S>::Vec&, std::int64_t, double, double, double, int);
+#ifndef HAYATE_GRAVITY_DEFINE_KERNELS
+HAYATE_FOR_EACH_SPACE(HAYATE_GRAVITY_INTEGRATOR_KERNELS, extern)
+#endif
 
 }  // namespace hayate::gravity

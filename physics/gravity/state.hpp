@@ -2,6 +2,8 @@
 // Particle state: flat structure-of-arrays Views in double precision (the force kernels pack
 // their own float or double copies). A rank-local block of particles, so it could later be one
 // MPI rank's share.
+#include "exec/instantiate.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
@@ -131,5 +133,16 @@ void ensure_capacity(View& view, std::int64_t n, const char* label) {
   if (std::int64_t(view.extent(0)) >= n) return;
   view = View(Kokkos::view_alloc(std::string(label), Kokkos::WithoutInitializing), n + n / 8);
 }
+
+// The kernels above are compiled once, in gravity_kernels.cpp (exec/instantiate.hpp says why).
+#define HAYATE_GRAVITY_STATE_KERNELS(EXTERN, S)                                                \
+  EXTERN template void fill_identity<S>(const S&, const Kokkos::View<int*, S::memory_space>&); \
+  EXTERN template void sample_rows<S>(const S&, const Particles<S>&, int,                      \
+                                      const Kokkos::View<int*, S::memory_space>&);             \
+  EXTERN template void permute_particles<S>(const S&, Particles<S>&, Particles<S>&,            \
+                                            const Kokkos::View<const int*, S::memory_space>&);
+#ifndef HAYATE_GRAVITY_DEFINE_KERNELS
+HAYATE_FOR_EACH_SPACE(HAYATE_GRAVITY_STATE_KERNELS, extern)
+#endif
 
 }  // namespace hayate::gravity

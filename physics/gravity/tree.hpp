@@ -275,43 +275,7 @@ class Tree {
 
   // Keys, sort and topology from the current positions (timed as tree_keys, tree_sort,
   // tree_build).
-  void build(const Vec& x, int n, core::Timers& timers) {
-    n_ = n;
-    bits_ = 21;
-    ensure_size(codes_, n, "hayate::gravity::tree_codes");
-    gathered_mass_ = false;
-    order_identity_ = false;
-    members_valid_ = false;
-    order_ = carve<IntView>(order_store_, "hayate::gravity::tree_order", n);
-    const auto codes = codes_;
-    const auto order = order_;
-    {
-      auto scope = timers.scope("tree_keys");
-      bounding_cube(x, n);
-      const double cx = centre_[0], cy = centre_[1], cz = centre_[2];
-      const double scale = double(std::uint64_t(1) << bits_) / (2.0 * half_);
-      const double lo = -half_;
-      const std::uint64_t top = (std::uint64_t(1) << bits_) - 1;
-      Kokkos::parallel_for(
-          "hayate::gravity::tree_keys", Kokkos::RangePolicy<Space>(space_, 0, n),
-          KOKKOS_LAMBDA(const int i) {
-            auto cell = [&](double v) {
-              const double q = compat::floor(v * scale);
-              return q < 0 ? std::uint64_t(0) : (q > double(top) ? top : std::uint64_t(q));
-            };
-            const std::uint64_t ix = cell(x(i, 0) - cx - lo), iy = cell(x(i, 1) - cy - lo),
-                                iz = cell(x(i, 2) - cz - lo);
-            codes(i) = hilbert_key(ix, iy, iz);
-            order(i) = i;
-          });
-    }
-    {
-      auto scope = timers.scope("tree_sort");
-      core::sort_pairs(space_, codes, order, n, 3 * bits_, sort_buffers_);
-    }
-    auto scope = timers.scope("tree_build");
-    build_levels(codes);
-  }
+  void build(const Vec& x, int n, core::Timers& timers);
 
   // Mass, centre of mass, b_J and (when `quadrupole`) quadrupole of every node from the
   // current positions.
@@ -330,133 +294,14 @@ class Tree {
 
   // Public for nvcc (device lambdas): moments() after the gather; NQ as in Spread.
   template <int NQ>
-  void level_moments() {
-    using Policy = Kokkos::TeamPolicy<Space>;
-    using Member = typename Policy::member_type;
-    constexpr int lanes = TreeDefaults<Space>::moment_lanes;
-    constexpr int per_team = TreeDefaults<Space>::moment_per_team;
-    if (!members_valid_) set_members();
-    const auto members_of = members_;
-    const auto mono = mono_;
-    const auto size = size_;
-    const auto quad = quad_;
-    const int nn = n_nodes_;
-    if (int(box_.extent(0)) != nn)
-      box_ = carve<Kokkos::View<double* [6], Mem>>(box_store_, "hayate::gravity::tree_box", nn);
-    const auto box = box_;
-    const auto sx = sorted_x_;
-    const auto sm = sorted_m_;
-    if (int(level_base_.size()) != levels_ + 1) set_level_bases();
-    for (int l = levels_ - 1; l >= 0; --l) {
-      const int first = level_base_[l], count = level_base_[l + 1] - first;
-      Kokkos::parallel_for(
-          "hayate::gravity::tree_moments",
-          Policy(space_, (count + per_team - 1) / per_team, per_team, lanes),
-          KOKKOS_LAMBDA(const Member& team) {
-            const int node = first + team.league_rank() * team.team_size() + team.team_rank();
-            if (node >= first + count) return;
-            const MemberRange r = members_of(node);
-            const bool leaf = r.count < 0;
-            const int kb = r.first, cf = r.first, members = leaf ? -r.count : r.count;
-            MassSums sum;
-            Kokkos::parallel_reduce(
-                Kokkos::ThreadVectorRange(team, members),
-                [&](const int j, MassSums& t) {
-                  if (leaf) {
-                    const int k = kb + j;
-                    t.add(sm(k), sx(k, 0), sx(k, 1), sx(k, 2));
-                  } else {
-                    const int ch = cf + j;
-                    t.add(mono(ch, 3), mono(ch, 0), mono(ch, 1), mono(ch, 2));
-                  }
-                },
-                sum);
-            const double c[3] = {sum.mx / sum.m, sum.my / sum.m, sum.mz / sum.m};
-            Spread<NQ> spread;
-            Kokkos::parallel_reduce(
-                Kokkos::ThreadVectorRange(team, members),
-                [&](const int j, Spread<NQ>& t) {
-                  if (leaf) {
-                    const int k = kb + j;
-                    const double p[3] = {sx(k, 0), sx(k, 1), sx(k, 2)};
-                    double r2 = 0;
-                    for (int d = 0; d < 3; ++d) {
-                      r2 += (p[d] - c[d]) * (p[d] - c[d]);
-                      t.lo[d] = p[d] < t.lo[d] ? p[d] : t.lo[d];
-                      t.hi[d] = p[d] > t.hi[d] ? p[d] : t.hi[d];
-                    }
-                    t.reach = r2 > t.reach ? r2 : t.reach;  // squared for a leaf
-                    t.add_quad(sm(k), p[0] - c[0], p[1] - c[1], p[2] - c[2]);
-                  } else {
-                    // The child's particles lie within b_child of its centre of mass and
-                    // inside its bounding box: the nearer of the two bounds is kept, so b_J
-                    // stays an upper bound but does not compound level after level.
-                    const int ch = cf + j;
-                    double r2 = 0, corner2 = 0;
-                    for (int d = 0; d < 3; ++d) {
-                      r2 += (mono(ch, d) - c[d]) * (mono(ch, d) - c[d]);
-                      const double below = c[d] - box(ch, d), above = box(ch, 3 + d) - c[d];
-                      const double far = below > above ? below : above;
-                      corner2 += far * far;
-                      t.lo[d] = box(ch, d) < t.lo[d] ? box(ch, d) : t.lo[d];
-                      t.hi[d] = box(ch, 3 + d) > t.hi[d] ? box(ch, 3 + d) : t.hi[d];
-                    }
-                    const double via_com = compat::sqrt(r2) + size(ch, 0);
-                    const double via_box = compat::sqrt(corner2);
-                    const double reach = via_box < via_com ? via_box : via_com;
-                    t.reach = reach > t.reach ? reach : t.reach;
-                    // Parallel-axis shift of the child's quadrupole.
-                    t.add_quad(mono(ch, 3), mono(ch, 0) - c[0], mono(ch, 1) - c[1],
-                               mono(ch, 2) - c[2]);
-                    for (int q = 0; q < NQ; ++q) t.q[q] += quad(ch, q);
-                  }
-                },
-                spread);
-            Kokkos::single(Kokkos::PerThread(team), [&]() {
-              for (int d = 0; d < 3; ++d) mono(node, d) = c[d];
-              mono(node, 3) = sum.m;
-              size(node, 0) = leaf ? compat::sqrt(spread.reach) : spread.reach;
-              for (int d = 0; d < 3; ++d) {
-                box(node, d) = spread.lo[d];
-                box(node, 3 + d) = spread.hi[d];
-              }
-              for (int q = 0; q < NQ; ++q) quad(node, q) = spread.q[q];
-            });
-          });
-    }
-  }
+  void level_moments();
 
   // Positions and masses in sorted order: the one gather through `order` an evaluation needs;
   // the moments, the group boxes and the walk's particles read them in order. When the
   // particles were permuted into this tree's order (reset_order) they are x and m themselves
   // and nothing is copied; otherwise positions are gathered every time and masses once per
   // tree.
-  void gather(const Vec& x, const Scalar& m) {
-    if (order_identity_) {
-      sorted_x_ = x;
-      sorted_m_ = m;
-      return;
-    }
-    if (gathered_x_.extent(0) < std::size_t(n_)) {
-      grow(gathered_x_, "hayate::gravity::tree_sorted_x", n_);
-      grow(gathered_m_, "hayate::gravity::tree_sorted_m", n_);
-      gathered_mass_ = false;
-    }
-    const auto order = order_;
-    const auto gx = gathered_x_;
-    const auto gm = gathered_m_;
-    const bool with_mass = !gathered_mass_;
-    Kokkos::parallel_for(
-        "hayate::gravity::tree_gather_sorted", Kokkos::RangePolicy<Space>(space_, 0, n_),
-        KOKKOS_LAMBDA(const int k) {
-          const int i = order(k);
-          for (int d = 0; d < 3; ++d) gx(k, d) = x(i, d);
-          if (with_mass) gm(k) = m(i);
-        });
-    gathered_mass_ = true;
-    sorted_x_ = gathered_x_;
-    sorted_m_ = gathered_m_;
-  }
+  void gather(const Vec& x, const Scalar& m);
 
   // The particles were permuted into this tree's order: sorted position k is now particle k.
   void reset_order() {
@@ -475,21 +320,7 @@ class Tree {
   // Each node's members in breadth-first order (MemberRange), once per tree: the moments then
   // read one record per node, not the child links and, for a leaf, its depth-first number and
   // then its particle range (a dependent load less per node on the moments' deepest levels).
-  void set_members() {
-    ensure_capacity(members_, n_nodes_, "hayate::gravity::tree_members");
-    const auto members = members_;
-    const auto begin = begin_, end = end_, dfs_of = dfs_of_;
-    const auto child_first = child_first_, child_count = child_count_;
-    Kokkos::parallel_for(
-        "hayate::gravity::tree_members", Kokkos::RangePolicy<Space>(space_, 0, n_nodes_),
-        KOKKOS_LAMBDA(const int b) {
-          const int children = child_count(b);
-          const int d = dfs_of(b);
-          members(b) = children > 0 ? MemberRange{child_first(b), children}
-                                    : MemberRange{begin(d), begin(d) - end(d)};
-        });
-    members_valid_ = true;
-  }
+  void set_members();
 
   // Breadth-first numbers of each level's first node (levels_ + 1 entries), from the nodes'
   // levels (after a restore; a build sets them from its level counts).
@@ -543,27 +374,7 @@ class Tree {
   static constexpr std::uint64_t max_code() { return (std::uint64_t(1) << 63) - 1; }
 
   // Public only because nvcc forbids device lambdas in private member functions.
-  void bounding_cube(const Vec& x, int n) {
-    // One pass for the six extremes, not six reductions.
-    Spread<0> box;
-    Kokkos::parallel_reduce(
-        "hayate::gravity::tree_box", Kokkos::RangePolicy<Space>(space_, 0, n),
-        KOKKOS_LAMBDA(const int i, Spread<0>& t) {
-          for (int d = 0; d < 3; ++d) {
-            t.lo[d] = x(i, d) < t.lo[d] ? x(i, d) : t.lo[d];
-            t.hi[d] = x(i, d) > t.hi[d] ? x(i, d) : t.hi[d];
-          }
-        },
-        box);
-    const double* lo = box.lo;
-    const double* hi = box.hi;
-    double h = 0;
-    for (int d = 0; d < 3; ++d) {
-      centre_[d] = 0.5 * (lo[d] + hi[d]);
-      h = std::max(h, 0.5 * (hi[d] - lo[d]));
-    }
-    half_ = h * (1.0 + 1e-6) + 1e-300;
-  }
+  void bounding_cube(const Vec& x, int n);
 
   // The node arrays of a tree of `count` nodes, carved from buffers kept between rebuilds.
   void allocate_nodes(int count) {
@@ -590,160 +401,7 @@ class Tree {
   // level_base_[l], a node's children consecutive on the next level): their ranges go straight
   // into all_begin_/all_end_ and their child links into the child stores, one level after the
   // other, so no per-level arrays are gathered afterwards.
-  void build_levels(const Kokkos::View<std::uint64_t*, Mem>& codes) {
-    const int B = bits_, leaf = leaf_size, n = n_;
-    grow_keep(all_begin_, "hayate::gravity::tree_ab", 1);
-    grow_keep(all_end_, "hayate::gravity::tree_ae", 1);
-    {
-      const auto ab = all_begin_, ae = all_end_;
-      Kokkos::parallel_for(
-          "hayate::gravity::tree_root", Kokkos::RangePolicy<Space>(space_, 0, 1),
-          KOKKOS_LAMBDA(const int) {
-            ab(0) = 0;
-            ae(0) = n;
-          });
-    }
-    std::vector<int> counts{1};
-    int base = 0;
-    for (int l = 0;; ++l) {
-      const int count = counts[l], next_base = base + count;
-      const int shift = 3 * (B - 1 - l);
-      const bool can_split = l < B;
-      // Index of the first particle in [lo, hi) whose digit at this level is >= d.
-      auto first_digit = KOKKOS_LAMBDA(int lo, int hi, std::uint64_t d) {
-        while (lo < hi) {
-          const int mid = (lo + hi) / 2;
-          if (((codes(mid) >> shift) & 7) < d)
-            lo = mid + 1;
-          else
-            hi = mid;
-        }
-        return lo;
-      };
-      // Where each node's octants 1-7 begin, one binary search per thread: the seven
-      // searches of a node side by side instead of one after the other, since the top levels'
-      // few nodes over millions of particles make this latency-bound.
-      grow(split_, "hayate::gravity::tree_split", std::size_t(count));
-      grow_keep(child_first_store_, "hayate::gravity::tree_child_first", std::size_t(next_base));
-      grow_keep(child_count_store_, "hayate::gravity::tree_child_count", std::size_t(next_base));
-      const auto split = split_;
-      const auto ab = all_begin_, ae = all_end_;
-      const auto cf = child_first_store_, cc = child_count_store_;
-      if (can_split)
-        Kokkos::parallel_for(
-            "hayate::gravity::tree_split_octants", Kokkos::RangePolicy<Space>(space_, 0, 7 * count),
-            KOKKOS_LAMBDA(const int t) {
-              const int node = t % count, d = t / count + 1;
-              const int b = ab(base + node), e = ae(base + node);
-              if (e - b > leaf) split(node, d - 1) = first_digit(b, e, std::uint64_t(d));
-            });
-      int total = 0;
-      Kokkos::parallel_scan(
-          "hayate::gravity::tree_count_children", Kokkos::RangePolicy<Space>(space_, 0, count),
-          KOKKOS_LAMBDA(const int node, int& acc, const bool last) {
-            const int b = ab(base + node), e = ae(base + node);
-            int nc = 0;
-            if (can_split && e - b > leaf) {
-              int prev = b;
-              for (int d = 1; d <= 8; ++d) {
-                const int at = d == 8 ? e : split(node, d - 1);
-                nc += at > prev;
-                prev = at;
-              }
-            }
-            if (last) {
-              cf(base + node) = next_base + acc;
-              cc(base + node) = nc;
-            }
-            acc += nc;
-          },
-          total);
-      if (total == 0) break;
-      grow_keep(all_begin_, "hayate::gravity::tree_ab", std::size_t(next_base) + total);
-      grow_keep(all_end_, "hayate::gravity::tree_ae", std::size_t(next_base) + total);
-      const auto nb = all_begin_, ne = all_end_;
-      Kokkos::parallel_for(
-          "hayate::gravity::tree_children", Kokkos::RangePolicy<Space>(space_, 0, count),
-          KOKKOS_LAMBDA(const int node) {
-            if (cc(base + node) == 0) return;
-            const int e = ne(base + node);
-            int prev = nb(base + node), slot = cf(base + node);
-            for (int d = 1; d <= 8; ++d) {
-              const int at = d == 8 ? e : split(node, d - 1);
-              if (at > prev) {
-                nb(slot) = prev;
-                ne(slot) = at;
-                ++slot;
-              }
-              prev = at;
-            }
-          });
-      counts.push_back(total);
-      base = next_base;
-    }
-    levels_ = int(counts.size());
-    level_base_.assign(1, 0);
-    for (int c : counts) level_base_.push_back(level_base_.back() + c);
-    std::int64_t total = 0;
-    for (int c : counts) total += c;
-    if (total >= (std::int64_t(1) << 28))
-      throw std::runtime_error("tree: more than 2^28 nodes; raise tree.leaf_size");
-    n_nodes_ = int(total);
-    const int nn = n_nodes_;
-
-    // Depth-first order = nodes sorted by (first particle, level); the values carry the
-    // breadth-first number, and a node's children are consecutive there (child_first/count).
-    grow(node_key_, "hayate::gravity::tree_node_keys", n_nodes_);
-    grow(src_of_, "hayate::gravity::tree_node_src", n_nodes_);
-    const auto key = node_key_;
-    const auto src_of = src_of_, all_begin = all_begin_, all_end = all_end_;
-    LevelBases bases;
-    for (int l = 0; l <= levels_; ++l) bases.at[l] = level_base_[l];
-    const int levels = levels_;
-    Kokkos::parallel_for(
-        "hayate::gravity::tree_node_keys", Kokkos::RangePolicy<Space>(space_, 0, nn),
-        KOKKOS_LAMBDA(const int o) {
-          int l = 0;
-          while (l + 1 < levels && bases.at[l + 1] <= o) ++l;
-          key(o) = (std::uint64_t(all_begin(o)) << 5) | std::uint64_t(l);
-          src_of(o) = o;
-        });
-    int index_bits = 1;
-    while ((std::int64_t(1) << index_bits) <= n_) ++index_bits;
-    core::sort_pairs(space_, key, src_of, n_nodes_, index_bits + 5, sort_buffers_);
-    allocate_nodes(n_nodes_);
-    const auto dfs_of = dfs_of_, bfs_of = bfs_of_;
-    const auto begin = begin_, end = end_, skip = skip_, level = level_;
-    const auto size = size_;
-    const double root_side = 2.0 * half_;
-    Kokkos::parallel_for(
-        "hayate::gravity::tree_preorder", Kokkos::RangePolicy<Space>(space_, 0, nn),
-        KOKKOS_LAMBDA(const int k) {
-          const int src = src_of(k);
-          const int l = int(key(k) & 31);
-          dfs_of(src) = k;
-          bfs_of(k) = src;
-          begin(k) = int(key(k) >> 5);
-          end(k) = all_end(src);
-          level(k) = l;
-          size(src, 1) = cell_side(root_side, l);
-        });
-    Kokkos::parallel_for(
-        "hayate::gravity::tree_skip", Kokkos::RangePolicy<Space>(space_, 0, nn),
-        KOKKOS_LAMBDA(const int k) {
-          // First node after k whose range starts at or after k's end.
-          int lo = k + 1, hi = nn;
-          const int stop = end(k);
-          while (lo < hi) {
-            const int mid = (lo + hi) / 2;
-            if (begin(mid) < stop)
-              lo = mid + 1;
-            else
-              hi = mid;
-          }
-          skip(k) = lo;
-        });
-  }
+  void build_levels(const Kokkos::View<std::uint64_t*, Mem>& codes);
 
  private:
   Space space_;
@@ -774,5 +432,375 @@ class Tree {
   IntView src_of_, all_begin_, all_end_;
   Kokkos::View<int* [7], Mem> split_;  // per node of a level: where octants 1-7 begin
 };
+
+template <class Space>
+void Tree<Space>::build(const Vec& x, int n, core::Timers& timers) {
+  n_ = n;
+  bits_ = 21;
+  ensure_size(codes_, n, "hayate::gravity::tree_codes");
+  gathered_mass_ = false;
+  order_identity_ = false;
+  members_valid_ = false;
+  order_ = carve<IntView>(order_store_, "hayate::gravity::tree_order", n);
+  const auto codes = codes_;
+  const auto order = order_;
+  {
+    auto scope = timers.scope("tree_keys");
+    bounding_cube(x, n);
+    const double cx = centre_[0], cy = centre_[1], cz = centre_[2];
+    const double scale = double(std::uint64_t(1) << bits_) / (2.0 * half_);
+    const double lo = -half_;
+    const std::uint64_t top = (std::uint64_t(1) << bits_) - 1;
+    Kokkos::parallel_for(
+        "hayate::gravity::tree_keys", Kokkos::RangePolicy<Space>(space_, 0, n),
+        KOKKOS_LAMBDA(const int i) {
+          auto cell = [&](double v) {
+            const double q = compat::floor(v * scale);
+            return q < 0 ? std::uint64_t(0) : (q > double(top) ? top : std::uint64_t(q));
+          };
+          const std::uint64_t ix = cell(x(i, 0) - cx - lo), iy = cell(x(i, 1) - cy - lo),
+                              iz = cell(x(i, 2) - cz - lo);
+          codes(i) = hilbert_key(ix, iy, iz);
+          order(i) = i;
+        });
+  }
+  {
+    auto scope = timers.scope("tree_sort");
+    core::sort_pairs(space_, codes, order, n, 3 * bits_, sort_buffers_);
+  }
+  auto scope = timers.scope("tree_build");
+  build_levels(codes);
+}
+
+template <class Space>
+template <int NQ>
+void Tree<Space>::level_moments() {
+  using Policy = Kokkos::TeamPolicy<Space>;
+  using Member = typename Policy::member_type;
+  constexpr int lanes = TreeDefaults<Space>::moment_lanes;
+  constexpr int per_team = TreeDefaults<Space>::moment_per_team;
+  if (!members_valid_) set_members();
+  const auto members_of = members_;
+  const auto mono = mono_;
+  const auto size = size_;
+  const auto quad = quad_;
+  const int nn = n_nodes_;
+  if (int(box_.extent(0)) != nn)
+    box_ = carve<Kokkos::View<double* [6], Mem>>(box_store_, "hayate::gravity::tree_box", nn);
+  const auto box = box_;
+  const auto sx = sorted_x_;
+  const auto sm = sorted_m_;
+  if (int(level_base_.size()) != levels_ + 1) set_level_bases();
+  for (int l = levels_ - 1; l >= 0; --l) {
+    const int first = level_base_[l], count = level_base_[l + 1] - first;
+    Kokkos::parallel_for(
+        "hayate::gravity::tree_moments",
+        Policy(space_, (count + per_team - 1) / per_team, per_team, lanes),
+        KOKKOS_LAMBDA(const Member& team) {
+          const int node = first + team.league_rank() * team.team_size() + team.team_rank();
+          if (node >= first + count) return;
+          const MemberRange r = members_of(node);
+          const bool leaf = r.count < 0;
+          const int kb = r.first, cf = r.first, members = leaf ? -r.count : r.count;
+          MassSums sum;
+          Kokkos::parallel_reduce(
+              Kokkos::ThreadVectorRange(team, members),
+              [&](const int j, MassSums& t) {
+                if (leaf) {
+                  const int k = kb + j;
+                  t.add(sm(k), sx(k, 0), sx(k, 1), sx(k, 2));
+                } else {
+                  const int ch = cf + j;
+                  t.add(mono(ch, 3), mono(ch, 0), mono(ch, 1), mono(ch, 2));
+                }
+              },
+              sum);
+          const double c[3] = {sum.mx / sum.m, sum.my / sum.m, sum.mz / sum.m};
+          Spread<NQ> spread;
+          Kokkos::parallel_reduce(
+              Kokkos::ThreadVectorRange(team, members),
+              [&](const int j, Spread<NQ>& t) {
+                if (leaf) {
+                  const int k = kb + j;
+                  const double p[3] = {sx(k, 0), sx(k, 1), sx(k, 2)};
+                  double r2 = 0;
+                  for (int d = 0; d < 3; ++d) {
+                    r2 += (p[d] - c[d]) * (p[d] - c[d]);
+                    t.lo[d] = p[d] < t.lo[d] ? p[d] : t.lo[d];
+                    t.hi[d] = p[d] > t.hi[d] ? p[d] : t.hi[d];
+                  }
+                  t.reach = r2 > t.reach ? r2 : t.reach;  // squared for a leaf
+                  t.add_quad(sm(k), p[0] - c[0], p[1] - c[1], p[2] - c[2]);
+                } else {
+                  // The child's particles lie within b_child of its centre of mass and
+                  // inside its bounding box: the nearer of the two bounds is kept, so b_J
+                  // stays an upper bound but does not compound level after level.
+                  const int ch = cf + j;
+                  double r2 = 0, corner2 = 0;
+                  for (int d = 0; d < 3; ++d) {
+                    r2 += (mono(ch, d) - c[d]) * (mono(ch, d) - c[d]);
+                    const double below = c[d] - box(ch, d), above = box(ch, 3 + d) - c[d];
+                    const double far = below > above ? below : above;
+                    corner2 += far * far;
+                    t.lo[d] = box(ch, d) < t.lo[d] ? box(ch, d) : t.lo[d];
+                    t.hi[d] = box(ch, 3 + d) > t.hi[d] ? box(ch, 3 + d) : t.hi[d];
+                  }
+                  const double via_com = compat::sqrt(r2) + size(ch, 0);
+                  const double via_box = compat::sqrt(corner2);
+                  const double reach = via_box < via_com ? via_box : via_com;
+                  t.reach = reach > t.reach ? reach : t.reach;
+                  // Parallel-axis shift of the child's quadrupole.
+                  t.add_quad(mono(ch, 3), mono(ch, 0) - c[0], mono(ch, 1) - c[1],
+                             mono(ch, 2) - c[2]);
+                  for (int q = 0; q < NQ; ++q) t.q[q] += quad(ch, q);
+                }
+              },
+              spread);
+          Kokkos::single(Kokkos::PerThread(team), [&]() {
+            for (int d = 0; d < 3; ++d) mono(node, d) = c[d];
+            mono(node, 3) = sum.m;
+            size(node, 0) = leaf ? compat::sqrt(spread.reach) : spread.reach;
+            for (int d = 0; d < 3; ++d) {
+              box(node, d) = spread.lo[d];
+              box(node, 3 + d) = spread.hi[d];
+            }
+            for (int q = 0; q < NQ; ++q) quad(node, q) = spread.q[q];
+          });
+        });
+  }
+}
+
+template <class Space>
+void Tree<Space>::gather(const Vec& x, const Scalar& m) {
+  if (order_identity_) {
+    sorted_x_ = x;
+    sorted_m_ = m;
+    return;
+  }
+  if (gathered_x_.extent(0) < std::size_t(n_)) {
+    grow(gathered_x_, "hayate::gravity::tree_sorted_x", n_);
+    grow(gathered_m_, "hayate::gravity::tree_sorted_m", n_);
+    gathered_mass_ = false;
+  }
+  const auto order = order_;
+  const auto gx = gathered_x_;
+  const auto gm = gathered_m_;
+  const bool with_mass = !gathered_mass_;
+  Kokkos::parallel_for(
+      "hayate::gravity::tree_gather_sorted", Kokkos::RangePolicy<Space>(space_, 0, n_),
+      KOKKOS_LAMBDA(const int k) {
+        const int i = order(k);
+        for (int d = 0; d < 3; ++d) gx(k, d) = x(i, d);
+        if (with_mass) gm(k) = m(i);
+      });
+  gathered_mass_ = true;
+  sorted_x_ = gathered_x_;
+  sorted_m_ = gathered_m_;
+}
+
+template <class Space>
+void Tree<Space>::set_members() {
+  ensure_capacity(members_, n_nodes_, "hayate::gravity::tree_members");
+  const auto members = members_;
+  const auto begin = begin_, end = end_, dfs_of = dfs_of_;
+  const auto child_first = child_first_, child_count = child_count_;
+  Kokkos::parallel_for(
+      "hayate::gravity::tree_members", Kokkos::RangePolicy<Space>(space_, 0, n_nodes_),
+      KOKKOS_LAMBDA(const int b) {
+        const int children = child_count(b);
+        const int d = dfs_of(b);
+        members(b) = children > 0 ? MemberRange{child_first(b), children}
+                                  : MemberRange{begin(d), begin(d) - end(d)};
+      });
+  members_valid_ = true;
+}
+
+template <class Space>
+void Tree<Space>::bounding_cube(const Vec& x, int n) {
+  // One pass for the six extremes, not six reductions.
+  Spread<0> box;
+  Kokkos::parallel_reduce(
+      "hayate::gravity::tree_box", Kokkos::RangePolicy<Space>(space_, 0, n),
+      KOKKOS_LAMBDA(const int i, Spread<0>& t) {
+        for (int d = 0; d < 3; ++d) {
+          t.lo[d] = x(i, d) < t.lo[d] ? x(i, d) : t.lo[d];
+          t.hi[d] = x(i, d) > t.hi[d] ? x(i, d) : t.hi[d];
+        }
+      },
+      box);
+  const double* lo = box.lo;
+  const double* hi = box.hi;
+  double h = 0;
+  for (int d = 0; d < 3; ++d) {
+    centre_[d] = 0.5 * (lo[d] + hi[d]);
+    h = std::max(h, 0.5 * (hi[d] - lo[d]));
+  }
+  half_ = h * (1.0 + 1e-6) + 1e-300;
+}
+
+template <class Space>
+void Tree<Space>::build_levels(const Kokkos::View<std::uint64_t*, Mem>& codes) {
+  const int B = bits_, leaf = leaf_size, n = n_;
+  grow_keep(all_begin_, "hayate::gravity::tree_ab", 1);
+  grow_keep(all_end_, "hayate::gravity::tree_ae", 1);
+  {
+    const auto ab = all_begin_, ae = all_end_;
+    Kokkos::parallel_for(
+        "hayate::gravity::tree_root", Kokkos::RangePolicy<Space>(space_, 0, 1),
+        KOKKOS_LAMBDA(const int) {
+          ab(0) = 0;
+          ae(0) = n;
+        });
+  }
+  std::vector<int> counts{1};
+  int base = 0;
+  for (int l = 0;; ++l) {
+    const int count = counts[l], next_base = base + count;
+    const int shift = 3 * (B - 1 - l);
+    const bool can_split = l < B;
+    // Index of the first particle in [lo, hi) whose digit at this level is >= d.
+    auto first_digit = KOKKOS_LAMBDA(int lo, int hi, std::uint64_t d) {
+      while (lo < hi) {
+        const int mid = (lo + hi) / 2;
+        if (((codes(mid) >> shift) & 7) < d)
+          lo = mid + 1;
+        else
+          hi = mid;
+      }
+      return lo;
+    };
+    // Where each node's octants 1-7 begin, one binary search per thread: the seven
+    // searches of a node side by side instead of one after the other, since the top levels'
+    // few nodes over millions of particles make this latency-bound.
+    grow(split_, "hayate::gravity::tree_split", std::size_t(count));
+    grow_keep(child_first_store_, "hayate::gravity::tree_child_first", std::size_t(next_base));
+    grow_keep(child_count_store_, "hayate::gravity::tree_child_count", std::size_t(next_base));
+    const auto split = split_;
+    const auto ab = all_begin_, ae = all_end_;
+    const auto cf = child_first_store_, cc = child_count_store_;
+    if (can_split)
+      Kokkos::parallel_for(
+          "hayate::gravity::tree_split_octants", Kokkos::RangePolicy<Space>(space_, 0, 7 * count),
+          KOKKOS_LAMBDA(const int t) {
+            const int node = t % count, d = t / count + 1;
+            const int b = ab(base + node), e = ae(base + node);
+            if (e - b > leaf) split(node, d - 1) = first_digit(b, e, std::uint64_t(d));
+          });
+    int total = 0;
+    Kokkos::parallel_scan(
+        "hayate::gravity::tree_count_children", Kokkos::RangePolicy<Space>(space_, 0, count),
+        KOKKOS_LAMBDA(const int node, int& acc, const bool last) {
+          const int b = ab(base + node), e = ae(base + node);
+          int nc = 0;
+          if (can_split && e - b > leaf) {
+            int prev = b;
+            for (int d = 1; d <= 8; ++d) {
+              const int at = d == 8 ? e : split(node, d - 1);
+              nc += at > prev;
+              prev = at;
+            }
+          }
+          if (last) {
+            cf(base + node) = next_base + acc;
+            cc(base + node) = nc;
+          }
+          acc += nc;
+        },
+        total);
+    if (total == 0) break;
+    grow_keep(all_begin_, "hayate::gravity::tree_ab", std::size_t(next_base) + total);
+    grow_keep(all_end_, "hayate::gravity::tree_ae", std::size_t(next_base) + total);
+    const auto nb = all_begin_, ne = all_end_;
+    Kokkos::parallel_for(
+        "hayate::gravity::tree_children", Kokkos::RangePolicy<Space>(space_, 0, count),
+        KOKKOS_LAMBDA(const int node) {
+          if (cc(base + node) == 0) return;
+          const int e = ne(base + node);
+          int prev = nb(base + node), slot = cf(base + node);
+          for (int d = 1; d <= 8; ++d) {
+            const int at = d == 8 ? e : split(node, d - 1);
+            if (at > prev) {
+              nb(slot) = prev;
+              ne(slot) = at;
+              ++slot;
+            }
+            prev = at;
+          }
+        });
+    counts.push_back(total);
+    base = next_base;
+  }
+  levels_ = int(counts.size());
+  level_base_.assign(1, 0);
+  for (int c : counts) level_base_.push_back(level_base_.back() + c);
+  std::int64_t total = 0;
+  for (int c : counts) total += c;
+  if (total >= (std::int64_t(1) << 28))
+    throw std::runtime_error("tree: more than 2^28 nodes; raise tree.leaf_size");
+  n_nodes_ = int(total);
+  const int nn = n_nodes_;
+
+  // Depth-first order = nodes sorted by (first particle, level); the values carry the
+  // breadth-first number, and a node's children are consecutive there (child_first/count).
+  grow(node_key_, "hayate::gravity::tree_node_keys", n_nodes_);
+  grow(src_of_, "hayate::gravity::tree_node_src", n_nodes_);
+  const auto key = node_key_;
+  const auto src_of = src_of_, all_begin = all_begin_, all_end = all_end_;
+  LevelBases bases;
+  for (int l = 0; l <= levels_; ++l) bases.at[l] = level_base_[l];
+  const int levels = levels_;
+  Kokkos::parallel_for(
+      "hayate::gravity::tree_node_keys", Kokkos::RangePolicy<Space>(space_, 0, nn),
+      KOKKOS_LAMBDA(const int o) {
+        int l = 0;
+        while (l + 1 < levels && bases.at[l + 1] <= o) ++l;
+        key(o) = (std::uint64_t(all_begin(o)) << 5) | std::uint64_t(l);
+        src_of(o) = o;
+      });
+  int index_bits = 1;
+  while ((std::int64_t(1) << index_bits) <= n_) ++index_bits;
+  core::sort_pairs(space_, key, src_of, n_nodes_, index_bits + 5, sort_buffers_);
+  allocate_nodes(n_nodes_);
+  const auto dfs_of = dfs_of_, bfs_of = bfs_of_;
+  const auto begin = begin_, end = end_, skip = skip_, level = level_;
+  const auto size = size_;
+  const double root_side = 2.0 * half_;
+  Kokkos::parallel_for(
+      "hayate::gravity::tree_preorder", Kokkos::RangePolicy<Space>(space_, 0, nn),
+      KOKKOS_LAMBDA(const int k) {
+        const int src = src_of(k);
+        const int l = int(key(k) & 31);
+        dfs_of(src) = k;
+        bfs_of(k) = src;
+        begin(k) = int(key(k) >> 5);
+        end(k) = all_end(src);
+        level(k) = l;
+        size(src, 1) = cell_side(root_side, l);
+      });
+  Kokkos::parallel_for(
+      "hayate::gravity::tree_skip", Kokkos::RangePolicy<Space>(space_, 0, nn),
+      KOKKOS_LAMBDA(const int k) {
+        // First node after k whose range starts at or after k's end.
+        int lo = k + 1, hi = nn;
+        const int stop = end(k);
+        while (lo < hi) {
+          const int mid = (lo + hi) / 2;
+          if (begin(mid) < stop)
+            lo = mid + 1;
+          else
+            hi = mid;
+        }
+        skip(k) = lo;
+      });
+}
+
+// Compiled once, in gravity_kernels.cpp (exec/instantiate.hpp says why).
+#define HAYATE_GRAVITY_TREE_KERNELS(EXTERN, S)      \
+  EXTERN template class Tree<S>;                    \
+  EXTERN template void Tree<S>::level_moments<0>(); \
+  EXTERN template void Tree<S>::level_moments<6>();
+#ifndef HAYATE_GRAVITY_DEFINE_KERNELS
+HAYATE_FOR_EACH_SPACE(HAYATE_GRAVITY_TREE_KERNELS, extern)
+#endif
 
 }  // namespace hayate::gravity

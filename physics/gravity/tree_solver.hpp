@@ -303,68 +303,14 @@ class TreeForce final : public ForceSolver<Space> {
   // in the tree: such a group's box spans a large part of the system, its walk opens nearly
   // every node, and a few of those groups keep a GPU busy for most of a walk. group_cell = 0
   // never cuts.
-  void form_groups(const int n) {
-    if (params_.dear_first) spread_costs(n);
-    const int nn = tree_.n_nodes(), G = group_size;
-    const std::int64_t limit = std::int64_t(params_.group_cell) * G;
-    ensure_size(group_flag_, n, "hayate::gravity::tree_group_flag");
-    ensure_size(group_begin_, n + 1, "hayate::gravity::tree_group_begin");
-    const auto flag = group_flag_;
-    const auto group_begin = group_begin_;
-    const auto begin = tree_.begin(), end = tree_.end(), skip = tree_.skip();
-    Kokkos::parallel_for(
-        "hayate::gravity::tree_group_runs", Kokkos::RangePolicy<Space>(space_, 0, n),
-        KOKKOS_LAMBDA(const int k) { flag(k) = k % G == 0 ? 1 : 0; });
-    if (limit > 0)
-      Kokkos::parallel_for(
-          "hayate::gravity::tree_group_cuts", Kokkos::RangePolicy<Space>(space_, 0, nn),
-          KOKKOS_LAMBDA(const int s) {
-            if (end(s) - begin(s) <= limit || skip(s) == s + 1) return;
-            for (int ch = skip(s + 1); ch < skip(s); ch = skip(ch)) flag(begin(ch)) = 1;
-          });
-    int count = 0;
-    Kokkos::parallel_scan(
-        "hayate::gravity::tree_group_begin", Kokkos::RangePolicy<Space>(space_, 0, n),
-        KOKKOS_LAMBDA(const int k, int& offset, const bool final) {
-          if (flag(k)) {
-            if (final) group_begin(offset) = k;
-            ++offset;
-          }
-        },
-        count);
-    Kokkos::deep_copy(space_, Kokkos::subview(group_begin_, count), n);
-    n_groups_ = count;
-    groups_valid_ = true;
-    // New groups take the costs the last walks left at their first members' positions (every
-    // member's position holds its group's cost, and the tree order of the particles changes
-    // little between rebuilds). Reset, every group taken as equal and launched last, the
-    // coarse levels' groups, which the ticks after a rebuild had not walked yet, ended
-    // Plummer's full ticks on part of the GPU.
-    if (std::int64_t(group_cost_.extent(0)) < n) {
-      ensure_size(group_cost_, n, "hayate::gravity::tree_group_cost");
-      Kokkos::deep_copy(space_, group_cost_, 0);
-    }
-    if (params_.dear_first) order_groups_by_cost();
-  }
+  void form_groups(const int n);
 
   // Public for nvcc (device lambda). The list entries of the integration walk just launched: the
   // sum of the active groups' costs, which that walk stored at their first members' positions
   // (an inactive group's is older). Summed here, not by an atomic in the walk: one more pointer
   // in the walk functor cost its fp32 kernels an occupancy step in registers.
   template <class T>
-  unsigned long long walked_entries() {
-    const auto groups = group_view<T>();
-    const auto group_begin = group_begin_;
-    const auto cost = group_cost_;
-    unsigned long long sum = 0;
-    Kokkos::parallel_reduce(
-        "hayate::gravity::tree_walk_entries", Kokkos::RangePolicy<Space>(space_, 0, n_groups_),
-        KOKKOS_LAMBDA(const int g, unsigned long long& total) {
-          if (groups(g).active) total += static_cast<unsigned long long>(cost(group_begin(g)));
-        },
-        sum);
-    return sum;
-  }
+  unsigned long long walked_entries();
 
   // The policy of the kernels that take one group per thread, its members over vector lanes,
   // and the group a thread takes.
@@ -383,54 +329,13 @@ class TreeForce final : public ForceSolver<Space> {
   // power-of-two classes that keep the tree order within a class (nearby groups, which read the
   // same nodes and particles, still run side by side). In tree order the galaxy's dearest groups
   // came last in a walk, and its ticks ended with them running on a part of the GPU.
-  void order_groups_by_cost() {
-    const int ng = n_groups_;
-    ensure_capacity(launch_order_, ng, "hayate::gravity::tree_launch_order");
-    ensure_capacity(cost_key_, ng, "hayate::gravity::tree_launch_keys");
-    const auto order = launch_order_;
-    const auto key = cost_key_;
-    const auto cost = group_cost_;
-    const auto group_begin = group_begin_;
-    Kokkos::parallel_for(
-        "hayate::gravity::tree_launch_keys", Kokkos::RangePolicy<Space>(space_, 0, ng),
-        KOKKOS_LAMBDA(const int g) {
-          // cls = floor(log2 c) (0 for c <= 1) in five halvings, not a loop over the bits.
-          unsigned c = unsigned(cost(group_begin(g)));
-          int cls = 0;
-          for (int s = 16; s > 0; s >>= 1)
-            if (c >> s) {
-              c >>= s;
-              cls += s;
-            }
-          key(g) = std::uint64_t(31 - cls);
-          order(g) = g;
-        });
-    core::sort_pairs(space_, key, order, ng, 5, sort_buffers_);
-    launch_order_valid_ = true;
-  }
+  void order_groups_by_cost();
 
   // Public for nvcc (device lambdas). Before the groups are formed anew: every member's
   // position gets its group's cost (the walks store it at the first member only), so that
   // the new groups find a cost at whichever position they start (done after every walk, this
   // would write all N positions per tick).
-  void spread_costs(const int n) {
-    const int ng = n_groups_;
-    if (ng == 0 || std::int64_t(group_cost_.extent(0)) < n ||
-        std::int64_t(group_begin_.extent(0)) < std::int64_t(ng) + 1)
-      return;
-    const auto cost = group_cost_;
-    const auto group_begin = group_begin_;
-    Kokkos::parallel_for(
-        "hayate::gravity::tree_spread_costs", per_group_policy(ng),
-        KOKKOS_LAMBDA(const GroupMember& team) {
-          const int g = group_of(team);
-          if (g >= ng) return;
-          const int gb = group_begin(g), ge = group_begin(g + 1);
-          const int c = cost(gb);
-          Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, gb + 1, ge),
-                               [&](const int k) { cost(k) = c; });
-        });
-  }
+  void spread_costs(const int n);
 
   // Public for nvcc (device lambdas): group bounding boxes, smallest |a_old|, target flags,
   // and the walk's sorted particles in the force precision, written where the boxes read the
@@ -440,163 +345,13 @@ class TreeForce final : public ForceSolver<Space> {
   // restart or a direct first step): gathering x and a through `order` in a thread per group
   // reads a sector per value.
   template <class T>
-  void prepare_groups(const Particles<Space>& p, const Targets<Space>& targets) {
-    const int n = p.n;
-    auto& bodies = body_view<T>();
-    ensure_size(bodies, n, "hayate::gravity::tree_bodies");
-    const auto b = bodies;
-    const auto sm = tree_.sorted_m();
-    if (!groups_valid_) form_groups(n);
-    const int n_groups = n_groups_;
-    auto& groups = group_view<T>();
-    ensure_capacity(groups, n_groups, "hayate::gravity::tree_groups");
-    const bool all = targets.index.extent(0) == 0;
-    if (!all && !given_rows(targets, n)) {
-      // -1 everywhere between walks: filled once, and after each walk only the targets' rows
-      // are reset (clear_slots), instead of filling all N rows per walk.
-      if (std::int64_t(slot_.extent(0)) < n) {
-        ensure_size(slot_, n, "hayate::gravity::tree_slot");
-        Kokkos::deep_copy(space_, slot_, -1);
-      }
-      const auto slot = slot_;
-      const auto index = targets.index;
-      Kokkos::parallel_for(
-          "hayate::gravity::tree_slots", Kokkos::RangePolicy<Space>(space_, 0, targets.count),
-          KOKKOS_LAMBDA(const int k) { slot(index(k)) = k; });
-    }
-    const auto order = tree_.order();
-    ensure_size(a2_sorted_, n, "hayate::gravity::tree_a2_sorted");
-    const auto a2 = a2_sorted_;
-    if (!a2_valid_) {
-      const auto a = p.acc;
-      Kokkos::parallel_for(
-          "hayate::gravity::tree_gather_a2", Kokkos::RangePolicy<Space>(space_, 0, n),
-          KOKKOS_LAMBDA(const int k) {
-            const int i = order(k);
-            a2(k) = norm2_exact(a(i, 0), a(i, 1), a(i, 2));
-          });
-      a2_valid_ = true;
-    }
-    const auto g = groups;
-    const auto sorted = tree_.sorted_x();
-    const auto slot = slot_map(targets, n);
-    const auto group_begin = group_begin_;
-    // Particles in tree order: `order` is not read (4 of the ~64 bytes a particle costs here).
-    const bool identity = tree_.order_is_identity();
-    Kokkos::parallel_for(
-        "hayate::gravity::tree_group_boxes", per_group_policy(n_groups),
-        KOKKOS_LAMBDA(const GroupMember& team) {
-          const int grp = group_of(team);
-          if (grp >= n_groups) return;
-          const int kb = group_begin(grp), members = group_begin(grp + 1) - kb;
-          GroupSpread s;
-          // A lane takes members lane, lane + lanes, ... and loads kAhead of them before it
-          // uses any: member by member, each took a round trip to memory in turn.
-          constexpr int lanes = TreeDefaults<Space>::reduce_lanes, kAhead = 4;
-          Kokkos::parallel_reduce(
-              Kokkos::ThreadVectorRange(team, lanes),
-              [&](const int lane, GroupSpread& t) {
-                for (int j0 = lane; j0 < members; j0 += kAhead * lanes) {
-                  double x[kAhead][3], mass[kAhead], a2k[kAhead];
-                  bool in[kAhead], act[kAhead];
-                  for (int q = 0; q < kAhead; ++q) {
-                    const int k = kb + j0 + q * lanes;
-                    in[q] = j0 + q * lanes < members;
-                    act[q] = false;
-                    if (!in[q]) continue;
-                    for (int c = 0; c < 3; ++c) x[q][c] = sorted(k, c);
-                    mass[q] = sm(k);
-                    a2k[q] = a2(k);
-                    act[q] = all || slot(identity ? k : order(k)) >= 0;
-                  }
-                  for (int q = 0; q < kAhead; ++q) {
-                    if (!in[q]) continue;
-                    const int k = kb + j0 + q * lanes;
-                    b(k) = Body<T>{T(x[q][0]), T(x[q][1]), T(x[q][2]), T(mass[q])};
-                    for (int c = 0; c < 3; ++c) {
-                      t.lo[c] = x[q][c] < t.lo[c] ? x[q][c] : t.lo[c];
-                      t.hi[c] = x[q][c] > t.hi[c] ? x[q][c] : t.hi[c];
-                    }
-                    t.a2_min = a2k[q] < t.a2_min ? a2k[q] : t.a2_min;
-                    if (act[q]) t.active = 1;
-                  }
-                }
-              },
-              s);
-          Kokkos::single(Kokkos::PerThread(team), [&]() {
-            GroupBox<T> box;
-            // Rounded outwards so the float box still contains every member.
-            box.cx = T(0.5 * (s.lo[0] + s.hi[0]));
-            box.cy = T(0.5 * (s.lo[1] + s.hi[1]));
-            box.cz = T(0.5 * (s.lo[2] + s.hi[2]));
-            box.hx = T(0.5 * (s.hi[0] - s.lo[0]) * (1 + 1e-6));
-            box.hy = T(0.5 * (s.hi[1] - s.lo[1]) * (1 + 1e-6));
-            box.hz = T(0.5 * (s.hi[2] - s.lo[2]) * (1 + 1e-6));
-            box.a_min = T(compat::sqrt(s.a2_min));
-            box.active = s.active;
-            g(grp) = box;
-          });
-        });
-  }
+  void prepare_groups(const Particles<Space>& p, const Targets<Space>& targets);
 
   // Node data in the force precision (the particles are packed by prepare_groups): for the
   // particle walk nodes and their test terms in depth-first order, for the group walk
   // GroupNode records (with child links) in breadth-first order.
   template <class T>
-  void pack(const bool theta) {
-    auto& nodes = node_view<T>();
-    auto& geom = geom_view<T>();
-    auto& group_nodes = group_node_view<T>();
-    auto& quads = quad_view<T>();
-    const int nn = tree_.n_nodes();
-    const bool bfs = params_.walk == Walk::Group;
-    if (params_.quadrupole) ensure_capacity(quads, nn, "hayate::gravity::tree_node_quad");
-    if (bfs) {
-      ensure_capacity(group_nodes, nn, "hayate::gravity::tree_group_nodes");
-    } else {
-      ensure_capacity(nodes, nn, "hayate::gravity::tree_node_bodies");
-      ensure_capacity(geom, nn, "hayate::gravity::tree_node_geom");
-    }
-    const auto nb = nodes;
-    const auto ng = geom;
-    const auto gn = group_nodes;
-    const auto nq = quads;
-    const auto quad = tree_.quad();
-    const bool quadrupole = params_.quadrupole;
-    const double G = G_;
-    const auto mono = tree_.mono();
-    const auto size = tree_.size();
-    const auto dfs_of = tree_.dfs_of();
-    const auto bfs_of = tree_.bfs_of();
-    const auto child_first = tree_.child_first();
-    const auto child_count = tree_.child_count();
-    const auto begin = tree_.begin();
-    const auto end = tree_.end();
-    Kokkos::parallel_for(
-        "hayate::gravity::tree_pack_nodes", Kokkos::RangePolicy<Space>(space_, 0, nn),
-        KOKKOS_LAMBDA(const int k) {
-          const int s = bfs ? k : bfs_of(k);  // the moments are stored breadth-first
-          const Body<T> c{T(mono(s, 0)), T(mono(s, 1)), T(mono(s, 2)), T(mono(s, 3))};
-          const NodeGeom<T> g =
-              theta ? node_criterion<Mac::Theta, T>(size(s, 0), size(s, 1), mono(s, 3), G)
-                    : node_criterion<Mac::Acceleration, T>(size(s, 0), size(s, 1), mono(s, 3), G);
-          if (quadrupole)
-            nq(k) = Quadrupole<T>{T(quad(s, 0)), T(quad(s, 1)), T(quad(s, 2)),
-                                  T(quad(s, 3)), T(quad(s, 4)), T(quad(s, 5))};
-          if (bfs) {
-            GroupNode<T> r;
-            r.c = c;
-            r.geom = g;
-            const int d = dfs_of(k);
-            r.link = child_count(k) > 0 ? WalkLink{child_first(k), child_count(k)}
-                                        : WalkLink{begin(d), begin(d) - end(d)};
-            gn(k) = r;
-          } else {
-            nb(k) = c;
-            ng(k) = g;
-          }
-        });
-  }
+  void pack(const bool theta);
 
   // The targets' map from particle to output row: the caller's (Targets::row) when it covers
   // every particle, else slot_ (set by prepare_groups, reset by clear_slots).
@@ -609,14 +364,7 @@ class TreeForce final : public ForceSolver<Space> {
   }
 
   // Public for nvcc (device lambdas): resets the rows prepare_groups set in slot_.
-  void clear_slots(const Targets<Space>& targets, const int n) {
-    if (targets.index.extent(0) == 0 || given_rows(targets, n)) return;
-    const auto slot = slot_;
-    const auto index = targets.index;
-    Kokkos::parallel_for(
-        "hayate::gravity::tree_clear_slots", Kokkos::RangePolicy<Space>(space_, 0, targets.count),
-        KOKKOS_LAMBDA(const int k) { slot(index(k)) = -1; });
-  }
+  void clear_slots(const Targets<Space>& targets, const int n);
 
  private:
   // A new tree from the current positions; `reorder`: also permute those particles into its
@@ -847,5 +595,296 @@ class TreeForce final : public ForceSolver<Space> {
   Kokkos::View<GroupBox<float>*, Mem> groups_f_;
   Kokkos::View<GroupBox<double>*, Mem> groups_d_;
 };
+
+template <class Space>
+void TreeForce<Space>::form_groups(const int n) {
+  if (params_.dear_first) spread_costs(n);
+  const int nn = tree_.n_nodes(), G = group_size;
+  const std::int64_t limit = std::int64_t(params_.group_cell) * G;
+  ensure_size(group_flag_, n, "hayate::gravity::tree_group_flag");
+  ensure_size(group_begin_, n + 1, "hayate::gravity::tree_group_begin");
+  const auto flag = group_flag_;
+  const auto group_begin = group_begin_;
+  const auto begin = tree_.begin(), end = tree_.end(), skip = tree_.skip();
+  Kokkos::parallel_for(
+      "hayate::gravity::tree_group_runs", Kokkos::RangePolicy<Space>(space_, 0, n),
+      KOKKOS_LAMBDA(const int k) { flag(k) = k % G == 0 ? 1 : 0; });
+  if (limit > 0)
+    Kokkos::parallel_for(
+        "hayate::gravity::tree_group_cuts", Kokkos::RangePolicy<Space>(space_, 0, nn),
+        KOKKOS_LAMBDA(const int s) {
+          if (end(s) - begin(s) <= limit || skip(s) == s + 1) return;
+          for (int ch = skip(s + 1); ch < skip(s); ch = skip(ch)) flag(begin(ch)) = 1;
+        });
+  int count = 0;
+  Kokkos::parallel_scan(
+      "hayate::gravity::tree_group_begin", Kokkos::RangePolicy<Space>(space_, 0, n),
+      KOKKOS_LAMBDA(const int k, int& offset, const bool final) {
+        if (flag(k)) {
+          if (final) group_begin(offset) = k;
+          ++offset;
+        }
+      },
+      count);
+  Kokkos::deep_copy(space_, Kokkos::subview(group_begin_, count), n);
+  n_groups_ = count;
+  groups_valid_ = true;
+  // New groups take the costs the last walks left at their first members' positions (every
+  // member's position holds its group's cost, and the tree order of the particles changes
+  // little between rebuilds). Reset, every group taken as equal and launched last, the
+  // coarse levels' groups, which the ticks after a rebuild had not walked yet, ended
+  // Plummer's full ticks on part of the GPU.
+  if (std::int64_t(group_cost_.extent(0)) < n) {
+    ensure_size(group_cost_, n, "hayate::gravity::tree_group_cost");
+    Kokkos::deep_copy(space_, group_cost_, 0);
+  }
+  if (params_.dear_first) order_groups_by_cost();
+}
+
+template <class Space>
+template <class T>
+unsigned long long TreeForce<Space>::walked_entries() {
+  const auto groups = group_view<T>();
+  const auto group_begin = group_begin_;
+  const auto cost = group_cost_;
+  unsigned long long sum = 0;
+  Kokkos::parallel_reduce(
+      "hayate::gravity::tree_walk_entries", Kokkos::RangePolicy<Space>(space_, 0, n_groups_),
+      KOKKOS_LAMBDA(const int g, unsigned long long& total) {
+        if (groups(g).active) total += static_cast<unsigned long long>(cost(group_begin(g)));
+      },
+      sum);
+  return sum;
+}
+
+template <class Space>
+void TreeForce<Space>::order_groups_by_cost() {
+  const int ng = n_groups_;
+  ensure_capacity(launch_order_, ng, "hayate::gravity::tree_launch_order");
+  ensure_capacity(cost_key_, ng, "hayate::gravity::tree_launch_keys");
+  const auto order = launch_order_;
+  const auto key = cost_key_;
+  const auto cost = group_cost_;
+  const auto group_begin = group_begin_;
+  Kokkos::parallel_for(
+      "hayate::gravity::tree_launch_keys", Kokkos::RangePolicy<Space>(space_, 0, ng),
+      KOKKOS_LAMBDA(const int g) {
+        // cls = floor(log2 c) (0 for c <= 1) in five halvings, not a loop over the bits.
+        unsigned c = unsigned(cost(group_begin(g)));
+        int cls = 0;
+        for (int s = 16; s > 0; s >>= 1)
+          if (c >> s) {
+            c >>= s;
+            cls += s;
+          }
+        key(g) = std::uint64_t(31 - cls);
+        order(g) = g;
+      });
+  core::sort_pairs(space_, key, order, ng, 5, sort_buffers_);
+  launch_order_valid_ = true;
+}
+
+template <class Space>
+void TreeForce<Space>::spread_costs(const int n) {
+  const int ng = n_groups_;
+  if (ng == 0 || std::int64_t(group_cost_.extent(0)) < n ||
+      std::int64_t(group_begin_.extent(0)) < std::int64_t(ng) + 1)
+    return;
+  const auto cost = group_cost_;
+  const auto group_begin = group_begin_;
+  Kokkos::parallel_for(
+      "hayate::gravity::tree_spread_costs", per_group_policy(ng),
+      KOKKOS_LAMBDA(const GroupMember& team) {
+        const int g = group_of(team);
+        if (g >= ng) return;
+        const int gb = group_begin(g), ge = group_begin(g + 1);
+        const int c = cost(gb);
+        Kokkos::parallel_for(Kokkos::ThreadVectorRange(team, gb + 1, ge),
+                             [&](const int k) { cost(k) = c; });
+      });
+}
+
+template <class Space>
+template <class T>
+void TreeForce<Space>::prepare_groups(const Particles<Space>& p, const Targets<Space>& targets) {
+  const int n = p.n;
+  auto& bodies = body_view<T>();
+  ensure_size(bodies, n, "hayate::gravity::tree_bodies");
+  const auto b = bodies;
+  const auto sm = tree_.sorted_m();
+  if (!groups_valid_) form_groups(n);
+  const int n_groups = n_groups_;
+  auto& groups = group_view<T>();
+  ensure_capacity(groups, n_groups, "hayate::gravity::tree_groups");
+  const bool all = targets.index.extent(0) == 0;
+  if (!all && !given_rows(targets, n)) {
+    // -1 everywhere between walks: filled once, and after each walk only the targets' rows
+    // are reset (clear_slots), instead of filling all N rows per walk.
+    if (std::int64_t(slot_.extent(0)) < n) {
+      ensure_size(slot_, n, "hayate::gravity::tree_slot");
+      Kokkos::deep_copy(space_, slot_, -1);
+    }
+    const auto slot = slot_;
+    const auto index = targets.index;
+    Kokkos::parallel_for(
+        "hayate::gravity::tree_slots", Kokkos::RangePolicy<Space>(space_, 0, targets.count),
+        KOKKOS_LAMBDA(const int k) { slot(index(k)) = k; });
+  }
+  const auto order = tree_.order();
+  ensure_size(a2_sorted_, n, "hayate::gravity::tree_a2_sorted");
+  const auto a2 = a2_sorted_;
+  if (!a2_valid_) {
+    const auto a = p.acc;
+    Kokkos::parallel_for(
+        "hayate::gravity::tree_gather_a2", Kokkos::RangePolicy<Space>(space_, 0, n),
+        KOKKOS_LAMBDA(const int k) {
+          const int i = order(k);
+          a2(k) = norm2_exact(a(i, 0), a(i, 1), a(i, 2));
+        });
+    a2_valid_ = true;
+  }
+  const auto g = groups;
+  const auto sorted = tree_.sorted_x();
+  const auto slot = slot_map(targets, n);
+  const auto group_begin = group_begin_;
+  // Particles in tree order: `order` is not read (4 of the ~64 bytes a particle costs here).
+  const bool identity = tree_.order_is_identity();
+  Kokkos::parallel_for(
+      "hayate::gravity::tree_group_boxes", per_group_policy(n_groups),
+      KOKKOS_LAMBDA(const GroupMember& team) {
+        const int grp = group_of(team);
+        if (grp >= n_groups) return;
+        const int kb = group_begin(grp), members = group_begin(grp + 1) - kb;
+        GroupSpread s;
+        // A lane takes members lane, lane + lanes, ... and loads kAhead of them before it
+        // uses any: member by member, each took a round trip to memory in turn.
+        constexpr int lanes = TreeDefaults<Space>::reduce_lanes, kAhead = 4;
+        Kokkos::parallel_reduce(
+            Kokkos::ThreadVectorRange(team, lanes),
+            [&](const int lane, GroupSpread& t) {
+              for (int j0 = lane; j0 < members; j0 += kAhead * lanes) {
+                double x[kAhead][3], mass[kAhead], a2k[kAhead];
+                bool in[kAhead], act[kAhead];
+                for (int q = 0; q < kAhead; ++q) {
+                  const int k = kb + j0 + q * lanes;
+                  in[q] = j0 + q * lanes < members;
+                  act[q] = false;
+                  if (!in[q]) continue;
+                  for (int c = 0; c < 3; ++c) x[q][c] = sorted(k, c);
+                  mass[q] = sm(k);
+                  a2k[q] = a2(k);
+                  act[q] = all || slot(identity ? k : order(k)) >= 0;
+                }
+                for (int q = 0; q < kAhead; ++q) {
+                  if (!in[q]) continue;
+                  const int k = kb + j0 + q * lanes;
+                  b(k) = Body<T>{T(x[q][0]), T(x[q][1]), T(x[q][2]), T(mass[q])};
+                  for (int c = 0; c < 3; ++c) {
+                    t.lo[c] = x[q][c] < t.lo[c] ? x[q][c] : t.lo[c];
+                    t.hi[c] = x[q][c] > t.hi[c] ? x[q][c] : t.hi[c];
+                  }
+                  t.a2_min = a2k[q] < t.a2_min ? a2k[q] : t.a2_min;
+                  if (act[q]) t.active = 1;
+                }
+              }
+            },
+            s);
+        Kokkos::single(Kokkos::PerThread(team), [&]() {
+          GroupBox<T> box;
+          // Rounded outwards so the float box still contains every member.
+          box.cx = T(0.5 * (s.lo[0] + s.hi[0]));
+          box.cy = T(0.5 * (s.lo[1] + s.hi[1]));
+          box.cz = T(0.5 * (s.lo[2] + s.hi[2]));
+          box.hx = T(0.5 * (s.hi[0] - s.lo[0]) * (1 + 1e-6));
+          box.hy = T(0.5 * (s.hi[1] - s.lo[1]) * (1 + 1e-6));
+          box.hz = T(0.5 * (s.hi[2] - s.lo[2]) * (1 + 1e-6));
+          box.a_min = T(compat::sqrt(s.a2_min));
+          box.active = s.active;
+          g(grp) = box;
+        });
+      });
+}
+
+template <class Space>
+template <class T>
+void TreeForce<Space>::pack(const bool theta) {
+  auto& nodes = node_view<T>();
+  auto& geom = geom_view<T>();
+  auto& group_nodes = group_node_view<T>();
+  auto& quads = quad_view<T>();
+  const int nn = tree_.n_nodes();
+  const bool bfs = params_.walk == Walk::Group;
+  if (params_.quadrupole) ensure_capacity(quads, nn, "hayate::gravity::tree_node_quad");
+  if (bfs) {
+    ensure_capacity(group_nodes, nn, "hayate::gravity::tree_group_nodes");
+  } else {
+    ensure_capacity(nodes, nn, "hayate::gravity::tree_node_bodies");
+    ensure_capacity(geom, nn, "hayate::gravity::tree_node_geom");
+  }
+  const auto nb = nodes;
+  const auto ng = geom;
+  const auto gn = group_nodes;
+  const auto nq = quads;
+  const auto quad = tree_.quad();
+  const bool quadrupole = params_.quadrupole;
+  const double G = G_;
+  const auto mono = tree_.mono();
+  const auto size = tree_.size();
+  const auto dfs_of = tree_.dfs_of();
+  const auto bfs_of = tree_.bfs_of();
+  const auto child_first = tree_.child_first();
+  const auto child_count = tree_.child_count();
+  const auto begin = tree_.begin();
+  const auto end = tree_.end();
+  Kokkos::parallel_for(
+      "hayate::gravity::tree_pack_nodes", Kokkos::RangePolicy<Space>(space_, 0, nn),
+      KOKKOS_LAMBDA(const int k) {
+        const int s = bfs ? k : bfs_of(k);  // the moments are stored breadth-first
+        const Body<T> c{T(mono(s, 0)), T(mono(s, 1)), T(mono(s, 2)), T(mono(s, 3))};
+        const NodeGeom<T> g =
+            theta ? node_criterion<Mac::Theta, T>(size(s, 0), size(s, 1), mono(s, 3), G)
+                  : node_criterion<Mac::Acceleration, T>(size(s, 0), size(s, 1), mono(s, 3), G);
+        if (quadrupole)
+          nq(k) = Quadrupole<T>{T(quad(s, 0)), T(quad(s, 1)), T(quad(s, 2)),
+                                T(quad(s, 3)), T(quad(s, 4)), T(quad(s, 5))};
+        if (bfs) {
+          GroupNode<T> r;
+          r.c = c;
+          r.geom = g;
+          const int d = dfs_of(k);
+          r.link = child_count(k) > 0 ? WalkLink{child_first(k), child_count(k)}
+                                      : WalkLink{begin(d), begin(d) - end(d)};
+          gn(k) = r;
+        } else {
+          nb(k) = c;
+          ng(k) = g;
+        }
+      });
+}
+
+template <class Space>
+void TreeForce<Space>::clear_slots(const Targets<Space>& targets, const int n) {
+  if (targets.index.extent(0) == 0 || given_rows(targets, n)) return;
+  const auto slot = slot_;
+  const auto index = targets.index;
+  Kokkos::parallel_for(
+      "hayate::gravity::tree_clear_slots", Kokkos::RangePolicy<Space>(space_, 0, targets.count),
+      KOKKOS_LAMBDA(const int k) { slot(index(k)) = -1; });
+}
+
+// Compiled once, in gravity_kernels.cpp (exec/instantiate.hpp says why).
+#define HAYATE_GRAVITY_TREE_SOLVER_KERNELS(EXTERN, S)                            \
+  EXTERN template class TreeForce<S>;                                            \
+  EXTERN template unsigned long long TreeForce<S>::walked_entries<float>();      \
+  EXTERN template unsigned long long TreeForce<S>::walked_entries<double>();     \
+  EXTERN template void TreeForce<S>::prepare_groups<float>(const Particles<S>&,  \
+                                                           const Targets<S>&);   \
+  EXTERN template void TreeForce<S>::prepare_groups<double>(const Particles<S>&, \
+                                                            const Targets<S>&);  \
+  EXTERN template void TreeForce<S>::pack<float>(bool);                          \
+  EXTERN template void TreeForce<S>::pack<double>(bool);
+#ifndef HAYATE_GRAVITY_DEFINE_KERNELS
+HAYATE_FOR_EACH_SPACE(HAYATE_GRAVITY_TREE_SOLVER_KERNELS, extern)
+#endif
 
 }  // namespace hayate::gravity

@@ -6,7 +6,9 @@
 #include "compat/kokkos_compat.hpp"
 #include "domain.hpp"
 #include "ewald.hpp"
+#include "exec/instantiate.hpp"
 #include "force.hpp"
+#include "md_styles_built.hpp"
 #include "neighbor.hpp"
 #include "potentials/pair_style.hpp"
 #include "run/checkpoint.hpp"
@@ -280,21 +282,7 @@ class MdSystem {
   }
 
   // Charges of the packed records (atoms, then their periodic images), after each list build.
-  void pack_charges() {
-    if (!list_.use_ghosts || charge_by_type_) return;
-    const int total = nlocal_ + list_.ghosts.count;
-    if (int(packed_q_.extent(0)) < total)
-      packed_q_ = Kokkos::View<Real*, Mem>(
-          Kokkos::view_alloc(std::string("hayate::md::packed_charge"), Kokkos::WithoutInitializing),
-          total + total / 5 + 1);
-    const auto pq = packed_q_;
-    const auto q = q_;
-    const auto owner = list_.ghosts.owner;
-    const int n = nlocal_;
-    Kokkos::parallel_for(
-        "hayate::md::pack_charges", Kokkos::RangePolicy<Space>(space_, 0, total),
-        KOKKOS_LAMBDA(int k) { pq(k) = q(k < n ? k : owner(k - n)); });
-  }
+  void pack_charges();
 
   bool needs_rebuild() const {
     moved2_ = -1;
@@ -312,22 +300,7 @@ class MdSystem {
   double moved2() const { return moved2_; }
   std::int64_t last_build() const { return last_build_; }
 
-  double max_displacement2() const {
-    const auto x = x_, xb = x_build_;
-    double m = 0;
-    Kokkos::parallel_reduce(
-        "hayate::md::displacement", Kokkos::RangePolicy<Space>(space_, 0, natoms_),
-        KOKKOS_LAMBDA(int i, double& v) {
-          const double dx = double(x(i, 0) - xb(i, 0)), dy = double(x(i, 1) - xb(i, 1)),
-                       dz = double(x(i, 2) - xb(i, 2));
-          const double d2 = dx * dx + dy * dy + dz * dz;
-          // A position that is not finite counts as the farthest move (NaN would not compare).
-          const double r2 = compat::isfinite(d2) ? d2 : 1e300;
-          v = r2 > v ? r2 : v;
-        },
-        Kokkos::Max<double>(m));
-    return m;
-  }
+  double max_displacement2() const;
 
   // Several ranks: the ghosts' positions from their owners after a drift (compute_forces()
   // sends them itself when the caller has not).
@@ -401,28 +374,7 @@ class MdSystem {
   // The packed (x, y, z, type) records of the atoms and of their ghost images, from the
   // current positions (the images move with their atoms between rebuilds). Where the drift
   // has just written the atoms' records, only the ghosts are left.
-  void pack() {
-    const int total = nlocal_ + list_.ghosts.count;
-    const int first = owned_packed_ && int(packed_.extent(0)) >= total ? natoms_ : 0;
-    owned_packed_ = false;
-    if (int(packed_.extent(0)) < total)
-      packed_ = Kokkos::View<PackedAtom<Real>*, Mem>(
-          Kokkos::view_alloc(std::string("hayate::md::packed"), Kokkos::WithoutInitializing),
-          total + total / 5 + 1);
-    if (first == total) return;
-    const auto q = packed_;
-    const auto x = x_;
-    const auto type = type_;
-    const auto owner = list_.ghosts.owner, code = list_.ghosts.code;
-    const Box<Real> box = nbox_;
-    const int n = nlocal_;
-    Kokkos::parallel_for(
-        "hayate::md::pack", Kokkos::RangePolicy<Space>(space_, first, total), KOKKOS_LAMBDA(int k) {
-          const int i = k < n ? k : owner(k - n);
-          const int c = k < n ? 13 : code(k - n);
-          q(k) = packed_record(x(i, 0), x(i, 1), x(i, 2), type(i), c, box);
-        });
-  }
+  void pack();
 
   // One velocity-Verlet step; energy and virial are computed when want_ev.
   void advance(bool want_ev) {
@@ -458,106 +410,20 @@ class MdSystem {
   // The first half kick and the drift, after the previous step's pending final kick; with packed
   // positions it also writes the atoms' records for the coming force call (pack() then adds
   // the ghosts only, unless a rebuild moves the atoms first).
-  void kick_drift() {
-    const bool pending = kick_pending_;
-    kick_pending_ = false;
-    ghosts_current_ = false;
-    const bool write_q =
-        params_.force.positions == Positions::Packed && int(packed_.extent(0)) >= natoms_;
-    const auto x = x_, v = v_, f = f_;
-    const auto q = packed_;
-    const auto type = type_;
-    const auto mass = mass_;
-    const Box<Real> box = nbox_;
-    const Real dt = Real(params_.dt), half = Real(0.5 * params_.dt * params_.units.ftm2v);
-    Kokkos::parallel_for(
-        "hayate::md::verlet_initial", Kokkos::RangePolicy<Space>(space_, 0, natoms_),
-        KOKKOS_LAMBDA(int i) {
-          const int t = type(i);
-          const Real h = half / mass.mass[t];
-          Real p[3];
-          for (int d = 0; d < 3; ++d) {
-            const Real fd = f(i, d);
-            Real vd = v(i, d);
-            if (pending) vd += h * fd;
-            vd += h * fd;
-            v(i, d) = vd;
-            p[d] = x(i, d) + dt * vd;
-            x(i, d) = p[d];
-          }
-          if (write_q) q(i) = packed_record(p[0], p[1], p[2], t, 13, box);
-        });
-    owned_packed_ = write_q;
-  }
+  void kick_drift();
 
-  void kick() const {
-    const auto v = v_, f = f_;
-    const auto type = type_;
-    const auto mass = mass_;
-    const Real half = Real(0.5 * params_.dt * params_.units.ftm2v);
-    Kokkos::parallel_for(
-        "hayate::md::verlet_final", Kokkos::RangePolicy<Space>(space_, 0, natoms_),
-        KOKKOS_LAMBDA(int i) {
-          const Real h = half / mass.mass[type(i)];
-          for (int d = 0; d < 3; ++d) v(i, d) += h * f(i, d);
-        });
-  }
+  void kick() const;
 
   // Langevin (as LAMMPS' fix langevin, with Gaussian noise): drag -m v / damp plus a random
   // force of variance 2 m k_B T / (damp dt), in the units' force units. The noise of atom `id`
   // at step s is a pure function of (seed, id, s), so runs are independent of backend, ordering
   // and restarts.
-  void langevin() {
-    const auto v = v_, f = f_;
-    const auto type = type_;
-    const auto id = id_;
-    const auto mass = mass_;
-    const double damp = params_.damp, kt = params_.units.boltz * params_.t_target, dt = params_.dt,
-                 mvv2e = params_.units.mvv2e, ftm2v = params_.units.ftm2v;
-    const std::uint64_t seed = params_.seed, step = static_cast<std::uint64_t>(step_);
-    Kokkos::parallel_for(
-        "hayate::md::langevin", Kokkos::RangePolicy<Space>(space_, 0, natoms_),
-        KOKKOS_LAMBDA(int i) {
-          const double m = double(mass.mass[type(i)]);
-          const double sigma = compat::sqrt(2.0 * m * kt / (damp * dt * mvv2e)) / ftm2v;
-          const std::uint64_t stream = static_cast<std::uint64_t>(id(i));
-          for (int d = 0; d < 3; ++d) {
-            const double g = util::normal01(seed, stream, 3 * step + std::uint64_t(d));
-            f(i, d) += Real(-m * double(v(i, d)) / damp / ftm2v + sigma * g);
-          }
-        });
-  }
+  void langevin();
 
   // Berendsen velocity rescaling towards the target temperature with time constant tau.
-  void berendsen() {
-    const double t = temperature();
-    if (!(t > 0)) return;
-    const double lambda2 = 1.0 + params_.dt / params_.tau * (params_.t_target / t - 1.0);
-    const Real lambda = Real(std::sqrt(lambda2 > 0 ? lambda2 : 0.0));
-    const auto v = v_;
-    Kokkos::parallel_for(
-        "hayate::md::berendsen", Kokkos::RangePolicy<Space>(space_, 0, natoms_),
-        KOKKOS_LAMBDA(int i) {
-          for (int d = 0; d < 3; ++d) v(i, d) *= lambda;
-        });
-  }
+  void berendsen();
 
-  double kinetic_energy() const {
-    settle();
-    const auto v = v_;
-    const auto type = type_;
-    const auto mass = mass_;
-    double ke = 0;
-    Kokkos::parallel_reduce(
-        "hayate::md::kinetic", Kokkos::RangePolicy<Space>(space_, 0, natoms_),
-        KOKKOS_LAMBDA(int i, double& s) {
-          const double vx = v(i, 0), vy = v(i, 1), vz = v(i, 2);
-          s += 0.5 * double(mass.mass[type(i)]) * (vx * vx + vy * vy + vz * vz);
-        },
-        ke);
-    if (comm_) comm_->sum(&ke, 1);
-    return ke * params_.units.mvv2e;
-  }
+  double kinetic_energy() const;
 
   // Degrees of freedom as LAMMPS' compute temp: 3N minus the 3 of the fixed total momentum.
   double dof() const { return total_ > 1 ? 3.0 * double(total_) - 3.0 : 3.0 * double(total_); }
@@ -807,58 +673,13 @@ class MdSystem {
   }
 
   // Wraps x into [0, L); returns the number of atoms lost (a position that is not finite).
-  int wrap() {
-    owned_packed_ = false;
-    const auto x = x_;
-    const Box<Real> box = box_;
-    int lost = 0;
-    Kokkos::parallel_reduce(
-        "hayate::md::wrap", Kokkos::RangePolicy<Space>(space_, 0, natoms_),
-        KOKKOS_LAMBDA(int i, int& count) {
-          bool finite = true;
-          for (int d = 0; d < 3; ++d) {
-            const Real l = box.length[d];
-            Real p = x(i, d);
-            finite = finite && compat::isfinite(p);
-            p -= l * compat::floor(p / l);
-            if (p >= l) p -= l;  // rounding of tiny negative values
-            x(i, d) = p;
-          }
-          if (!finite) ++count;
-        },
-        lost);
-    return lost;
-  }
+  int wrap();
 
   // Atoms whose position was not finite at the last rebuild: the run has blown up.
   int lost_atoms() const { return lost_; }
 
   // New atom k is old atom perm(k).
-  void permute(const Kokkos::View<int*, Mem>& perm) {
-    settle();  // f is not permuted
-    owned_packed_ = false;
-    const auto x = x_, v = v_, xs = x_scratch_, vs = v_scratch_;
-    const auto type = type_, ts = type_scratch_;
-    const auto id = id_, is = id_scratch_;
-    const auto q = q_, qs = q_scratch_;
-    Kokkos::parallel_for(
-        "hayate::md::reorder", Kokkos::RangePolicy<Space>(space_, 0, natoms_),
-        KOKKOS_LAMBDA(int k) {
-          const int p = perm(k);
-          for (int d = 0; d < 3; ++d) {
-            xs(k, d) = x(p, d);
-            vs(k, d) = v(p, d);
-          }
-          ts(k) = type(p);
-          is(k) = id(p);
-          qs(k) = q(p);
-        });
-    std::swap(x_, x_scratch_);
-    std::swap(v_, v_scratch_);
-    std::swap(type_, type_scratch_);
-    std::swap(id_, id_scratch_);
-    std::swap(q_, q_scratch_);
-  }
+  void permute(const Kokkos::View<int*, Mem>& perm);
 
  private:
   // Coulomb settings of charged styles and, with kspace.style ewald, the wave-space sum with the
@@ -935,5 +756,231 @@ class MdSystem {
   mutable bool kick_pending_ = false;  // see finish_step()
   bool owned_packed_ = false;          // packed_ holds the atoms' current records (kick_drift())
 };
+
+template <class Space, class Real, class Style>
+void MdSystem<Space, Real, Style>::pack_charges() {
+  if (!list_.use_ghosts || charge_by_type_) return;
+  const int total = nlocal_ + list_.ghosts.count;
+  if (int(packed_q_.extent(0)) < total)
+    packed_q_ = Kokkos::View<Real*, Mem>(
+        Kokkos::view_alloc(std::string("hayate::md::packed_charge"), Kokkos::WithoutInitializing),
+        total + total / 5 + 1);
+  const auto pq = packed_q_;
+  const auto q = q_;
+  const auto owner = list_.ghosts.owner;
+  const int n = nlocal_;
+  Kokkos::parallel_for(
+      "hayate::md::pack_charges", Kokkos::RangePolicy<Space>(space_, 0, total),
+      KOKKOS_LAMBDA(int k) { pq(k) = q(k < n ? k : owner(k - n)); });
+}
+
+template <class Space, class Real, class Style>
+double MdSystem<Space, Real, Style>::max_displacement2() const {
+  const auto x = x_, xb = x_build_;
+  double m = 0;
+  Kokkos::parallel_reduce(
+      "hayate::md::displacement", Kokkos::RangePolicy<Space>(space_, 0, natoms_),
+      KOKKOS_LAMBDA(int i, double& v) {
+        const double dx = double(x(i, 0) - xb(i, 0)), dy = double(x(i, 1) - xb(i, 1)),
+                     dz = double(x(i, 2) - xb(i, 2));
+        const double d2 = dx * dx + dy * dy + dz * dz;
+        // A position that is not finite counts as the farthest move (NaN would not compare).
+        const double r2 = compat::isfinite(d2) ? d2 : 1e300;
+        v = r2 > v ? r2 : v;
+      },
+      Kokkos::Max<double>(m));
+  return m;
+}
+
+template <class Space, class Real, class Style>
+void MdSystem<Space, Real, Style>::pack() {
+  const int total = nlocal_ + list_.ghosts.count;
+  const int first = owned_packed_ && int(packed_.extent(0)) >= total ? natoms_ : 0;
+  owned_packed_ = false;
+  if (int(packed_.extent(0)) < total)
+    packed_ = Kokkos::View<PackedAtom<Real>*, Mem>(
+        Kokkos::view_alloc(std::string("hayate::md::packed"), Kokkos::WithoutInitializing),
+        total + total / 5 + 1);
+  if (first == total) return;
+  const auto q = packed_;
+  const auto x = x_;
+  const auto type = type_;
+  const auto owner = list_.ghosts.owner, code = list_.ghosts.code;
+  const Box<Real> box = nbox_;
+  const int n = nlocal_;
+  Kokkos::parallel_for(
+      "hayate::md::pack", Kokkos::RangePolicy<Space>(space_, first, total), KOKKOS_LAMBDA(int k) {
+        const int i = k < n ? k : owner(k - n);
+        const int c = k < n ? 13 : code(k - n);
+        q(k) = packed_record(x(i, 0), x(i, 1), x(i, 2), type(i), c, box);
+      });
+}
+
+template <class Space, class Real, class Style>
+void MdSystem<Space, Real, Style>::kick_drift() {
+  const bool pending = kick_pending_;
+  kick_pending_ = false;
+  ghosts_current_ = false;
+  const bool write_q =
+      params_.force.positions == Positions::Packed && int(packed_.extent(0)) >= natoms_;
+  const auto x = x_, v = v_, f = f_;
+  const auto q = packed_;
+  const auto type = type_;
+  const auto mass = mass_;
+  const Box<Real> box = nbox_;
+  const Real dt = Real(params_.dt), half = Real(0.5 * params_.dt * params_.units.ftm2v);
+  Kokkos::parallel_for(
+      "hayate::md::verlet_initial", Kokkos::RangePolicy<Space>(space_, 0, natoms_),
+      KOKKOS_LAMBDA(int i) {
+        const int t = type(i);
+        const Real h = half / mass.mass[t];
+        Real p[3];
+        for (int d = 0; d < 3; ++d) {
+          const Real fd = f(i, d);
+          Real vd = v(i, d);
+          if (pending) vd += h * fd;
+          vd += h * fd;
+          v(i, d) = vd;
+          p[d] = x(i, d) + dt * vd;
+          x(i, d) = p[d];
+        }
+        if (write_q) q(i) = packed_record(p[0], p[1], p[2], t, 13, box);
+      });
+  owned_packed_ = write_q;
+}
+
+template <class Space, class Real, class Style>
+void MdSystem<Space, Real, Style>::kick() const {
+  const auto v = v_, f = f_;
+  const auto type = type_;
+  const auto mass = mass_;
+  const Real half = Real(0.5 * params_.dt * params_.units.ftm2v);
+  Kokkos::parallel_for(
+      "hayate::md::verlet_final", Kokkos::RangePolicy<Space>(space_, 0, natoms_),
+      KOKKOS_LAMBDA(int i) {
+        const Real h = half / mass.mass[type(i)];
+        for (int d = 0; d < 3; ++d) v(i, d) += h * f(i, d);
+      });
+}
+
+template <class Space, class Real, class Style>
+void MdSystem<Space, Real, Style>::langevin() {
+  const auto v = v_, f = f_;
+  const auto type = type_;
+  const auto id = id_;
+  const auto mass = mass_;
+  const double damp = params_.damp, kt = params_.units.boltz * params_.t_target, dt = params_.dt,
+               mvv2e = params_.units.mvv2e, ftm2v = params_.units.ftm2v;
+  const std::uint64_t seed = params_.seed, step = static_cast<std::uint64_t>(step_);
+  Kokkos::parallel_for(
+      "hayate::md::langevin", Kokkos::RangePolicy<Space>(space_, 0, natoms_), KOKKOS_LAMBDA(int i) {
+        const double m = double(mass.mass[type(i)]);
+        const double sigma = compat::sqrt(2.0 * m * kt / (damp * dt * mvv2e)) / ftm2v;
+        const std::uint64_t stream = static_cast<std::uint64_t>(id(i));
+        for (int d = 0; d < 3; ++d) {
+          const double g = util::normal01(seed, stream, 3 * step + std::uint64_t(d));
+          f(i, d) += Real(-m * double(v(i, d)) / damp / ftm2v + sigma * g);
+        }
+      });
+}
+
+template <class Space, class Real, class Style>
+void MdSystem<Space, Real, Style>::berendsen() {
+  const double t = temperature();
+  if (!(t > 0)) return;
+  const double lambda2 = 1.0 + params_.dt / params_.tau * (params_.t_target / t - 1.0);
+  const Real lambda = Real(std::sqrt(lambda2 > 0 ? lambda2 : 0.0));
+  const auto v = v_;
+  Kokkos::parallel_for(
+      "hayate::md::berendsen", Kokkos::RangePolicy<Space>(space_, 0, natoms_),
+      KOKKOS_LAMBDA(int i) {
+        for (int d = 0; d < 3; ++d) v(i, d) *= lambda;
+      });
+}
+
+template <class Space, class Real, class Style>
+double MdSystem<Space, Real, Style>::kinetic_energy() const {
+  settle();
+  const auto v = v_;
+  const auto type = type_;
+  const auto mass = mass_;
+  double ke = 0;
+  Kokkos::parallel_reduce(
+      "hayate::md::kinetic", Kokkos::RangePolicy<Space>(space_, 0, natoms_),
+      KOKKOS_LAMBDA(int i, double& s) {
+        const double vx = v(i, 0), vy = v(i, 1), vz = v(i, 2);
+        s += 0.5 * double(mass.mass[type(i)]) * (vx * vx + vy * vy + vz * vz);
+      },
+      ke);
+  if (comm_) comm_->sum(&ke, 1);
+  return ke * params_.units.mvv2e;
+}
+
+template <class Space, class Real, class Style>
+int MdSystem<Space, Real, Style>::wrap() {
+  owned_packed_ = false;
+  const auto x = x_;
+  const Box<Real> box = box_;
+  int lost = 0;
+  Kokkos::parallel_reduce(
+      "hayate::md::wrap", Kokkos::RangePolicy<Space>(space_, 0, natoms_),
+      KOKKOS_LAMBDA(int i, int& count) {
+        bool finite = true;
+        for (int d = 0; d < 3; ++d) {
+          const Real l = box.length[d];
+          Real p = x(i, d);
+          finite = finite && compat::isfinite(p);
+          p -= l * compat::floor(p / l);
+          if (p >= l) p -= l;  // rounding of tiny negative values
+          x(i, d) = p;
+        }
+        if (!finite) ++count;
+      },
+      lost);
+  return lost;
+}
+
+template <class Space, class Real, class Style>
+void MdSystem<Space, Real, Style>::permute(const Kokkos::View<int*, Mem>& perm) {
+  settle();  // f is not permuted
+  owned_packed_ = false;
+  const auto x = x_, v = v_, xs = x_scratch_, vs = v_scratch_;
+  const auto type = type_, ts = type_scratch_;
+  const auto id = id_, is = id_scratch_;
+  const auto q = q_, qs = q_scratch_;
+  Kokkos::parallel_for(
+      "hayate::md::reorder", Kokkos::RangePolicy<Space>(space_, 0, natoms_), KOKKOS_LAMBDA(int k) {
+        const int p = perm(k);
+        for (int d = 0; d < 3; ++d) {
+          xs(k, d) = x(p, d);
+          vs(k, d) = v(p, d);
+        }
+        ts(k) = type(p);
+        is(k) = id(p);
+        qs(k) = q(p);
+      });
+  std::swap(x_, x_scratch_);
+  std::swap(v_, v_scratch_);
+  std::swap(type_, type_scratch_);
+  std::swap(id_, id_scratch_);
+  std::swap(q_, q_scratch_);
+}
+
+// The members above that launch kernel lambdas are compiled once per built (style, precision),
+// in that style's md_problem_<style>_<real>.cpp (exec/instantiate.hpp says why).
+#define HAYATE_MD_SYSTEM_KERNELS(EXTERN, S, R, ST)                      \
+  EXTERN template void MdSystem<S, R, ST>::pack_charges();              \
+  EXTERN template double MdSystem<S, R, ST>::max_displacement2() const; \
+  EXTERN template void MdSystem<S, R, ST>::pack();                      \
+  EXTERN template void MdSystem<S, R, ST>::kick_drift();                \
+  EXTERN template void MdSystem<S, R, ST>::kick() const;                \
+  EXTERN template void MdSystem<S, R, ST>::langevin();                  \
+  EXTERN template void MdSystem<S, R, ST>::berendsen();                 \
+  EXTERN template double MdSystem<S, R, ST>::kinetic_energy() const;    \
+  EXTERN template int MdSystem<S, R, ST>::wrap();                       \
+  EXTERN template void MdSystem<S, R, ST>::permute(const Kokkos::View<int*, S::memory_space>&);
+#define HAYATE_MD_SYSTEM_BUILT_(EXTERN, S) \
+  HAYATE_MD_FOR_EACH_BUILT_STYLE(HAYATE_MD_SYSTEM_KERNELS, EXTERN, S)
+HAYATE_FOR_EACH_SPACE(HAYATE_MD_SYSTEM_BUILT_, extern)
 
 }  // namespace hayate::md

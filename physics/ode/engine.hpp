@@ -4,6 +4,7 @@
 // fused; teams_kernels.hpp: teams).
 #include "config/error.hpp"
 #include "exec/exec_traits.hpp"
+#include "exec/instantiate.hpp"
 #include "ode/adaptive.hpp"
 #include "ode/interp.hpp"
 #include "ode/kernels.hpp"
@@ -171,16 +172,7 @@ class Engine {
   }
 
   // RMS of the scaled error estimates of the last rk45 attempt.
-  double error_norm() const {
-    const View err = dp_[3];
-    double sum = 0.0;
-    Kokkos::parallel_reduce(
-        "hayate::ode::dp_error", Kokkos::RangePolicy<Space>(space_, 0, err.extent(0)),
-        KOKKOS_LAMBDA(const std::size_t i, double& s) { s += err(i); }, sum);
-    double terms[2] = {sum, double(err.extent(0))};
-    if (options_.combine_error) options_.combine_error(terms);
-    return std::sqrt(terms[0] / terms[1]);
-  }
+  double error_norm() const;
 
   // Algebraic variables and derivatives at the current state: f and v are up to date after it.
   void evaluate(double t) { HostLaunch{this}(bufs_[0].data(), t, AssignFunction{f_.data()}); }
@@ -578,5 +570,24 @@ class Engine {
   View k_[7], dp_[4];  // rk45: stage derivatives; ya, yb, x_new, err
   View v_, f_;
 };
+
+template <class Space>
+double Engine<Space>::error_norm() const {
+  const View err = dp_[3];
+  double sum = 0.0;
+  Kokkos::parallel_reduce(
+      "hayate::ode::dp_error", Kokkos::RangePolicy<Space>(space_, 0, err.extent(0)),
+      KOKKOS_LAMBDA(const std::size_t i, double& s) { s += err(i); }, sum);
+  double terms[2] = {sum, double(err.extent(0))};
+  if (options_.combine_error) options_.combine_error(terms);
+  return std::sqrt(terms[0] / terms[1]);
+}
+
+// The one kernel lambda of the engine is compiled once, in ode_kernels.cpp
+// (exec/instantiate.hpp says why); its other kernels are functors.
+#define HAYATE_ODE_ENGINE_KERNELS(EXTERN, S) EXTERN template double Engine<S>::error_norm() const;
+#ifndef HAYATE_ODE_DEFINE_KERNELS
+HAYATE_FOR_EACH_SPACE(HAYATE_ODE_ENGINE_KERNELS, extern)
+#endif
 
 }  // namespace hayate::ode

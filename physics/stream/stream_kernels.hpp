@@ -2,6 +2,8 @@
 // STREAM (McCalpin) memory-bandwidth kernels. They calibrate the "% of bandwidth bound" that
 // the bandwidth-limited solvers (FHP, MD neighbor builds) report, on every backend. Every kernel
 // runs on the execution-space instance the arrays were made with.
+#include "exec/instantiate.hpp"
+
 #include <Kokkos_Core.hpp>
 
 #include <cmath>
@@ -59,33 +61,11 @@ struct StreamArrays {
   }
 
   // STREAM's initial values, written by the device so first touch places pages (OpenMP).
-  void fill() const {
-    const View a_ = a, b_ = b, c_ = c;
-    Kokkos::parallel_for(
-        "hayate::stream::fill", Kokkos::RangePolicy<Space>(space, 0, size()),
-        KOKKOS_LAMBDA(const std::int64_t i) {
-          a_(i) = Real(1);
-          b_(i) = Real(2);
-          c_(i) = Real(0);
-        });
-  }
+  void fill() const;
 
   // Launches one kernel (asynchronously on devices). `unroll` elements per thread, with all
   // loads issued before the first store, so several independent loads are in flight per thread.
-  void run(Kernel k, Real s, int unroll = default_unroll) const {
-    switch (unroll) {
-      case 1:
-        return run_unrolled<1>(k, s);
-      case 2:
-        return run_unrolled<2>(k, s);
-      case 4:
-        return run_unrolled<4>(k, s);
-      case 8:
-        return run_unrolled<8>(k, s);
-      default:
-        throw std::invalid_argument("stream: unroll must be 1, 2, 4 or 8");
-    }
-  }
+  void run(Kernel k, Real s, int unroll = default_unroll) const;
 
   // The four kernels as (value at i, where it goes): the semantics written once.
   struct Copy {
@@ -145,23 +125,54 @@ struct StreamArrays {
   }
 
   // Largest relative deviation of any element from the values (ea, eb, ec) it should hold.
-  double max_relative_error(Real ea, Real eb, Real ec) const {
-    const View a_ = a, b_ = b, c_ = c;
-    double worst = 0;
-    Kokkos::parallel_reduce(
-        "hayate::stream::verify", Kokkos::RangePolicy<Space>(space, 0, size()),
-        KOKKOS_LAMBDA(const std::int64_t i, double& w) {
-          const double da = (double(a_(i)) - double(ea)) / double(ea);
-          const double db = (double(b_(i)) - double(eb)) / double(eb);
-          const double dc = (double(c_(i)) - double(ec)) / double(ec);
-          const double m = da * da > db * db ? da * da : db * db;
-          const double e = m > dc * dc ? m : dc * dc;
-          if (e > w) w = e;
-        },
-        Kokkos::Max<double>(worst));
-    return std::sqrt(worst);
-  }
+  double max_relative_error(Real ea, Real eb, Real ec) const;
 };
+
+template <class Space, class Real>
+void StreamArrays<Space, Real>::fill() const {
+  const View a_ = a, b_ = b, c_ = c;
+  Kokkos::parallel_for(
+      "hayate::stream::fill", Kokkos::RangePolicy<Space>(space, 0, size()),
+      KOKKOS_LAMBDA(const std::int64_t i) {
+        a_(i) = Real(1);
+        b_(i) = Real(2);
+        c_(i) = Real(0);
+      });
+}
+
+template <class Space, class Real>
+void StreamArrays<Space, Real>::run(Kernel k, Real s, int unroll) const {
+  switch (unroll) {
+    case 1:
+      return run_unrolled<1>(k, s);
+    case 2:
+      return run_unrolled<2>(k, s);
+    case 4:
+      return run_unrolled<4>(k, s);
+    case 8:
+      return run_unrolled<8>(k, s);
+    default:
+      throw std::invalid_argument("stream: unroll must be 1, 2, 4 or 8");
+  }
+}
+
+template <class Space, class Real>
+double StreamArrays<Space, Real>::max_relative_error(Real ea, Real eb, Real ec) const {
+  const View a_ = a, b_ = b, c_ = c;
+  double worst = 0;
+  Kokkos::parallel_reduce(
+      "hayate::stream::verify", Kokkos::RangePolicy<Space>(space, 0, size()),
+      KOKKOS_LAMBDA(const std::int64_t i, double& w) {
+        const double da = (double(a_(i)) - double(ea)) / double(ea);
+        const double db = (double(b_(i)) - double(eb)) / double(eb);
+        const double dc = (double(c_(i)) - double(ec)) / double(ec);
+        const double m = da * da > db * db ? da * da : db * db;
+        const double e = m > dc * dc ? m : dc * dc;
+        if (e > w) w = e;
+      },
+      Kokkos::Max<double>(worst));
+  return std::sqrt(worst);
+}
 
 // The values every element must hold after `rounds` rounds of copy, scale, add, triad from the
 // initial state, computed the same way in the same precision (STREAM's own check).
@@ -177,5 +188,13 @@ void expected_values(std::int64_t rounds, Real s, Real& a, Real& b, Real& c) {
     a = b + s * c;
   }
 }
+
+// Compiled once, in stream_kernels.cpp (exec/instantiate.hpp says why).
+#define HAYATE_STREAM_KERNELS(EXTERN, S)         \
+  EXTERN template struct StreamArrays<S, float>; \
+  EXTERN template struct StreamArrays<S, double>;
+#ifndef HAYATE_STREAM_DEFINE_KERNELS
+HAYATE_FOR_EACH_SPACE(HAYATE_STREAM_KERNELS, extern)
+#endif
 
 }  // namespace hayate::stream
