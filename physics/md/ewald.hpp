@@ -9,6 +9,7 @@
 // neutralizing background) and the virial C sum_k u(k) |S(k)|^2 (1 - k^2 / (2 g^2)). C is the
 // units' Coulomb constant. The real-space part is pair style coul/long with the same g.
 #include "compat/kokkos_compat.hpp"
+#include "exec/instantiate.hpp"
 #include "force.hpp"
 
 #include <Kokkos_Complex.hpp>
@@ -261,15 +262,7 @@ void Ewald<Space>::add_forces(const X& x, const Q& q, const F& f, int natoms) {
   HAYATE_MD_EWALD_KERNELS(EXTERN, S, float) \
   HAYATE_MD_EWALD_KERNELS(EXTERN, S, double)
 #ifndef HAYATE_MD_DEFINE_SHARED_KERNELS
-#ifdef KOKKOS_ENABLE_SERIAL
-HAYATE_MD_EWALD_SPACE(extern, Kokkos::Serial)
-#endif
-#ifdef KOKKOS_ENABLE_OPENMP
-HAYATE_MD_EWALD_SPACE(extern, Kokkos::OpenMP)
-#endif
-#ifdef KOKKOS_ENABLE_CUDA
-HAYATE_MD_EWALD_SPACE(extern, Kokkos::Cuda)
-#endif
+HAYATE_FOR_EACH_SPACE(HAYATE_MD_EWALD_SPACE, extern)
 #endif
 
 }  // namespace hayate::md

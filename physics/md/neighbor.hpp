@@ -5,6 +5,7 @@
 // CSR (offsets + flat), padded row-major (i, k) and padded transposed (k fastest over i), the last
 // so that consecutive GPU threads read their k-th neighbors from consecutive addresses.
 #include "exec/exec_traits.hpp"
+#include "exec/instantiate.hpp"
 
 #include <Kokkos_Core.hpp>
 
@@ -707,10 +708,8 @@ int NeighborList<Space>::max_count(const Space& space) const {
 }
 
 // The kernels of binning and of the list and ghost builds, for the views MdSystem passes, are
-// compiled once (md/shared_kernels.cpp) and declared here for every other translation unit: nvcc
-// gives each unit that compiles a __host__ __device__ lambda its own helper state, while the
-// linker keeps one copy of the lambda wrapper's functions, so the same lambda compiled in two
-// units can call through a null pointer (docs/dev/reliability.md).
+// compiled once (md/shared_kernels.cpp) and declared here for every other translation unit
+// (exec/instantiate.hpp says why).
 #define HAYATE_MD_NEIGHBOR_KERNELS(EXTERN, S, R)                                           \
   EXTERN template void GhostImages<S>::build<R, ConstVecView<R, S::memory_space>>(         \
       const S&, const ConstVecView<R, S::memory_space>&, const Box<R>&, double);           \
@@ -726,15 +725,7 @@ int NeighborList<Space>::max_count(const Space& space) const {
   HAYATE_MD_NEIGHBOR_KERNELS(EXTERN, S, float)                    \
   HAYATE_MD_NEIGHBOR_KERNELS(EXTERN, S, double)
 #ifndef HAYATE_MD_DEFINE_SHARED_KERNELS
-#ifdef KOKKOS_ENABLE_SERIAL
-HAYATE_MD_NEIGHBOR_SPACE(extern, Kokkos::Serial)
-#endif
-#ifdef KOKKOS_ENABLE_OPENMP
-HAYATE_MD_NEIGHBOR_SPACE(extern, Kokkos::OpenMP)
-#endif
-#ifdef KOKKOS_ENABLE_CUDA
-HAYATE_MD_NEIGHBOR_SPACE(extern, Kokkos::Cuda)
-#endif
+HAYATE_FOR_EACH_SPACE(HAYATE_MD_NEIGHBOR_SPACE, extern)
 #endif
 
 }  // namespace hayate::md
