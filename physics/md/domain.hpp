@@ -10,6 +10,7 @@
 // minimum image), so one rank runs exactly the code it always ran. Buffers are packed and
 // unpacked by kernels on the device and pass through host memory to MPI.
 #include "config/error.hpp"
+#include "exec/instantiate.hpp"
 #include "neighbor.hpp"
 #include "parallel/comm.hpp"
 
@@ -583,15 +584,7 @@ auto Domain<Space, Real>::migrate(const core::Comm& comm, const OwnedAtoms<Real,
   Domain<S, double>::with_rows<std::int64_t>(const Kokkos::View<std::int64_t*, S::memory_space>&, \
                                              int, int) const;
 #ifndef HAYATE_MD_DEFINE_SHARED_KERNELS
-#ifdef KOKKOS_ENABLE_SERIAL
-HAYATE_MD_DOMAIN_SPACE(extern, Kokkos::Serial)
-#endif
-#ifdef KOKKOS_ENABLE_OPENMP
-HAYATE_MD_DOMAIN_SPACE(extern, Kokkos::OpenMP)
-#endif
-#ifdef KOKKOS_ENABLE_CUDA
-HAYATE_MD_DOMAIN_SPACE(extern, Kokkos::Cuda)
-#endif
+HAYATE_FOR_EACH_SPACE(HAYATE_MD_DOMAIN_SPACE, extern)
 #endif
 
 }  // namespace hayate::md

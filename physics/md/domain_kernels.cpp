@@ -6,13 +6,5 @@
 #include "md/domain.hpp"
 
 namespace hayate::md {
-#ifdef KOKKOS_ENABLE_SERIAL
-HAYATE_MD_DOMAIN_SPACE(, Kokkos::Serial)
-#endif
-#ifdef KOKKOS_ENABLE_OPENMP
-HAYATE_MD_DOMAIN_SPACE(, Kokkos::OpenMP)
-#endif
-#ifdef KOKKOS_ENABLE_CUDA
-HAYATE_MD_DOMAIN_SPACE(, Kokkos::Cuda)
-#endif
+HAYATE_FOR_EACH_SPACE(HAYATE_MD_DOMAIN_SPACE, )
 }  // namespace hayate::md
