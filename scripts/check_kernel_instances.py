@@ -17,7 +17,7 @@ import re
 import subprocess
 import sys
 
-KERNEL = re.compile(r"Kokkos::Impl::Parallel(?:For|Reduce|Scan)<(hayate::.*?)::\{lambda\(")
+KERNEL = re.compile(r"Kokkos::Impl::Parallel\w*<(hayate::.*?)::\{lambda\(")
 
 
 def kernel_lambdas(obj):
