@@ -7,6 +7,9 @@
 #include <cstring>
 #include <filesystem>
 
+#include <fcntl.h>
+#include <unistd.h>
+
 namespace hayate::core {
 
 namespace {
@@ -86,6 +89,17 @@ void write_file_atomic(const std::string& path, const std::string& contents) {
   AtomicFile file(path, true);
   file.stream() << contents;
   file.commit();
+}
+
+void sync_to_disk(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) throw_write_error(path, errno);
+  const int failed = ::fsync(fd);
+  const int error = errno;
+  ::close(fd);
+  // A folder on a file system that cannot sync folders: its entries are as durable as it makes
+  // them.
+  if (failed != 0 && error != EINVAL && error != EBADF) throw_write_error(path, error);
 }
 
 bool make_directories(const std::string& path) {

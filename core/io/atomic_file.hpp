@@ -36,6 +36,10 @@ class AtomicFile {
 // Writes a whole file at once through AtomicFile.
 void write_file_atomic(const std::string& path, const std::string& contents);
 
+// Waits until a written file (or a folder's entries: renames, new names) is on the disk: before
+// removing what a newer file replaces. Throws RuntimeFailure naming the path on failure.
+void sync_to_disk(const std::string& path);
+
 // Creates a folder and its parents; throws RuntimeFailure naming the path on failure. Returns
 // whether the folder itself was created (false: it existed).
 bool make_directories(const std::string& path);

@@ -11,6 +11,17 @@
 // (counts, steps, indices, types) lie in the range the caller gives; each problem then checks the
 // entries against its input (ProblemInfo::check_restart) before anything is allocated from them.
 // A failure is an InputError (exit 2) at the input key that named the file, naming the entry.
+//
+// On several ranks a checkpoint is one file per rank plus a manifest. The state a problem holds
+// split over the ranks (put_distributed) goes into each rank's part file,
+// "<name>.r<rank>.g<generation>", in the container above; the manifest, written last under the
+// checkpoint's own name, holds what every rank holds alike and an entry "hayate.parts": the
+// generation, each part's name, size and checksum, and for each split entry its record size,
+// block count and every rank's record count. Every file is written atomically, and a new
+// generation's parts take new names, so until the manifest is renamed into place the previous
+// one and its parts stand; the previous parts are removed after it. A reader of the manifest
+// reads the parts and joins each split entry into the one-rank layout, so every reader below
+// sees one kind of checkpoint, and a restart may take any number of ranks.
 #include "config/error.hpp"
 #include "io/input_file.hpp"
 
@@ -30,6 +41,7 @@
 namespace hayate::core {
 
 class Config;
+class Comm;
 
 inline constexpr std::uint32_t checkpoint_format_version = 1;
 
@@ -59,12 +71,58 @@ class CheckpointWriter {
     put_bytes(name, host.data(), host.span() * sizeof(typename View::value_type));
   }
 
+  // An entry the ranks hold split: this rank's `records` records of `record_bytes` bytes in each
+  // of `blocks` blocks (block-major, as a LayoutLeft View's columns). The entry is, block by
+  // block, every rank's records in rank order: the layout of the one-rank run. Every rank puts
+  // the same split entries in the same order. On one rank an ordinary entry.
+  void put_distributed(const std::string& name, const void* data, std::size_t record_bytes,
+                       std::size_t records, std::size_t blocks = 1);
+  // Rows [first, first + count) of a View of one or two dimensions as this rank's records:
+  // one block per column of a LayoutLeft View, else one record per row; all rows by default.
+  template <class View>
+  void put_distributed_view(const std::string& name, const View& view, std::size_t first = 0,
+                            std::size_t count = std::size_t(-1)) {
+    using T = typename View::non_const_value_type;
+    static_assert(View::rank == 1 || View::rank == 2, "rows of a View of one or two dimensions");
+    const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), view);
+    if (count == std::size_t(-1)) count = view.extent(0) - first;
+    const std::size_t columns = View::rank == 1 ? 1 : view.extent(1);
+    constexpr bool by_column = std::is_same<typename View::array_layout, Kokkos::LayoutLeft>::value;
+    std::vector<T> rows(count * columns);
+    for (std::size_t i = 0; i < count; ++i)
+      for (std::size_t c = 0; c < columns; ++c) {
+        T value;
+        if constexpr (View::rank == 1)
+          value = host(first + i);
+        else
+          value = host(first + i, c);
+        rows[by_column ? c * count + i : i * columns + c] = value;
+      }
+    if (by_column)
+      put_distributed(name, rows.data(), sizeof(T), count, columns);
+    else
+      put_distributed(name, rows.data(), sizeof(T) * columns, count, 1);
+  }
+
   // Writes atomically (temporary name, then rename).
   void write(const std::string& path) const;
+  // Every rank calls it. One rank, or nothing split: write(path) on the first rank. Several:
+  // each rank's part file, then the manifest at `path` from the first rank, then the previous
+  // generation's parts removed.
+  void write(const std::string& path, const Comm& comm) const;
 
  private:
+  struct Saved {
+    std::string name;
+    std::vector<char> bytes;
+    bool split = false;
+    std::uint64_t record_bytes = 0, records = 0, blocks = 0;
+  };
+  enum class Select { all, split, shared };
+  // The container of the chosen entries (and a list of parts, when given), checksum included.
+  std::string container(Select select, const std::string& parts = {}) const;
   std::string problem_;
-  std::vector<std::pair<std::string, std::vector<char>>> entries_;
+  std::vector<Saved> entries_;
 };
 
 namespace detail {
@@ -227,12 +285,24 @@ class CheckpointReader {
   // An InputError about the file as a whole.
   [[noreturn]] void fail_file(const std::string& message) const;
 
+  // The part files the manifest at `path` names (empty when there is none there, or it is not
+  // a manifest, or it cannot be read), and its generation (0 then).
+  struct PartList {
+    std::uint64_t generation = 0;
+    std::vector<std::string> names;
+  };
+  static PartList part_list(const std::string& path);
+  // The part files this checkpoint was joined from (none: a one-rank file).
+  std::size_t parts() const { return parts_; }
+
   static constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
 
  private:
   struct Entry {
     std::size_t offset = 0, size = 0;
+    bool joined = false;  // a split entry joined from the part files (offset: in data_ only)
   };
+  void join_parts(const Entry& list);
   const Entry& find(const std::string& name) const;
   const Entry& sized(const std::string& name, std::size_t expected) const;
   [[noreturn]] void mismatch(const std::string& name, std::size_t have, std::size_t want) const;
@@ -269,8 +339,9 @@ class CheckpointReader {
   std::string path_;
   FileOrigin origin_;
   std::string problem_;
-  std::string data_;  // the whole file; entries are ranges of it
+  std::string data_;  // the whole file, then the joined split entries; entries are ranges of it
   std::map<std::string, Entry> entries_;
+  std::size_t parts_ = 0;
 };
 
 // The checkpoint does not fit the input: an InputError at input key `key` (where the mismatching

@@ -177,7 +177,8 @@ RunResult run_problem(const Config& config, const RunOptions& options) {
   });
   const std::string backend = validated.backend;
 
-  // The first rank owns the folder, its lock and every file in it; the others write nothing.
+  // The first rank owns the folder, its lock and every file in it but the parts of a checkpoint,
+  // which each rank writes there itself.
   bool created = false;
   const std::string started = utc_stamp();
   FolderLock lock;
@@ -196,6 +197,20 @@ RunResult run_problem(const Config& config, const RunOptions& options) {
   };
   try {
     auto scope = ctx.timers.scope("setup");
+    world.agree([&] {
+      // Found now rather than at the first checkpoint, hours in: every rank writes its part of
+      // a checkpoint into the first rank's folder.
+      const bool checkpoints =
+          config.integer("checkpoint.every") > 0 || config.boolean("checkpoint.at_end");
+      std::error_code ec;
+      if (world.distributed() && checkpoints && !std::filesystem::is_directory(outdir, ec))
+        throw RuntimeFailure("the output folder '" + outdir +
+                             "' is not there on this rank: on several ranks each writes its "
+                             "part of a checkpoint into it, so it must be on a file system "
+                             "every rank shares");
+    });
+    // Separate from the check above: set-up below may be collective, so no rank may leave it
+    // early.
     world.agree([&] {
       if (!validated.checkpoint) {
         problem->initialize(ctx);
@@ -227,8 +242,8 @@ RunResult run_problem(const Config& config, const RunOptions& options) {
     problem->flush_output();
     auto scope = ctx.timers.scope("checkpoint");
     CheckpointWriter writer(config.problem());
-    problem->save(writer);  // every rank: a distributed problem gathers its state to the first
-    if (world.root()) writer.write(ctx.path("checkpoint.bin"));
+    problem->save(writer);  // every rank: each saves the state it holds split as its part
+    writer.write(ctx.path("checkpoint.bin"), world);
   };
 
   const std::int64_t first = problem->current_step();

@@ -240,10 +240,20 @@ class FhpProblem final : public core::Problem {
     cp.put<std::int32_t>("ny", shape_.ny);
     cp.put<std::int32_t>("model", int(model_));
     cp.put<std::int64_t>("step", step_);
-    // Which sites are solid (walls and obstacles) is in the site bytes themselves. The whole
-    // lattice, whatever the ranks: a restart may take another number of them.
-    gather_sites();
-    cp.put_view("sites", sites_);
+    // Which sites are solid (walls and obstacles) is in the site bytes themselves. Each rank's
+    // slab of whole rows is its part: the slabs in rank order are the lattice, whatever the
+    // ranks, so a restart may take another number of them.
+    const std::size_t nx = std::size_t(shape_.nx);
+    if (world_.distributed()) {
+      engine_->store(local_sites_);
+      const auto local = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), local_sites_);
+      cp.put_distributed("sites", local.data() + std::size_t(halo_) * nx, nx,
+                         std::size_t(slab_.count));
+    } else {
+      engine_->store(sites_);
+      const auto whole = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), sites_);
+      cp.put_distributed("sites", whole.data(), nx, std::size_t(shape_.ny));
+    }
     cp.put_view("field_sums", fields_.sums());
     cp.put<std::int32_t>("field_samples", fields_.samples());
     cp.put_vector("profile_sums", profile_);

@@ -259,13 +259,19 @@ class GravityProblem final : public core::Problem {
     cp.put<double>("time", time_);
     cp.put<double>("e0", e0_);
     cp.put<bool>("have_e0", have_e0_);
-    cp.put_view("x", p_.x);
-    cp.put_view("v", p_.v);
-    cp.put_view("acc", p_.acc);
-    cp.put_view("jerk", p_.jerk);
-    cp.put_view("m", p_.m);
-    cp.put_view("level", p_.level);
-    cp.put_view("id", p_.id);
+    // Every rank holds every particle; each saves an even block of them as its part, so the
+    // ranks share the writing and a restart may take any number of ranks.
+    const core::RowSlab block = core::row_slab(p_.n, 1, world_.size(), world_.rank());
+    const auto put = [&](const char* name, const auto& view) {
+      cp.put_distributed_view(name, view, std::size_t(block.first), std::size_t(block.count));
+    };
+    put("x", p_.x);
+    put("v", p_.v);
+    put("acc", p_.acc);
+    put("jerk", p_.jerk);
+    put("m", p_.m);
+    put("level", p_.level);
+    put("id", p_.id);
     solver_or_direct().save(cp);
   }
 

@@ -446,8 +446,9 @@ class MdSystem {
     return t;
   }
 
-  // On several ranks every rank calls it: the atoms are gathered in rank order (the first rank
-  // writes), so the file is the one-rank format and restarts on any number of ranks.
+  // On several ranks every rank calls it: each rank's atoms are its part of the per-atom entries
+  // (the ranks' atoms in rank order, the one-rank layout), so a restart may take any number of
+  // ranks.
   void save(core::CheckpointWriter& cp) const {
     settle();
     cp.put<std::int64_t>("natoms", total_);
@@ -465,13 +466,37 @@ class MdSystem {
     cp.put<std::int64_t>("rebuilds", rebuilds_);
     cp.put<double>("energy", ev_.energy);
     cp.put<double>("virial", ev_.virial);
-    cp.put_view("x", gathered(x_));
-    cp.put_view("v", gathered(v_));
-    cp.put_view("f", gathered(f_));
-    cp.put_view("x_build", gathered(x_build_));
-    cp.put_view("type", gathered(type_));
-    cp.put_view("id", gathered(id_));
-    cp.put_view("q", gathered(q_));
+    put_owned(cp, "x", x_);
+    put_owned(cp, "v", v_);
+    put_owned(cp, "f", f_);
+    put_owned(cp, "x_build", x_build_);
+    put_owned(cp, "type", type_);
+    put_owned(cp, "id", id_);
+    put_owned(cp, "q", q_);
+  }
+
+  // Rows 0..size()-1 (this rank's atoms) of a per-atom view, column by column in host memory.
+  template <class V>
+  Kokkos::View<typename V::non_const_data_type, Kokkos::LayoutLeft, Kokkos::HostSpace> owned_host(
+      const V& view) const {
+    using Out =
+        Kokkos::View<typename V::non_const_data_type, Kokkos::LayoutLeft, Kokkos::HostSpace>;
+    const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), view);
+    Out out(Kokkos::view_alloc(std::string("owned"), Kokkos::WithoutInitializing), natoms_);
+    for (int i = 0; i < natoms_; ++i) {
+      if constexpr (V::rank == 2) {
+        for (int c = 0; c < 3; ++c) out(i, c) = host(i, c);
+      } else {
+        out(i) = host(i);
+      }
+    }
+    return out;
+  }
+  template <class V>
+  void put_owned(core::CheckpointWriter& cp, const std::string& name, const V& view) const {
+    const auto host = owned_host(view);
+    cp.put_distributed(name, host.data(), sizeof(typename V::non_const_value_type),
+                       std::size_t(natoms_), V::rank == 2 ? 3 : 1);
   }
 
   // Rows 0..size()-1 of a per-atom view in host memory: on several ranks every rank's rows in
@@ -483,19 +508,14 @@ class MdSystem {
     using Out =
         Kokkos::View<typename V::non_const_data_type, Kokkos::LayoutLeft, Kokkos::HostSpace>;
     constexpr int columns = V::rank == 2 ? 3 : 1;
-    const auto host = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), view);
+    const auto host = owned_host(view);
+    if (!comm_) return host;
     const auto at = [](const auto& v, int i, int c) -> decltype(auto) {
       if constexpr (V::rank == 2)
         return v(i, c);
       else
         return v(i);
     };
-    if (!comm_) {
-      Out out(Kokkos::view_alloc(std::string("gathered"), Kokkos::WithoutInitializing), natoms_);
-      for (int c = 0; c < columns; ++c)
-        for (int i = 0; i < natoms_; ++i) at(out, i, c) = at(host, i, c);
-      return out;
-    }
     const int ranks = comm_->size();
     std::vector<std::int64_t> counts(std::size_t(ranks), 0);
     const std::int64_t n = natoms_;

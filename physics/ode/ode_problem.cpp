@@ -563,7 +563,10 @@ class OdeProblem final : public core::Problem {
     cp.put<std::int64_t>("step", step_);
     cp.put<double>("time", double(step_) * dt_);
     cp.put<double>("h", h_);
-    cp.put_vector("x", all_states());  // every member, whatever the ranks: restarts on any number
+    // Each rank's members are its part ([state * members + m] on every rank and in the file):
+    // a restart may take any number of ranks.
+    const std::vector<double> mine = runner_->states();
+    cp.put_distributed("x", mine.data(), sizeof(double), Ml_, program_.n_states);
   }
 
   std::int64_t current_step() const override { return (step_ + every_ - 1) / every_; }

@@ -90,8 +90,17 @@ class Runner:
 
 
 def same_files(work, a, b, names):
-    return [n for n in names if not filecmp.cmp(os.path.join(work, a, n),
-                                                os.path.join(work, b, n), shallow=False)]
+    """The names that differ; a checkpoint is compared by its entries, its parts joined."""
+    def same(n):
+        pa, pb = os.path.join(work, a, n), os.path.join(work, b, n)
+        if n == "checkpoint.bin":
+            return read_checkpoint(pa) == read_checkpoint(pb)
+        return filecmp.cmp(pa, pb, shallow=False)
+    return [n for n in names if not same(n)]
+
+
+def part_files(folder):
+    return sorted(f for f in os.listdir(folder) if f.startswith("checkpoint.bin.r"))
 
 
 def errors(stderr):
@@ -113,8 +122,11 @@ def fhp_cases(r):
             check(rc == 0, f"fhp {kernel}: {ranks} ranks run", err)
             if rc == 0:
                 diff = same_files(r.work, one, out, files)
-                check(not diff, f"fhp {kernel}: {ranks} ranks write the bytes of one rank "
-                                f"(differ: {diff})")
+                parts = part_files(os.path.join(r.work, out))
+                check(not diff and len(parts) == (ranks if ranks > 1 else 0),
+                      f"fhp {kernel}: {ranks} ranks write the bytes of one rank, the "
+                      f"checkpoint in {ranks if ranks > 1 else 'no'} part files (differ: {diff}; "
+                      f"parts: {parts})")
     # A checkpoint written by 3 ranks continues on 2 and on 1 to the one-rank run's end.
     rc, _, _ = r.hayate_run(3, "fhp.yaml", "fhp_half", "run.steps=130", "tuning.kernel=bits")
     check(rc == 0, "fhp: 3 ranks write a checkpoint at step 130")
@@ -187,8 +199,8 @@ def ode_cases(r, source_dir):
           f"(rc {rc}: {errors(err)})")
 
 
-def read_checkpoint(path):
-    """{entry name: bytes} of a hayate checkpoint (core/run/checkpoint.cpp)."""
+def read_container(path):
+    """(problem, {entry name: bytes}) of one hayate checkpoint file (core/run/checkpoint.cpp)."""
     with open(path, "rb") as f:
         data = f.read()
     at = 12  # magic, format version
@@ -205,11 +217,67 @@ def read_checkpoint(path):
         at += n
         return data[at - n:at]
 
-    chunk()  # problem
+    problem = chunk()
     entries = {}
     for _ in range(u64()):
         name = chunk().decode()
         entries[name] = chunk()
+    return problem, entries
+
+
+def fnv1a(data):
+    h = 1469598103934665603
+    for b in data:
+        h = ((h ^ b) * 1099511628211) % (1 << 64)
+    return h
+
+
+def write_manifest(path, names, generation):
+    """A manifest naming `names` as its parts (sizes and checksums 0), nothing split."""
+    def chunk(b):
+        return struct.pack("<Q", len(b)) + b
+    parts = struct.pack("<QQ", generation, len(names))
+    for n in names:
+        parts += chunk(n.encode()) + struct.pack("<QQ", 0, 0)
+    parts += struct.pack("<Q", 0)
+    data = b"HAYATECK" + struct.pack("<I", 1) + chunk(b"fhp") + struct.pack("<Q", 1)
+    data += chunk(b"hayate.parts") + chunk(parts)
+    with open(path, "wb") as f:
+        f.write(data + struct.pack("<Q", fnv1a(data)))
+
+
+def read_checkpoint(path):
+    """{entry name: bytes} of a checkpoint; a manifest's split entries joined from its parts
+    into the one-rank layout."""
+    _, entries = read_container(path)
+    if "hayate.parts" not in entries:
+        return entries
+    data, at = entries.pop("hayate.parts"), 8  # after the generation
+
+    def u64():
+        nonlocal at
+        (v,) = struct.unpack_from("<Q", data, at)
+        at += 8
+        return v
+
+    ranks = u64()
+    names = []
+    for _ in range(ranks):
+        n = u64()
+        names.append(data[at:at + n].decode())
+        at += n + 16  # size, checksum
+    parts = [read_container(os.path.join(os.path.dirname(path), n))[1] for n in names]
+    for _ in range(u64()):
+        n = u64()
+        name = data[at:at + n].decode()
+        at += n
+        record, blocks = u64(), u64()
+        counts = [u64() for _ in range(ranks)]
+        joined = b""
+        for b in range(blocks):
+            for part, count in zip(parts, counts):
+                joined += part[name][b * count * record:(b + 1) * count * record]
+        entries[name] = joined
     return entries
 
 
@@ -400,8 +468,54 @@ def gravity_cases(r, source_dir):
 
 def failure_cases(r, source_dir):
     """Failures that meet some ranks only end on every rank, never in a wait."""
+    # A checkpoint every 50 steps: each takes new part names, and the previous ones go once the
+    # new manifest is in place.
+    rc, _, _ = r.hayate_run(2, "fhp.yaml", "fail_fhp", "run.steps=100", "checkpoint.every=50")
+    parts = part_files(os.path.join(r.work, "fail_fhp"))
+    check(rc == 0 and parts == ["checkpoint.bin.r0.g2", "checkpoint.bin.r1.g2"],
+          f"2 ranks checkpointing twice keep the second generation's parts only ({parts})")
+    # A manifest planted in the folder cannot make the next checkpoint remove other files: only
+    # the names a writer gives parts are removed.
+    os.makedirs(os.path.join(r.work, "planted"))
+    outside = os.path.join(r.work, "outside.txt")
+    for victim in [outside, os.path.join(r.work, "planted", "keep.txt")]:
+        with open(victim, "w") as f:
+            f.write("keep\n")
+    write_manifest(os.path.join(r.work, "planted", "checkpoint.bin"),
+                   ["keep.txt", "checkpoint.bin.r1.g4", outside, "checkpoint.bin"], generation=4)
+    with open(os.path.join(r.work, "planted", "checkpoint.bin.r1.g4"), "w") as f:
+        f.write("an old part\n")
+    rc, _, err = r.hayate_run(2, "fhp.yaml", "planted", "run.steps=20")
+    kept = [os.path.exists(p) for p in [outside, os.path.join(r.work, "planted", "keep.txt")]]
+    parts = part_files(os.path.join(r.work, "planted"))
+    check(rc == 0 and all(kept) and parts == ["checkpoint.bin.r0.g5", "checkpoint.bin.r1.g5"],
+          f"a planted manifest: only its parts by their writer's names go (kept {kept}, "
+          f"parts {parts})", err)
+    # Each rank its own folder (no shared file system): refused at set-up, not at the first
+    # checkpoint.
+    for k in (0, 1):
+        os.makedirs(os.path.join(r.work, f"local{k}"), exist_ok=True)
+    script = (f"cd local$OMPI_COMM_WORLD_RANK && exec {r.binary} run ../fhp.yaml --threads 1 "
+              "--quiet --output o")
+    rc, _, err = r.run_cmd(r.mpirun + ["-np", "2", "sh", "-c", script])
+    check(rc == 3 and len(errors(err)) == 1 and "rank 1 of 2" in err and "shares" in err,
+          f"an output folder rank 1 cannot see: exit 3 at set-up (rc {rc}: {errors(err)})")
+    # A part missing, or one of another checkpoint: refused at the key, naming the part (exit 2).
+    shutil.copytree(os.path.join(r.work, "fail_fhp"), os.path.join(r.work, "bad_parts"))
+    os.remove(os.path.join(r.work, "bad_parts", "checkpoint.bin.r1.g2"))
+    rc, _, err = r.hayate_run(2, "fhp.yaml", "bad_out1",
+                              "checkpoint.restart=bad_parts/checkpoint.bin")
+    check(rc == 2 and len(errors(err)) == 1 and "checkpoint.bin.r1.g2" in err and
+          "checkpoint.restart" in err,
+          f"a checkpoint whose part is missing: refused at its key, exit 2 (rc {rc}: "
+          f"{errors(err)})")
+    shutil.copy(os.path.join(r.work, "fhp_half", "checkpoint.bin.r1.g1"),
+                os.path.join(r.work, "bad_parts", "checkpoint.bin.r1.g2"))
+    rc, _, err = r.hayate_run(1, "fhp.yaml", "bad_out2",
+                              "checkpoint.restart=bad_parts/checkpoint.bin")
+    check(rc == 2 and len(errors(err)) == 1 and "another checkpoint" in err,
+          f"a part of another checkpoint: refused, exit 2 (rc {rc}: {errors(err)})")
     # The first rank alone finds the folder's series foreign on a restart (exit 2).
-    rc, _, _ = r.hayate_run(2, "fhp.yaml", "fail_fhp", "run.steps=100", "checkpoint.at_end=true")
     path = os.path.join(r.work, "fail_fhp", "fields.csv")
     with open(path) as f:
         text = f.read()
@@ -416,10 +530,10 @@ def failure_cases(r, source_dir):
     # names itself, every rank stops with exit 2.
     for k in (0, 1):
         os.makedirs(os.path.join(r.work, f"node{k}"), exist_ok=True)
-    shutil.copy(os.path.join(r.work, "fail_fhp", "checkpoint.bin"),
-                os.path.join(r.work, "node0", "ck.bin"))
+    for name in ["checkpoint.bin"] + part_files(os.path.join(r.work, "fail_fhp")):
+        shutil.copy(os.path.join(r.work, "fail_fhp", name), os.path.join(r.work, "node0", name))
     script = (f"cd node$OMPI_COMM_WORLD_RANK && exec {r.binary} run ../fhp.yaml --threads 1 "
-              "--quiet --output o --set checkpoint.restart=ck.bin")
+              "--quiet --output o --set checkpoint.restart=checkpoint.bin")
     rc, _, err = r.run_cmd(r.mpirun + ["-np", "2", "sh", "-c", script])
     check(rc == 2 and len(errors(err)) == 1 and "rank 1 of 2" in err,
           f"a checkpoint only rank 0 can read: rank 1 names itself, exit 2 (rc {rc}: "

@@ -202,6 +202,117 @@ TEST(Checkpoint, CraftedFramingIsRefused) {
   }
 }
 
+namespace {
+// A part file (a container of split entries) and the bytes of the manifest's list naming it.
+struct PartFile {
+  std::string name;
+  std::uint64_t size = 0, checksum = 0;
+};
+PartFile write_part(const std::string& name, const std::vector<double>& x) {
+  CheckpointWriter w("demo");
+  w.put_vector("x", x);
+  w.write(temp_file(name));
+  std::ifstream in(temp_file(name), std::ios::binary);
+  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  PartFile p{name, bytes.size(), 0};
+  std::memcpy(&p.checksum, bytes.data() + bytes.size() - 8, 8);
+  return p;
+}
+std::string u64s(std::initializer_list<std::uint64_t> values) {
+  std::string out;
+  for (const std::uint64_t v : values) out.append(reinterpret_cast<const char*>(&v), 8);
+  return out;
+}
+std::string str(const std::string& s) {
+  return u64s({s.size()}) + s;
+}
+// The list: generation 1, the parts, one split entry "x" of 8-byte records in `blocks` blocks.
+// `copies` > 1 lists "x" that many times; `record_bytes` as given.
+std::string part_list(const std::vector<PartFile>& parts, std::uint64_t blocks,
+                      const std::vector<std::uint64_t>& records, std::uint64_t record_bytes = 8,
+                      std::uint64_t copies = 1) {
+  std::string list = u64s({1, parts.size()});
+  for (const auto& p : parts) list += str(p.name) + u64s({p.size, p.checksum});
+  list += u64s({copies});
+  for (std::uint64_t c = 0; c < copies; ++c) {
+    list += str("x") + u64s({record_bytes, blocks});
+    for (const std::uint64_t r : records) list += u64s({r});
+  }
+  return list;
+}
+void write_manifest(const std::string& path, const std::string& list) {
+  std::int64_t step = 7;
+  hayate::test::RawCheckpoint()
+      .str("demo")
+      .u64(2)
+      .str("step")
+      .str(std::string(reinterpret_cast<const char*>(&step), 8))
+      .str("hayate.parts")
+      .str(list)
+      .write(path);
+}
+}  // namespace
+
+// A manifest's split entries are its parts joined block by block in rank order: the layout of
+// one rank's file.
+TEST(Checkpoint, PartsJoinIntoTheOneRankLayout) {
+  // Two blocks (say x and y of every atom): rank 0 holds atoms 0 and 1, rank 1 atom 2.
+  const auto p0 = write_part("join.bin.r0.g1", {10, 11, 20, 21});
+  const auto p1 = write_part("join.bin.r1.g1", {12, 22});
+  const std::string path = temp_file("join.bin");
+  write_manifest(path, part_list({p0, p1}, 2, {2, 1}));
+  const CheckpointReader r(path);
+  EXPECT_EQ(r.parts(), 2u);
+  EXPECT_EQ(r.get<std::int64_t>("step"), 7);
+  EXPECT_EQ(r.get_vector<double>("x", 6), (std::vector<double>{10, 11, 12, 20, 21, 22}));
+  EXPECT_FALSE(r.has("hayate.parts"));
+  const auto list = CheckpointReader::part_list(path);
+  EXPECT_EQ(list.generation, 1u);
+  EXPECT_EQ(list.names, (std::vector<std::string>{"join.bin.r0.g1", "join.bin.r1.g1"}));
+  EXPECT_TRUE(CheckpointReader::part_list(temp_file("no_such.bin")).names.empty());
+  EXPECT_TRUE(CheckpointReader::part_list(write_sample("plain.bin")).names.empty());
+}
+
+// Nothing in a manifest is trusted either: counts, names, sizes and the parts themselves are
+// checked before anything is sized or read from them.
+TEST(Checkpoint, CraftedManifestsAreRefused) {
+  const auto p0 = write_part("bad.bin.r0.g1", {1, 2});
+  const auto p1 = write_part("bad.bin.r1.g1", {3});
+  const std::string path = temp_file("bad.bin");
+  auto changed = [](PartFile p, std::uint64_t size, std::uint64_t sum) {
+    p.size += size;
+    p.checksum += sum;
+    return p;
+  };
+  auto named = [](PartFile p, const std::string& name) {
+    p.name = name;
+    return p;
+  };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {u64s({1, std::uint64_t(1) << 62}), "part files, more than its list can hold"},
+      {part_list({p0, named(p1, "../bad.bin.r1.g1")}, 1, {2, 1}), "not a file name"},
+      {part_list({p0, named(p1, "")}, 1, {2, 1}), "not a file name"},
+      {part_list({p0, p1}, 1, {2, std::uint64_t(1) << 61}), "claims more bytes than its part"},
+      {part_list({p0, p1}, std::uint64_t(1) << 62, {2, 1}), "claims more bytes than its part"},
+      {part_list({p0, p1}, 1, {~std::uint64_t(0), 2}), "claims too many records"},
+      {part_list({p0, changed(p1, 0, 1)}, 1, {2, 1}), "of another checkpoint"},
+      {part_list({p0, changed(p1, 8, 0)}, 1, {2, 1}), "of another checkpoint"},
+      {part_list({p0, p1}, 1, {1, 1}), "its list says"},
+      {part_list({p0, named(p1, "bad.bin.r9.g1")}, 1, {2, 1}), "bad.bin.r9.g1"},
+      {part_list({p0, p1}, 1, {2, 1}) + "x", "trailing data"},
+      // Records of no bytes or no blocks would let any count through the size checks.
+      {part_list({p0, p1}, std::uint64_t(1) << 63, {2, 1}, 0), "records of 0 bytes or no blocks"},
+      {part_list({p0, p1}, 0, {2, 1}), "records of 0 bytes or no blocks"},
+      {part_list({p0, p1}, 1, {2, 1}, 8, 2), "entry 'x' twice"},
+  };
+  for (const auto& [list, expected] : cases) {
+    write_manifest(path, list);
+    const std::string message = input_error([&] { CheckpointReader r(path); });
+    EXPECT_NE(message.find(expected), std::string::npos) << message;
+    EXPECT_LT(message.size(), 1000u);
+  }
+}
+
 // Every typed accessor checks what it hands out: sizes, finite reals, booleans, integer ranges.
 TEST(Checkpoint, TypedAccessorsCheckValues) {
   CheckpointWriter w("demo");
