@@ -1,6 +1,7 @@
 #pragma once
 #include "config/config.hpp"
 
+#include <cstdint>
 #include <string>
 
 namespace hayate::core {
