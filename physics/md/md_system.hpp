@@ -317,40 +317,9 @@ class MdSystem {
 
   // The pieces of compute_forces(), for callers that time them separately: the pair forces
   // (and the wave-space sum), then, on several ranks with a half list, the ghosts' shares of
-  // the pair forces sent back to their owners.
-  void local_forces(bool ev) {
-    // Half lists on several ranks scatter to the ghost rows too.
-    if (newton_ghosts() && int(f_.extent(0)) < nlocal_)
-      f_ = domain_->with_rows(f_, natoms_, nlocal_);
-    EnergyVirial result;
-    if (params_.force.positions == Positions::Packed) {
-      pack();
-      const PackedPositions<Space, Real> pos{packed_, list_.ghosts.owner, nlocal_, packed_q_,
-                                             charge_by_type_};
-      list_.visit([&](const auto& rows) {
-        result = force_.compute(params_.force, rows, pos, natoms_, f_, coeffs_, ev);
-      });
-    } else {
-      const SplitPositions<Real, Mem> pos{ConstVec(x_), type_, nbox_, q_, charge_by_type_};
-      list_.visit([&](const auto& rows) {
-        result = force_.compute(params_.force, rows, pos, natoms_, f_, coeffs_, ev);
-      });
-    }
-    // The pair sums of every rank; the wave-space part below is the whole system's already.
-    if (comm_ && ev) {
-      double sums[2] = {result.energy, result.virial};
-      comm_->sum(sums, 2);
-      result.energy = sums[0];
-      result.virial = sums[1];
-    }
-    if (ev) check_tables();
-    if (params_.kspace.ewald) {
-      const EwaldResult k = ewald_.compute(ConstVec(x_), q_, f_, natoms_, ev);
-      result.energy += k.energy;
-      result.virial += k.virial;
-    }
-    if (ev) ev_ = result;
-  }
+  // the pair forces sent back to their owners. local_forces() is compiled with the force kernels
+  // in its style's md_problem unit only: the tests and benchmarks link to that copy.
+  void local_forces(bool ev);
 
   void return_ghost_forces() {
     if (newton_ghosts()) domain_->reverse_forces(*comm_, f_, natoms_);
@@ -778,6 +747,40 @@ class MdSystem {
 };
 
 template <class Space, class Real, class Style>
+void MdSystem<Space, Real, Style>::local_forces(bool ev) {
+  // Half lists on several ranks scatter to the ghost rows too.
+  if (newton_ghosts() && int(f_.extent(0)) < nlocal_) f_ = domain_->with_rows(f_, natoms_, nlocal_);
+  EnergyVirial result;
+  if (params_.force.positions == Positions::Packed) {
+    pack();
+    const PackedPositions<Space, Real> pos{packed_, list_.ghosts.owner, nlocal_, packed_q_,
+                                           charge_by_type_};
+    list_.visit([&](const auto& rows) {
+      result = force_.compute(params_.force, rows, pos, natoms_, f_, coeffs_, ev);
+    });
+  } else {
+    const SplitPositions<Real, Mem> pos{ConstVec(x_), type_, nbox_, q_, charge_by_type_};
+    list_.visit([&](const auto& rows) {
+      result = force_.compute(params_.force, rows, pos, natoms_, f_, coeffs_, ev);
+    });
+  }
+  // The pair sums of every rank; the wave-space part below is the whole system's already.
+  if (comm_ && ev) {
+    double sums[2] = {result.energy, result.virial};
+    comm_->sum(sums, 2);
+    result.energy = sums[0];
+    result.virial = sums[1];
+  }
+  if (ev) check_tables();
+  if (params_.kspace.ewald) {
+    const EwaldResult k = ewald_.compute(ConstVec(x_), q_, f_, natoms_, ev);
+    result.energy += k.energy;
+    result.virial += k.virial;
+  }
+  if (ev) ev_ = result;
+}
+
+template <class Space, class Real, class Style>
 void MdSystem<Space, Real, Style>::pack_charges() {
   if (!list_.use_ghosts || charge_by_type_) return;
   const int total = nlocal_ + list_.ghosts.count;
@@ -989,6 +992,7 @@ void MdSystem<Space, Real, Style>::permute(const Kokkos::View<int*, Mem>& perm) 
 // The members above that launch kernel lambdas are compiled once per built (style, precision),
 // in that style's md_problem_<style>_<real>.cpp (exec/instantiate.hpp says why).
 #define HAYATE_MD_SYSTEM_KERNELS(EXTERN, S, R, ST)                      \
+  EXTERN template void MdSystem<S, R, ST>::local_forces(bool);          \
   EXTERN template void MdSystem<S, R, ST>::pack_charges();              \
   EXTERN template double MdSystem<S, R, ST>::max_displacement2() const; \
   EXTERN template void MdSystem<S, R, ST>::pack();                      \
