@@ -91,6 +91,17 @@ KOKKOS_INLINE_FUNCTION int brick_cell(double x, int p, double length) {
   return c < 0 ? 0 : (c >= p ? p - 1 : c);
 }
 
+// The rank whose sub-box holds position x, wrapped into the box: who owns an atom at set-up.
+inline int owner_rank(const BrickGrid& grid, const double x[3]) {
+  int g[3];
+  for (int d = 0; d < 3; ++d) {
+    const double l = grid.length[d];
+    const double p = x[d] - l * std::floor(x[d] / l);
+    g[d] = brick_cell(p, grid.p[d], l);
+  }
+  return grid.rank_of(g);
+}
+
 // The atoms a rank owns, as MdSystem stores them.
 template <class Real, class Mem>
 struct OwnedAtoms {

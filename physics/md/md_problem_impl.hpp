@@ -220,12 +220,10 @@ class MdProblem final : public core::Problem {
 
   static MdSystem<Space, Real, Style> make_system(const core::Config& config, const Space& space,
                                                   const std::string& backend) {
-    const InitialState init = make_initial_state(config);
-    MdParams params = read_params(config, backend, init.size());
-    const std::string source = config.string("system.source");
-    params.grid = rank_grid(
-        config, source == "lattice" ? "system.lattice.cells" : "system." + source + ".file",
-        init.box, init.types.max_cutoff() + params.skin);
+    BrickGrid grid;
+    const InitialState init = make_initial_state(config, &grid);  // this rank's atoms
+    MdParams params = read_params(config, backend, init.total());
+    params.grid = grid;
     return MdSystem<Space, Real, Style>(init, params, space);
   }
 

@@ -14,6 +14,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace hayate::md {
 
@@ -553,43 +554,104 @@ MdParams read_params(const Config& config, const std::string& backend, std::size
 
 namespace {
 
-// Cells of side a filled with a basis (fractional coordinates); basis atom b gets type
-// type_of(b).
-template <class TypeOf>
+// Cells of side a filled with a basis (fractional coordinates), cell by cell with x fastest;
+// basis atom b gets type type_of(b) and atom k id k + 1. Only the atoms at positions
+// keep(x) accepts are stored, room made for `expected` of them.
+template <class TypeOf, class Keep>
 InitialState cubic_lattice(const std::vector<std::array<double, 3>>& basis, double a, int nx,
-                           int ny, int nz, TypeOf type_of) {
+                           int ny, int nz, TypeOf type_of, Keep keep, std::size_t expected) {
   InitialState s;
   s.box[0] = a * nx;
   s.box[1] = a * ny;
   s.box[2] = a * nz;
-  const std::size_t n = basis.size() * std::size_t(nx) * ny * nz;
-  s.x.reserve(3 * n);
-  s.type.reserve(n);
-  s.id.reserve(n);
+  s.x.reserve(3 * expected);
+  s.type.reserve(expected);
+  s.id.reserve(expected);
   std::int64_t id = 0;
   for (int k = 0; k < nz; ++k)
     for (int j = 0; j < ny; ++j)
       for (int i = 0; i < nx; ++i)
         for (std::size_t b = 0; b < basis.size(); ++b) {
-          s.x.push_back(a * (i + basis[b][0]));
-          s.x.push_back(a * (j + basis[b][1]));
-          s.x.push_back(a * (k + basis[b][2]));
+          ++id;
+          const double x[3] = {a * (i + basis[b][0]), a * (j + basis[b][1]), a * (k + basis[b][2])};
+          if (!keep(x)) continue;
+          s.x.insert(s.x.end(), x, x + 3);
           s.type.push_back(type_of(b));
-          s.id.push_back(++id);
+          s.id.push_back(id);
         }
-  s.v.assign(3 * n, 0.0);
+  if (s.size() < expected) {
+    s.x.shrink_to_fit();
+    s.type.shrink_to_fit();
+    s.id.shrink_to_fit();
+  }
+  s.v.assign(s.x.size(), 0.0);
   return s;
 }
 
 const std::vector<std::array<double, 3>> fcc_basis{
     {0, 0, 0}, {0.5, 0.5, 0}, {0.5, 0, 0.5}, {0, 0.5, 0.5}};
 
+std::vector<std::array<double, 3>> rocksalt_basis() {
+  std::vector<std::array<double, 3>> basis = fcc_basis;
+  for (const auto& p : fcc_basis) basis.push_back({p[0] + 0.5, p[1], p[2]});
+  return basis;
+}
+
+const auto keep_all = [](const double*) { return true; };
+
+// Gaussian velocities keyed on (seed, atom id), zero total momentum, rescaled to exactly
+// temperature T, for the atoms s holds of a system of n atoms whose atom k has the id and
+// type atom_of(k) gives. s holds all of them or some, in the system's order. The sums run
+// over the whole system in its order whatever s holds, so every rank's share has the bits of
+// one rank's whole system.
+template <class AtomOf>
+void system_velocities(InitialState& s, std::size_t n, AtomOf atom_of, double temperature,
+                       std::uint64_t seed, const Units& units) {
+  s.v.assign(3 * s.size(), 0.0);
+  if (n == 0 || temperature <= 0) return;
+  auto raw = [&](std::int64_t id, int d, double m) {
+    return util::normal01(seed, static_cast<std::uint64_t>(id), d) / std::sqrt(m);
+  };
+  // Atom k of the system is s's atom `held` when their ids agree (s follows the system's order).
+  double p[3] = {0, 0, 0}, mtot = 0;
+  for (std::size_t k = 0, held = 0; k < n; ++k) {
+    const auto [id, type] = atom_of(k);
+    const double m = s.types.mass[type];
+    const bool here = held < s.size() && s.id[held] == id;
+    for (int d = 0; d < 3; ++d) {
+      const double v = raw(id, d, m);
+      if (here) s.v[3 * held + d] = v;
+      p[d] += m * v;
+    }
+    mtot += m;
+    held += here;
+  }
+  double twice_ke = 0;
+  for (std::size_t k = 0, held = 0; k < n; ++k) {
+    const auto [id, type] = atom_of(k);
+    const double m = s.types.mass[type];
+    const bool here = held < s.size() && s.id[held] == id;
+    for (int d = 0; d < 3; ++d) {
+      double v = here ? s.v[3 * held + d] : raw(id, d, m);
+      v -= p[d] / mtot;
+      if (here) s.v[3 * held + d] = v;
+      twice_ke += m * v * v;
+    }
+    held += here;
+  }
+  const double dof = n > 1 ? 3.0 * n - 3.0 : 3.0 * n;
+  const double scale =
+      twice_ke > 0 ? std::sqrt(temperature * dof * units.boltz / (twice_ke * units.mvv2e)) : 0.0;
+  for (auto& v : s.v) v *= scale;
+}
+
 }  // namespace
 
 InitialState fcc_lattice_with_side(double a, int nx, int ny, int nz,
                                    const std::vector<int>& types) {
-  return cubic_lattice(fcc_basis, a, nx, ny, nz,
-                       [&](std::size_t b) { return types[b % types.size()]; });
+  return cubic_lattice(
+      fcc_basis, a, nx, ny, nz, [&](std::size_t b) { return types[b % types.size()]; }, keep_all,
+      fcc_basis.size() * std::size_t(nx) * ny * nz);
 }
 
 InitialState fcc_lattice(double density, int nx, int ny, int nz, const std::vector<int>& types) {
@@ -597,39 +659,46 @@ InitialState fcc_lattice(double density, int nx, int ny, int nz, const std::vect
 }
 
 InitialState rocksalt_lattice(double a, int nx, int ny, int nz, int cation, int anion) {
-  std::vector<std::array<double, 3>> basis = fcc_basis;
-  for (const auto& p : fcc_basis) basis.push_back({p[0] + 0.5, p[1], p[2]});
-  return cubic_lattice(basis, a, nx, ny, nz, [&](std::size_t b) { return b < 4 ? cation : anion; });
+  return cubic_lattice(
+      rocksalt_basis(), a, nx, ny, nz, [&](std::size_t b) { return b < 4 ? cation : anion; },
+      keep_all, 2 * fcc_basis.size() * std::size_t(nx) * ny * nz);
 }
 
 void create_velocities(InitialState& s, double temperature, std::uint64_t seed,
                        const Units& units) {
-  const std::size_t n = s.size();
-  s.v.assign(3 * n, 0.0);
-  if (n == 0 || temperature <= 0) return;
-  double p[3] = {0, 0, 0}, mtot = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double m = s.types.mass[s.type[i]];
+  system_velocities(
+      s, s.size(),
+      [&](std::size_t k) {
+        return std::pair{s.id[k], s.type[k]};
+      },
+      temperature, seed, units);
+}
+
+void keep_sub_box(InitialState& s, const BrickGrid& grid) {
+  if (grid.ranks() <= 1) return;
+  const int rank = grid.rank_of(grid.me);
+  const InitialState::Whole whole = s.whole_system();
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (owner_rank(grid, &s.x[3 * i]) != rank) continue;
     for (int d = 0; d < 3; ++d) {
-      const double v = util::normal01(seed, static_cast<std::uint64_t>(s.id[i]), d) / std::sqrt(m);
-      s.v[3 * i + d] = v;
-      p[d] += m * v;
+      s.x[3 * kept + d] = s.x[3 * i + d];
+      s.v[3 * kept + d] = s.v[3 * i + d];
     }
-    mtot += m;
+    s.type[kept] = s.type[i];
+    s.id[kept] = s.id[i];
+    if (!s.q.empty()) s.q[kept] = s.q[i];
+    ++kept;
   }
-  double twice_ke = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double m = s.types.mass[s.type[i]];
-    for (int d = 0; d < 3; ++d) {
-      double& v = s.v[3 * i + d];
-      v -= p[d] / mtot;
-      twice_ke += m * v * v;
-    }
-  }
-  const double dof = n > 1 ? 3.0 * n - 3.0 : 3.0 * n;
-  const double scale =
-      twice_ke > 0 ? std::sqrt(temperature * dof * units.boltz / (twice_ke * units.mvv2e)) : 0.0;
-  for (auto& v : s.v) v *= scale;
+  s.x.resize(3 * kept);
+  s.v.resize(3 * kept);
+  s.type.resize(kept);
+  s.id.resize(kept);
+  if (!s.q.empty()) s.q.resize(kept);
+  for (auto* v : {&s.x, &s.v, &s.q}) v->shrink_to_fit();
+  s.type.shrink_to_fit();
+  s.id.shrink_to_fit();
+  s.whole = whole;
 }
 
 namespace {
@@ -738,25 +807,51 @@ std::string data_file(const Config& config, const std::string& key, const std::s
 
 }  // namespace
 
-InitialState make_initial_state(const Config& config) {
+namespace {
+
+// The state of the atoms in sub-box grid.me of the grid grid_for(key, box, reach) picks once the
+// box is known (every atom for a one-rank grid).
+template <class GridFor>
+InitialState make_state(const Config& config, GridFor grid_for) {
   const TypeSet types = read_types(config);
-  const double reach = 2.0 * (types.max_cutoff() + config.real("neighbor.skin"));
+  const double reach = types.max_cutoff() + config.real("neighbor.skin");
   InitialState s;
   std::string where;
   if (config.string("system.source") == "lattice") {
     const LatticeSpec l = lattice_spec(config, types);
     where = "system.lattice.cells";
-    check_box(config, where, l.box, l.natoms, reach);
-    const int nx = int(l.cells[0]), ny = int(l.cells[1]), nz = int(l.cells[2]);
-    if (l.rocksalt)
-      s = rocksalt_lattice(l.a, nx, ny, nz, l.types[0], l.types[1]);
-    else if (l.given_side)
-      s = fcc_lattice_with_side(l.a, nx, ny, nz, l.types);
-    else
-      s = fcc_lattice(config.real("system.lattice.density"), nx, ny, nz, l.types);
+    check_box(config, where, l.box, l.natoms, 2.0 * reach);
+    // Several ranks: each makes only the atoms of its sub-box.
+    const BrickGrid g = grid_for(where, l.box, reach);
+    const int me = g.rank_of(g.me);
+    const std::vector<std::array<double, 3>> basis = l.rocksalt ? rocksalt_basis() : fcc_basis;
+    const auto type_of = [&](std::size_t b) {
+      return l.rocksalt ? l.types[b < 4 ? 0 : 1] : l.types[b % l.types.size()];
+    };
+    // A rank's share of an even split, a tenth more for the lattice's steps at the sub-box faces.
+    const std::size_t expected =
+        g.ranks() <= 1 ? l.natoms
+                       : std::min(l.natoms, l.natoms / std::size_t(g.ranks()) * 11 / 10 + 64);
+    s = cubic_lattice(
+        basis, l.a, int(l.cells[0]), int(l.cells[1]), int(l.cells[2]), type_of,
+        [&](const double* x) { return g.ranks() <= 1 || owner_rank(g, x) == me; }, expected);
     s.types = types;
-    create_velocities(s, config.real("system.temperature"),
+    const auto atom_of = [&](std::size_t k) {
+      return std::pair{std::int64_t(k) + 1, type_of(k % basis.size())};
+    };
+    system_velocities(s, l.natoms, atom_of, config.real("system.temperature"),
                       static_cast<std::uint64_t>(config.integer("system.seed")), units_of(config));
+    if (g.ranks() > 1) {
+      InitialState::Whole w;
+      w.natoms = l.natoms;
+      for (std::size_t k = 0; k < l.natoms; ++k) {
+        const double q = types.charge[std::size_t(atom_of(k).second)];
+        w.qsum += q;
+        w.q2sum += q * q;
+      }
+      s.whole = w;
+    }
+    return s;
   } else if (config.string("system.source") == "lammps_data") {
     data_file(config, "system.lammps_data.file", "LAMMPS data file");
     s = lammps_data_state(config, types);
@@ -807,8 +902,24 @@ InitialState make_initial_state(const Config& config) {
                         units_of(config));
     where = "system.xyz.file";
   }
-  check_box(config, where, s.box, s.size(), reach);
+  check_box(config, where, s.box, s.size(), 2.0 * reach);
+  // Several ranks: the file is read whole; each keeps its sub-box's atoms.
+  keep_sub_box(s, grid_for(where, s.box, reach));
   return s;
+}
+
+}  // namespace
+
+InitialState make_initial_state(const Config& config, BrickGrid* grid) {
+  return make_state(config, [&](const std::string& key, const double* box, double reach) {
+    const BrickGrid g = grid ? rank_grid(config, key, box, reach) : BrickGrid{};
+    if (grid) *grid = g;
+    return g;
+  });
+}
+
+InitialState make_initial_state(const Config& config, const BrickGrid& grid) {
+  return make_state(config, [&](const std::string&, const double*, double) { return grid; });
 }
 
 SystemShape system_shape(const Config& config) {

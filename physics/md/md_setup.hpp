@@ -19,9 +19,21 @@ TypeSet read_types(const core::Config& config);
 // Run parameters; `auto` tuning choices are resolved for `backend` and the atom count.
 MdParams read_params(const core::Config& config, const std::string& backend, std::size_t natoms);
 
-// fcc lattice or extended XYZ file, velocities created where the file has none. Fails with
-// file:line:col for boxes too small for the cutoff, unknown types and similar input problems.
-InitialState make_initial_state(const core::Config& config);
+// fcc or rock-salt lattice, LAMMPS data or extended XYZ file, velocities created where the file
+// has none. Fails with file:line:col for boxes too small for the cutoff, unknown types and
+// similar input problems.
+// With `grid`: the ranks' grid of sub-boxes is chosen (rank_grid) and written there, and the
+// state holds the atoms of this rank's sub-box only, with the whole system's count and charge
+// sums in InitialState::whole (one rank: every atom, as without). A lattice makes only those
+// atoms, with the velocities the whole system gives them; a file is read whole, then the other
+// ranks' atoms are dropped.
+InitialState make_initial_state(const core::Config& config, BrickGrid* grid = nullptr);
+// The same for sub-box grid.me of a given grid (grid.length: the input's box).
+InitialState make_initial_state(const core::Config& config, const BrickGrid& grid);
+
+// Drops the atoms outside sub-box grid.me (no-op for a one-rank grid), keeping the whole
+// system's count and charge sums in state.whole.
+void keep_sub_box(InitialState& state, const BrickGrid& grid);
 
 // The atom count, box and types the input gives, and the key that sets the count and box; a
 // lattice is checked without making its atoms (a file is read).

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -36,8 +37,29 @@ struct InitialState {
   std::vector<std::int64_t> id;
   std::vector<double> q;  // charges; empty: each atom its type's charge
   TypeSet types;
+  // Set where this holds one rank's atoms only (make_initial_state with a rank grid): what
+  // set-up needs of the whole system, summed over every atom in order, so that the sums have
+  // one rank's bits.
+  struct Whole {
+    std::size_t natoms = 0;
+    double qsum = 0, q2sum = 0;
+  };
+  std::optional<Whole> whole;
+
   std::size_t size() const { return type.size(); }
+  std::size_t total() const { return whole ? whole->natoms : size(); }
   double charge(std::size_t i) const { return q.empty() ? types.charge[type[i]] : q[i]; }
+  // The whole system's count and charge sums.
+  Whole whole_system() const {
+    if (whole) return *whole;
+    Whole w;
+    w.natoms = size();
+    for (std::size_t i = 0; i < size(); ++i) {
+      w.qsum += charge(i);
+      w.q2sum += charge(i) * charge(i);
+    }
+    return w;
+  }
 };
 
 enum class Thermostat { None, Langevin, Berendsen };
@@ -92,24 +114,17 @@ class MdSystem {
     if (types_.size() > max_types)
       throw std::invalid_argument("md: more than " + std::to_string(max_types) + " atom types");
     for (int d = 0; d < 3; ++d) box_.length[d] = Real(init.box[d]);
-    total_ = static_cast<std::int64_t>(init.size());
-    // On several ranks this rank keeps the atoms its sub-box holds; the rebuild at
-    // initialize() moves any the rounding of the wrap puts elsewhere.
+    total_ = static_cast<std::int64_t>(init.total());
+    // On several ranks this rank keeps the atoms its sub-box holds (all of `init` where it
+    // holds this rank's atoms only); the rebuild at initialize() moves any the rounding of the
+    // wrap puts elsewhere.
     std::vector<std::size_t> mine;
     if (params.grid.ranks() > 1) {
       comm_ = &core::Comm::world();
       if (params.grid.ranks() != comm_->size())
         throw std::logic_error("md: a rank grid for another number of ranks");
-      for (std::size_t i = 0; i < init.size(); ++i) {
-        int g[3];
-        for (int d = 0; d < 3; ++d) {
-          const double l = init.box[d];
-          double p = init.x[3 * i + d];
-          p -= l * std::floor(p / l);
-          g[d] = brick_cell(p, params.grid.p[d], l);
-        }
-        if (params.grid.rank_of(g) == comm_->rank()) mine.push_back(i);
-      }
+      for (std::size_t i = 0; i < init.size(); ++i)
+        if (owner_rank(params.grid, &init.x[3 * i]) == comm_->rank()) mine.push_back(i);
     } else {
       mine.resize(init.size());
       for (std::size_t i = 0; i < init.size(); ++i) mine[i] = i;
@@ -119,6 +134,7 @@ class MdSystem {
     for (std::size_t i = 0; i < init.size(); ++i)
       if (Real(init.charge(i)) != Real(init.types.charge[std::size_t(init.type[i])]))
         whole_by_type_ = false;
+    if (comm_) whole_by_type_ = comm_->min(std::int64_t(whole_by_type_)) != 0;
     setup_coulomb(init);
     coeffs_ = PairCoeffs<Style, Real, Mem>::make(types_, coulomb_);
     // Each pair's list reaches the larger of its own cutoff and the Coulomb cutoff.
@@ -680,16 +696,12 @@ class MdSystem {
     coulomb_.g_ewald = params_.kspace.g_ewald;
     coulomb_.eval = params_.coul_long;
     if (!params_.kspace.ewald) return;
-    double qsum = 0, q2sum = 0;
-    for (std::size_t i = 0; i < init.size(); ++i) {
-      qsum += init.charge(i);
-      q2sum += init.charge(i) * init.charge(i);
-    }
+    const InitialState::Whole w = init.whole_system();
     const EwaldSetup setup = EwaldSetup::choose(
-        params_.kspace.accuracy, params_.units.qqr2e, params_.units.qqr2e * q2sum,
-        double(init.size()), init.box, types_.coul_cutoff, params_.kspace.g_ewald);
+        params_.kspace.accuracy, params_.units.qqr2e, params_.units.qqr2e * w.q2sum,
+        double(w.natoms), init.box, types_.coul_cutoff, params_.kspace.g_ewald);
     coulomb_.g_ewald = setup.g_ewald;
-    ewald_.setup(space_, setup, init.box, qsum, q2sum, params_.units.qqr2e);
+    ewald_.setup(space_, setup, init.box, w.qsum, w.q2sum, params_.units.qqr2e);
   }
 
   void allocate() {

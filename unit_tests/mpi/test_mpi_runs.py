@@ -291,6 +291,17 @@ def md_forces(path):
     return by_id, struct.unpack("<d", e["energy"])[0], struct.unpack("<d", e["virial"])[0]
 
 
+def md_atoms(path):
+    """Positions and velocities by atom id of an md checkpoint (double)."""
+    e = read_checkpoint(path)
+    n = struct.unpack("<q", e["natoms"])[0]
+    ids = struct.unpack(f"<{n}q", e["id"])
+    x = struct.unpack(f"<{3 * n}d", e["x"])
+    v = struct.unpack(f"<{3 * n}d", e["v"])
+    return {ids[i]: (x[i], x[n + i], x[2 * n + i], v[i], v[n + i], v[2 * n + i])
+            for i in range(n)}
+
+
 def relative_difference(a, b):
     """Largest force difference over the largest force, and the energy and virial ones."""
     fa, ea, wa = a
@@ -403,6 +414,23 @@ def md_cases(r, source_dir):
                                 md_forces(two)) if rc1 == 0 and rc == 0 else float("inf")
         check(d <= 1e-12, f"md: NaCl with the Ewald sum at step 0 on 2 ranks, {kind} list, equals "
                           f"one rank (within {d:.2g})", err)
+    # Each rank makes only its sub-box's ions of the lattice, with velocities and Ewald sums
+    # from the whole crystal: at step 0 on 4 ranks the atoms have one rank's bits, the energy
+    # and virial one rank's to rounding (the perfect crystal's forces are rounding alone).
+    lattice0 = small + ["run.steps=0", "output.dump_every=0"]
+    rc1, _, err1 = r.hayate_run(0, nacl, "nacl_lattice1", *lattice0)
+    rc, _, err = r.hayate_run(4, nacl, "nacl_lattice4", *lattice0)
+    ok = rc1 == 0 and rc == 0
+    d = float("inf")
+    if ok:
+        one = os.path.join(r.work, "nacl_lattice1", "checkpoint.bin")
+        four = os.path.join(r.work, "nacl_lattice4", "checkpoint.bin")
+        ok = md_atoms(one) == md_atoms(four) and len(md_atoms(four)) == 512
+        (_, e1, w1), (_, e4, w4) = md_forces(one), md_forces(four)
+        d = max(abs(e1 - e4) / abs(e1), abs(w1 - w4) / abs(w1))
+    check(ok and d <= 1e-12, f"md: a NaCl lattice made rank by rank on 4 ranks: one rank's "
+                             f"positions and velocities, energy and virial within {d:.2g}",
+          err1 + err)
     # Refused once, exit 2: a box too small for the ranks.
     rc, _, err = r.hayate_run(3, "md.yaml", "md_small", "system.lattice.cells=[4,4,4]")
     check(rc == 2 and len(errors(err)) == 1 and "system.lattice.cells" in err,

@@ -1,0 +1,104 @@
+// Each rank's share of the initial state: made for its sub-box alone (a lattice) or cut from the
+// file read whole, it holds exactly the whole state's atoms of that sub-box with the same bits,
+// in the same order, and the whole system's atom count and charge sums.
+#include "cli_runner.hpp"
+#include "md/md_setup.hpp"
+#include "run/registry.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+namespace hayate::md::test {
+namespace {
+
+core::Config load(const std::string& input, const std::vector<std::string>& sets) {
+  return core::Registry::instance().loader().load_file(hayate::test::source_path(input), sets);
+}
+
+void expect_shares_join_into_the_whole(const core::Config& config, int ranks) {
+  const InitialState whole = make_initial_state(config);
+  const InitialState::Whole sums = whole.whole_system();
+  const double reach = whole.types.max_cutoff() + config.real("neighbor.skin");
+  std::vector<std::size_t> next(std::size_t(ranks), 0);
+  std::vector<InitialState> shares;
+  for (int r = 0; r < ranks; ++r) {
+    const BrickGrid grid = BrickGrid::choose(ranks, r, whole.box, reach);
+    ASSERT_GT(grid.p[0], 0);
+    shares.push_back(make_initial_state(config, grid));
+    const InitialState& s = shares.back();
+    ASSERT_TRUE(s.whole.has_value());
+    EXPECT_EQ(s.whole->natoms, whole.size());
+    EXPECT_EQ(s.whole->qsum, sums.qsum);
+    EXPECT_EQ(s.whole->q2sum, sums.q2sum);
+    EXPECT_EQ(s.total(), whole.size());
+    EXPECT_LT(s.size(), whole.size());
+    for (int d = 0; d < 3; ++d) EXPECT_EQ(s.box[d], whole.box[d]);
+    EXPECT_EQ(s.x.size(), 3 * s.size());
+    EXPECT_EQ(s.v.size(), 3 * s.size());
+    EXPECT_EQ(s.q.empty(), whole.q.empty());
+  }
+  // Atom by atom in the whole state's order: its owner's share holds it next.
+  for (std::size_t i = 0; i < whole.size(); ++i) {
+    const BrickGrid any = BrickGrid::choose(ranks, 0, whole.box, reach);
+    const int owner = owner_rank(any, &whole.x[3 * i]);
+    const InitialState& s = shares[std::size_t(owner)];
+    const std::size_t k = next[std::size_t(owner)]++;
+    ASSERT_LT(k, s.size()) << "atom " << whole.id[i];
+    ASSERT_EQ(s.id[k], whole.id[i]);
+    EXPECT_EQ(s.type[k], whole.type[i]);
+    for (int d = 0; d < 3; ++d) {
+      EXPECT_EQ(s.x[3 * k + d], whole.x[3 * i + d]) << "atom " << whole.id[i];
+      EXPECT_EQ(s.v[3 * k + d], whole.v[3 * i + d]) << "atom " << whole.id[i];
+    }
+    if (!whole.q.empty()) EXPECT_EQ(s.q[k], whole.q[i]);
+  }
+  for (int r = 0; r < ranks; ++r) EXPECT_EQ(next[std::size_t(r)], shares[std::size_t(r)].size());
+}
+
+TEST(MdRankState, LatticeSharesJoinIntoTheWholeLattice) {
+  // Two types of two masses, a temperature (velocities from sums over the whole system) and
+  // 2, 3, 4, 8 ranks.
+  const core::Config two_types = core::Registry::instance().loader().load_string(
+      "problem: md\nsystem:\n  lattice: {density: 0.8442, cells: [8, 7, 6], types: [A, B]}\n"
+      "  temperature: 1.44\n  seed: 87287\n  types:\n    - {name: A, mass: 1.0}\n"
+      "    - {name: B, mass: 2.5}\npair: {style: lj/cut, cutoff: 2.5}\n",
+      "two_types.yaml");
+  for (const int ranks : {2, 3, 4, 8}) {
+    SCOPED_TRACE(ranks);
+    expect_shares_join_into_the_whole(two_types, ranks);
+  }
+  // Rock salt: charges by type, the Ewald sums of the whole system.
+  expect_shares_join_into_the_whole(load("inputs/md/nacl_melt.yaml", {}), 4);
+}
+
+TEST(MdRankState, FileSharesJoinIntoTheWholeFile) {
+  // Per-atom charges and velocities created from the file's atoms.
+  const std::string dir = hayate::test::scratch_path("rank_state");
+  std::filesystem::create_directories(dir);
+  const std::string data = dir + "/charged.data";
+  {
+    std::ofstream out(data);
+    out << "charged atoms\n\n64 atoms\n2 atom types\n\n0 8.5 xlo xhi\n0 8.5 ylo yhi\n0 8.5 zlo "
+           "zhi\n\nMasses\n\n1 1.0\n2 2.0\n\nAtoms # charge\n\n";
+    for (int i = 0; i < 64; ++i)
+      out << 64 - i << " " << 1 + i % 2 << " " << (i % 2 ? -0.25 * (i % 5) : 0.25 * (i % 3)) << " "
+          << 0.5 + 2.1 * (i % 4) << " " << 0.3 + 2.05 * ((i / 4) % 4) << " " << 1.1 + 2.0 * (i / 16)
+          << "\n";
+  }
+  const std::string yaml =
+      "problem: md\nsystem:\n  source: lammps_data\n  temperature: 1.2\n"
+      "  lammps_data: {file: " +
+      data +
+      "}\n  types:\n    - {name: A, mass: 1.0}\n    - {name: B, mass: "
+      "2.0}\npair:\n  style: lj/cut/coul/cut\n  cutoff: 2.0\n  coul_cutoff: 2.0\n"
+      "neighbor: {skin: 0.1}\n";
+  const core::Config config = core::Registry::instance().loader().load_string(yaml, "charged.yaml");
+  expect_shares_join_into_the_whole(config, 4);
+}
+
+}  // namespace
+}  // namespace hayate::md::test
