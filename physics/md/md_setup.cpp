@@ -579,7 +579,7 @@ InitialState cubic_lattice(const std::vector<std::array<double, 3>>& basis, doub
           s.type.push_back(type_of(b));
           s.id.push_back(id);
         }
-  if (s.size() < expected) {
+  if (s.x.capacity() > s.x.size()) {
     s.x.shrink_to_fit();
     s.type.shrink_to_fit();
     s.id.shrink_to_fit();

@@ -25,6 +25,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace hayate::md {
@@ -43,6 +44,8 @@ struct InitialState {
   struct Whole {
     std::size_t natoms = 0;
     double qsum = 0, q2sum = 0;
+    // Every atom carries its type's charge, compared in float and in double.
+    bool by_type_float = true, by_type_double = true;
   };
   std::optional<Whole> whole;
 
@@ -55,8 +58,11 @@ struct InitialState {
     Whole w;
     w.natoms = size();
     for (std::size_t i = 0; i < size(); ++i) {
-      w.qsum += charge(i);
-      w.q2sum += charge(i) * charge(i);
+      const double q = charge(i), qt = types.charge[std::size_t(type[i])];
+      w.qsum += q;
+      w.q2sum += q * q;
+      if (float(q) != float(qt)) w.by_type_float = false;
+      if (q != qt) w.by_type_double = false;
     }
     return w;
   }
@@ -131,11 +137,10 @@ class MdSystem {
     }
     natoms_ = static_cast<int>(mine.size());
     nlocal_ = natoms_;
-    for (std::size_t i = 0; i < init.size(); ++i)
-      if (Real(init.charge(i)) != Real(init.types.charge[std::size_t(init.type[i])]))
-        whole_by_type_ = false;
-    if (comm_) whole_by_type_ = comm_->min(std::int64_t(whole_by_type_)) != 0;
-    setup_coulomb(init);
+    // The whole system's, which every rank has: no message during set-up.
+    const InitialState::Whole whole = init.whole_system();
+    whole_by_type_ = std::is_same_v<Real, float> ? whole.by_type_float : whole.by_type_double;
+    setup_coulomb(init, whole);
     coeffs_ = PairCoeffs<Style, Real, Mem>::make(types_, coulomb_);
     // Each pair's list reaches the larger of its own cutoff and the Coulomb cutoff.
     std::vector<double> reach(types_.cutoff);
@@ -689,14 +694,13 @@ class MdSystem {
  private:
   // Coulomb settings of charged styles and, with kspace.style ewald, the wave-space sum with the
   // splitting the accuracy chooses (which the real-space coul/long part then uses).
-  void setup_coulomb(const InitialState& init) {
+  void setup_coulomb(const InitialState& init, const InitialState::Whole& w) {
     if constexpr (!is_charged<Style>::value) return;
     coulomb_.qqr2e = params_.units.qqr2e;
     coulomb_.cutoff = types_.coul_cutoff;
     coulomb_.g_ewald = params_.kspace.g_ewald;
     coulomb_.eval = params_.coul_long;
     if (!params_.kspace.ewald) return;
-    const InitialState::Whole w = init.whole_system();
     const EwaldSetup setup = EwaldSetup::choose(
         params_.kspace.accuracy, params_.units.qqr2e, params_.units.qqr2e * w.q2sum,
         double(w.natoms), init.box, types_.coul_cutoff, params_.kspace.g_ewald);

@@ -4,9 +4,12 @@
 #include "cli_runner.hpp"
 #include "md/md_setup.hpp"
 #include "run/registry.hpp"
+#include "util/random.hpp"
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -19,8 +22,38 @@ core::Config load(const std::string& input, const std::vector<std::string>& sets
   return core::Registry::instance().loader().load_file(hayate::test::source_path(input), sets);
 }
 
+// The velocities as LAMMPS' `velocity all create T seed` arithmetic gives them, written out
+// here on the whole state: what one rank has always had.
+std::vector<double> reference_velocities(const InitialState& s, double temperature,
+                                         std::uint64_t seed, const Units& units) {
+  const std::size_t n = s.size();
+  std::vector<double> v(3 * n);
+  double p[3] = {0, 0, 0}, mtot = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double m = s.types.mass[std::size_t(s.type[i])];
+    for (int d = 0; d < 3; ++d) {
+      v[3 * i + d] = util::normal01(seed, std::uint64_t(s.id[i]), d) / std::sqrt(m);
+      p[d] += m * v[3 * i + d];
+    }
+    mtot += m;
+  }
+  double twice_ke = 0;
+  for (std::size_t i = 0; i < n; ++i)
+    for (int d = 0; d < 3; ++d) {
+      v[3 * i + d] -= p[d] / mtot;
+      twice_ke += s.types.mass[std::size_t(s.type[i])] * v[3 * i + d] * v[3 * i + d];
+    }
+  const double dof = 3.0 * double(n) - 3.0;
+  const double scale = std::sqrt(temperature * dof * units.boltz / (twice_ke * units.mvv2e));
+  for (double& x : v) x *= scale;
+  return v;
+}
+
 void expect_shares_join_into_the_whole(const core::Config& config, int ranks) {
   const InitialState whole = make_initial_state(config);
+  EXPECT_EQ(whole.v, reference_velocities(whole, config.real("system.temperature"),
+                                          std::uint64_t(config.integer("system.seed")),
+                                          read_params(config, "serial", whole.size()).units));
   const InitialState::Whole sums = whole.whole_system();
   const double reach = whole.types.max_cutoff() + config.real("neighbor.skin");
   std::vector<std::size_t> next(std::size_t(ranks), 0);
@@ -60,12 +93,13 @@ void expect_shares_join_into_the_whole(const core::Config& config, int ranks) {
 }
 
 TEST(MdRankState, LatticeSharesJoinIntoTheWholeLattice) {
-  // Two types of two masses, a temperature (velocities from sums over the whole system) and
-  // 2, 3, 4, 8 ranks.
+  // Two types of two masses and charges, a temperature (velocities from sums over the whole
+  // system) and 2, 3, 4, 8 ranks.
   const core::Config two_types = core::Registry::instance().loader().load_string(
       "problem: md\nsystem:\n  lattice: {density: 0.8442, cells: [8, 7, 6], types: [A, B]}\n"
-      "  temperature: 1.44\n  seed: 87287\n  types:\n    - {name: A, mass: 1.0}\n"
-      "    - {name: B, mass: 2.5}\npair: {style: lj/cut, cutoff: 2.5}\n",
+      "  temperature: 1.44\n  seed: 87287\n  types:\n    - {name: A, mass: 1.0, charge: 0.3}\n"
+      "    - {name: B, mass: 2.5, charge: -0.7}\n"
+      "pair: {style: lj/cut/coul/cut, cutoff: 2.5, coul_cutoff: 2.5}\n",
       "two_types.yaml");
   for (const int ranks : {2, 3, 4, 8}) {
     SCOPED_TRACE(ranks);
