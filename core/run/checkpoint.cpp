@@ -299,11 +299,11 @@ CheckpointReader::CheckpointReader(const std::string& path, FileOrigin origin)
   if (list != entries_.end()) {
     const Entry e = list->second;
     entries_.erase(list);
-    join_parts(e);
+    read_part_list(e);
   }
 }
 
-void CheckpointReader::join_parts(const Entry& list) {
+void CheckpointReader::read_part_list(const Entry& list) {
   namespace fs = std::filesystem;
   Cursor c(
       data_, list.offset + list.size,
@@ -316,40 +316,32 @@ void CheckpointReader::join_parts(const Entry& list) {
   const std::uint64_t ranks = c.u64();
   if (ranks < 1 || ranks > c.left() / (3 * sizeof(std::uint64_t)))
     fail_file(fmt::format("checkpoint names {} part files, more than its list can hold", ranks));
-  struct Part {
-    std::string name;
-    std::uint64_t size = 0, checksum = 0;
-  };
-  std::vector<Part> parts(ranks);
+  std::vector<PartFile> parts(ranks);
   std::uint64_t part_bytes = 0;
+  const fs::path folder = fs::path(path_).parent_path();
   for (auto& p : parts) {
-    p.name = c.string(max_name_bytes);
+    const std::string name = c.string(max_name_bytes);
     p.size = c.u64();
     p.checksum = c.u64();
     // A part lies beside its manifest: a bare file name.
-    if (p.name.empty() || p.name == "." || p.name == ".." ||
-        p.name.find_first_of("/\\") != std::string::npos)
-      fail_file("checkpoint names a part file " + core::quoted(p.name) + ", not a file name");
+    if (name.empty() || name == "." || name == ".." ||
+        name.find_first_of("/\\") != std::string::npos)
+      fail_file("checkpoint names a part file " + core::quoted(name) + ", not a file name");
+    p.path = (folder / name).string();
     if (__builtin_add_overflow(part_bytes, p.size, &part_bytes))
       fail_file("checkpoint's part files claim more bytes than can be held");
   }
-  // The parts are there and of the sizes listed before anything is sized from the list.
-  const fs::path folder = fs::path(path_).parent_path();
+  // The parts are there and of the sizes listed before anything is sized from the list (their
+  // contents are checked when they are read).
   for (const auto& p : parts) {
-    const std::string file = (folder / p.name).string();
     std::error_code ec;
-    const std::uintmax_t size = fs::file_size(file, ec);
-    if (ec) read_input_file(file, "checkpoint part", max_checkpoint_bytes, origin_);  // says why
+    const std::uintmax_t size = fs::file_size(p.path, ec);
+    if (ec) read_input_file(p.path, "checkpoint part", max_checkpoint_bytes, origin_);  // says why
     if (ec || size != p.size)
-      fail_file("part file " + core::quoted(file) +
+      fail_file("part file " + core::quoted(p.path) +
                 " is not the one this checkpoint was written with (a part of another checkpoint, "
                 "or changed since)");
   }
-  struct Split {
-    std::string name;
-    std::uint64_t record_bytes = 0, blocks = 0, total = 0, offset = 0;
-    std::vector<std::uint64_t> records, first;  // per rank: count, first record
-  };
   const std::uint64_t count = c.u64();
   if (count > c.left() / ((3 + ranks) * sizeof(std::uint64_t)))
     fail_file(fmt::format("checkpoint lists {} split entries, more than its list can hold", count));
@@ -380,47 +372,93 @@ void CheckpointReader::join_parts(const Entry& list) {
       fail_file("checkpoint holds entry " + core::quoted(s.name) + " twice");
   }
   if (!c.done()) fail_file("checkpoint's list of part files has trailing data");
+  for (const auto& s : splits)
+    entries_[s.name] = Entry{0, std::size_t(s.record_bytes * s.total * s.blocks), true};
+  part_files_ = std::move(parts);
+  splits_ = std::move(splits);
+  joined_ = splits_.empty();
+}
 
+const CheckpointReader::LoadedPart& CheckpointReader::load_part(std::size_t r) const {
+  if (r >= part_files_.size()) throw std::logic_error("checkpoint: no such part");
+  if (const auto it = loaded_.find(r); it != loaded_.end()) return it->second;
+  const PartFile& pf = part_files_[r];
+  const auto bad = [&](const std::string& message) {
+    fail_file("part file " + core::quoted(pf.path) + " " + message);
+  };
+  LoadedPart lp;
+  lp.bytes = read_input_file(pf.path, "checkpoint part", max_checkpoint_bytes, origin_);
+  const std::string& part = lp.bytes;
+  std::uint64_t stored = 0;
+  if (part.size() >= sizeof stored)
+    std::memcpy(&stored, part.data() + part.size() - sizeof stored, sizeof stored);
+  if (part.size() != pf.size || stored != pf.checksum)
+    bad("is not the one this checkpoint was written with (a part of another checkpoint, or "
+        "changed since)");
+  const Container pc = parse(part, [&](const std::string& message) { bad(message); });
+  if (pc.problem != problem_)
+    bad("was written for problem " + core::quoted(pc.problem) + ", not " + core::quoted(problem_));
+  for (const auto& s : splits_) {
+    const auto e = pc.entries.find(s.name);
+    if (e == pc.entries.end()) bad("has no entry " + core::quoted(s.name));
+    const std::uint64_t block = s.record_bytes * s.records[r];
+    if (e->second.size != block * s.blocks)
+      bad(fmt::format("entry {} holds {} bytes, its list says {}", core::quoted(s.name),
+                      e->second.size, block * s.blocks));
+    lp.entries[s.name] = Entry{e->second.offset, e->second.size, true};
+  }
+  if (pc.entries.size() != splits_.size())
+    bad(fmt::format("holds {} entries, its list says {}", pc.entries.size(), splits_.size()));
+  return loaded_.emplace(r, std::move(lp)).first->second;
+}
+
+void CheckpointReader::join_all() const {
+  std::uint64_t joined = 0;
+  for (const auto& s : splits_) joined += s.record_bytes * s.total * s.blocks;
   std::size_t at = data_.size();
   data_.resize(data_.size() + std::size_t(joined));
-  for (auto& s : splits) {
-    s.offset = at;
-    entries_[s.name] = Entry{at, std::size_t(s.record_bytes * s.total * s.blocks), true};
+  std::map<std::string, std::size_t> offset;
+  for (const auto& s : splits_) {
+    offset[s.name] = at;
     at += std::size_t(s.record_bytes * s.total * s.blocks);
   }
   // One part at a time: each rank's records go to their place in every block.
-  for (std::uint64_t r = 0; r < ranks; ++r) {
-    const std::string file = (folder / parts[r].name).string();
-    const auto bad = [&](const std::string& message) {
-      fail_file("part file " + core::quoted(file) + " " + message);
-    };
-    const std::string part =
-        read_input_file(file, "checkpoint part", max_checkpoint_bytes, origin_);
-    std::uint64_t stored = 0;
-    if (part.size() >= sizeof stored)
-      std::memcpy(&stored, part.data() + part.size() - sizeof stored, sizeof stored);
-    if (part.size() != parts[r].size || stored != parts[r].checksum)
-      bad("is not the one this checkpoint was written with (a part of another checkpoint, or "
-          "changed since)");
-    const Container pc = parse(part, [&](const std::string& message) { bad(message); });
-    if (pc.problem != problem_)
-      bad("was written for problem " + core::quoted(pc.problem) + ", not " +
-          core::quoted(problem_));
-    for (const auto& s : splits) {
-      const auto e = pc.entries.find(s.name);
-      if (e == pc.entries.end()) bad("has no entry " + core::quoted(s.name));
+  for (std::size_t r = 0; r < part_files_.size(); ++r) {
+    const bool kept = loaded_.count(r) != 0;
+    const LoadedPart& part = load_part(r);
+    for (const auto& s : splits_) {
       const std::uint64_t block = s.record_bytes * s.records[r];
-      if (e->second.size != block * s.blocks)
-        bad(fmt::format("entry {} holds {} bytes, its list says {}", core::quoted(s.name),
-                        e->second.size, block * s.blocks));
+      const Entry& e = part.entries.at(s.name);
       for (std::uint64_t b = 0; block > 0 && b < s.blocks; ++b)
-        std::memcpy(data_.data() + s.offset + (b * s.total + s.first[r]) * s.record_bytes,
-                    part.data() + e->second.offset + b * block, std::size_t(block));
+        std::memcpy(data_.data() + offset[s.name] + (b * s.total + s.first[r]) * s.record_bytes,
+                    part.bytes.data() + e.offset + b * block, std::size_t(block));
     }
-    if (pc.entries.size() != splits.size())
-      bad(fmt::format("holds {} entries, its list says {}", pc.entries.size(), splits.size()));
+    if (!kept) loaded_.erase(r);
   }
-  parts_ = std::size_t(ranks);
+  for (auto& [name, e] : entries_)
+    if (e.split) e.offset = offset[name];
+  joined_ = true;
+}
+
+const CheckpointReader::Split& CheckpointReader::split_entry(const std::string& name) const {
+  for (const auto& s : splits_)
+    if (s.name == name) return s;
+  find(name);  // says when there is no such entry
+  throw std::logic_error("checkpoint: entry '" + name + "' is not split over parts");
+}
+
+std::uint64_t CheckpointReader::part_records(const std::string& name, std::size_t part) const {
+  const Split& s = split_entry(name);
+  if (part >= s.records.size()) throw std::logic_error("checkpoint: no such part");
+  return s.records[part];
+}
+
+void CheckpointReader::fail_part(std::size_t part, const std::string& name,
+                                 const std::string& message, std::size_t element) const {
+  std::string where =
+      "part file " + core::quoted(part_files_.at(part).path) + ": entry " + core::quoted(name);
+  if (element != npos) where += fmt::format(" element {}", element);
+  fail_file(where + " " + message);
 }
 
 CheckpointReader::PartList CheckpointReader::part_list(const std::string& path) {
@@ -481,8 +519,8 @@ void CheckpointReader::fail(const std::string& name, const std::string& message,
   std::string where = "entry " + core::quoted(name);
   const auto it = entries_.find(name);
   if (element != npos) where += fmt::format(" element {}", element);
-  if (it != entries_.end() && it->second.joined)
-    where += fmt::format(" (joined from its {} part files)", parts_);
+  if (it != entries_.end() && it->second.split)
+    where += fmt::format(" (split over its {} part files)", part_files_.size());
   else if (it != entries_.end())
     where += fmt::format(" (at byte {})", it->second.offset);
   fail_file(where + " " + message);

@@ -20,8 +20,11 @@
 // block count and every rank's record count. Every file is written atomically, and a new
 // generation's parts take new names, so until the manifest is renamed into place the previous
 // one and its parts stand; the previous parts are removed after it. A reader of the manifest
-// reads the parts and joins each split entry into the one-rank layout, so every reader below
-// sees one kind of checkpoint, and a restart may take any number of ranks.
+// checks the list of parts at once (sizes on the disk) and reads the parts only when a split
+// entry is asked for: whole, joined into the one-rank layout, by the accessors every reader
+// uses, so every reader sees one kind of checkpoint and a restart may take any number of ranks;
+// or one part at a time (get_part_*), so that a rank reads only the parts it needs and never
+// holds the whole of a large state.
 #include "config/error.hpp"
 #include "io/input_file.hpp"
 
@@ -154,15 +157,15 @@ class CheckpointReader {
   // A copy of an entry's bytes.
   std::vector<char> bytes(const std::string& name) const {
     const Entry& e = find(name);
-    return std::vector<char>(data_.begin() + std::ptrdiff_t(e.offset),
-                             data_.begin() + std::ptrdiff_t(e.offset + e.size));
+    const char* p = at(e);
+    return std::vector<char>(p, p + e.size);
   }
   std::string get_string(const std::string& name, std::size_t max_length = 4096) const {
     const Entry& e = find(name);
     if (e.size > max_length)
       fail(name, "holds a string of " + std::to_string(e.size) + " bytes, at most " +
                      std::to_string(max_length) + " expected");
-    return std::string(data_.data() + e.offset, e.size);
+    return std::string(at(e), e.size);
   }
 
   // One value of exactly sizeof(T) bytes. Reals (and arrays of reals) must be finite, booleans
@@ -171,7 +174,7 @@ class CheckpointReader {
   T get(const std::string& name) const {
     static_assert(std::is_trivially_copyable<T>::value, "checkpoint values must be plain data");
     const Entry& e = sized(name, sizeof(T));
-    const char* p = data_.data() + e.offset;
+    const char* p = at(e);
     if constexpr (std::is_same<T, bool>::value) {
       if (p[0] != 0 && p[0] != 1)
         fail(name, "holds " + std::to_string(int(p[0])) + ", not a boolean");
@@ -264,11 +267,14 @@ class CheckpointReader {
     const Entry& e = sized(name, count * sizeof(T));
     for (std::size_t k = 0; k < count; ++k) {
       T v;
-      std::memcpy(&v, data_.data() + e.offset + k * sizeof(T), sizeof(T));
+      std::memcpy(&v, at(e) + k * sizeof(T), sizeof(T));
       if (!std::isfinite(v)) fail(name, "holds a value that is not finite", k);
       if (positive && !(v > 0)) fail(name, "holds a value that is not positive", k);
     }
   }
+
+  // Checks, without reading it, that an entry holds exactly `bytes` bytes.
+  void check_size(const std::string& name, std::size_t bytes) const { sized(name, bytes); }
 
   // Raw elements of an entry of exactly `count` elements of T, unchecked beyond the size: for
   // validators that look at the whole array (permutations, masks).
@@ -292,17 +298,81 @@ class CheckpointReader {
     std::vector<std::string> names;
   };
   static PartList part_list(const std::string& path);
-  // The part files this checkpoint was joined from (none: a one-rank file).
-  std::size_t parts() const { return parts_; }
+  // The part files of this checkpoint (none: a one-rank file).
+  std::size_t parts() const { return part_files_.size(); }
+
+  // Part by part. Part `part`'s records of split entry `name`, block after block: the part's
+  // records of the first block, then of the second, and so on (part_records(name, part) records
+  // of the entry's record size in each of its blocks). The first access to a part reads it and
+  // checks it against the manifest (size, checksum, container, every split entry's size); it is
+  // kept until release_parts(). Elements are checked as by the accessors above; failures name
+  // the part file and the element within the part's entry.
+  std::uint64_t part_records(const std::string& name, std::size_t part) const;
+  template <class T>
+  std::vector<T> get_part_reals(const std::string& name, std::size_t part) const {
+    static_assert(std::is_floating_point<T>::value, "reals");
+    std::vector<T> v = part_values<T>(name, part);
+    for (std::size_t k = 0; k < v.size(); ++k)
+      if (!std::isfinite(v[k])) fail_part(part, name, "holds a value that is not finite", k);
+    return v;
+  }
+  template <class T>
+  std::vector<T> get_part_integers(const std::string& name, std::size_t part, T lo, T hi) const {
+    static_assert(std::is_integral<T>::value, "integers");
+    std::vector<T> v = part_values<T>(name, part);
+    for (std::size_t k = 0; k < v.size(); ++k)
+      if (v[k] < lo || v[k] > hi)
+        fail_part(part, name,
+                  "holds " + std::to_string(v[k]) + ", expected an integer in [" +
+                      std::to_string(lo) + ", " + std::to_string(hi) + "]",
+                  k);
+    return v;
+  }
+  // Forgets the parts read so far (their memory is given back).
+  void release_parts() const { loaded_.clear(); }
+  // An InputError about element `element` of part `part`'s share of split entry `name`.
+  [[noreturn]] void fail_part(std::size_t part, const std::string& name, const std::string& message,
+                              std::size_t element = npos) const;
 
   static constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
 
  private:
   struct Entry {
     std::size_t offset = 0, size = 0;
-    bool joined = false;  // a split entry joined from the part files (offset: in data_ only)
+    bool split = false;  // held by the part files; offset: in data_ once joined (join_all())
   };
-  void join_parts(const Entry& list);
+  struct PartFile {
+    std::string path;
+    std::uint64_t size = 0, checksum = 0;
+  };
+  struct Split {
+    std::string name;
+    std::uint64_t record_bytes = 0, blocks = 0, total = 0;
+    std::vector<std::uint64_t> records, first;  // per part: count, first record
+  };
+  struct LoadedPart {
+    std::string bytes;
+    std::map<std::string, Entry> entries;  // the split entries' ranges in `bytes`
+  };
+  void read_part_list(const Entry& list);
+  const LoadedPart& load_part(std::size_t part) const;
+  void join_all() const;
+  const Split& split_entry(const std::string& name) const;
+  // An entry's bytes; a split one is joined from the parts first.
+  const char* at(const Entry& e) const {
+    if (e.split && !joined_) join_all();
+    return data_.data() + e.offset;
+  }
+  template <class T>
+  std::vector<T> part_values(const std::string& name, std::size_t part) const {
+    split_entry(name);
+    const LoadedPart& p = load_part(part);
+    const Entry& e = p.entries.at(name);
+    if (e.size % sizeof(T) != 0) fail_part(part, name, "holds records of another size");
+    std::vector<T> v(e.size / sizeof(T));
+    if (e.size > 0) std::memcpy(v.data(), p.bytes.data() + e.offset, e.size);
+    return v;
+  }
   const Entry& find(const std::string& name) const;
   const Entry& sized(const std::string& name, std::size_t expected) const;
   [[noreturn]] void mismatch(const std::string& name, std::size_t have, std::size_t want) const;
@@ -317,7 +387,7 @@ class CheckpointReader {
   template <class T>
   std::vector<T> values(const std::string& name, std::size_t count) const {
     std::vector<T> v(count);
-    if (count > 0) std::memcpy(v.data(), data_.data() + find(name).offset, count * sizeof(T));
+    if (count > 0) std::memcpy(v.data(), at(find(name)), count * sizeof(T));
     return v;
   }
   template <class T>
@@ -332,16 +402,20 @@ class CheckpointReader {
     auto host = Kokkos::create_mirror_view(Kokkos::HostSpace(), view);
     if (!host.span_is_contiguous()) throw std::logic_error("checkpoint: non-contiguous view");
     const Entry& e = sized(name, host.span() * sizeof(typename View::value_type));
-    if (e.size > 0) std::memcpy(host.data(), data_.data() + e.offset, e.size);
+    if (e.size > 0) std::memcpy(host.data(), at(e), e.size);
     return host;
   }
 
   std::string path_;
   FileOrigin origin_;
   std::string problem_;
-  std::string data_;  // the whole file, then the joined split entries; entries are ranges of it
-  std::map<std::string, Entry> entries_;
-  std::size_t parts_ = 0;
+  // The whole file, then (once joined) the split entries; entries are ranges of it.
+  mutable std::string data_;
+  mutable std::map<std::string, Entry> entries_;  // split entries' offsets set by join_all()
+  std::vector<PartFile> part_files_;
+  std::vector<Split> splits_;
+  mutable bool joined_ = true;  // false while split entries wait in the part files
+  mutable std::map<std::size_t, LoadedPart> loaded_;
 };
 
 // The checkpoint does not fit the input: an InputError at input key `key` (where the mismatching

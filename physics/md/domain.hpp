@@ -102,6 +102,11 @@ inline int owner_rank(const BrickGrid& grid, const double x[3]) {
   return grid.rank_of(g);
 }
 
+// An atom id that two of the ranks' atoms share (the same rank's or two ranks'), or 0 (ids are
+// at least 1); every rank gets the same answer. Each rank's sorted ids pass round a ring of the
+// ranks, so a rank holds its own and one other rank's at a time.
+std::int64_t repeated_atom_id(const core::Comm& comm, std::vector<std::int64_t> ids);
+
 // The atoms a rank owns, as MdSystem stores them.
 template <class Real, class Mem>
 struct OwnedAtoms {

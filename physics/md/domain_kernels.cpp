@@ -5,6 +5,40 @@
 #define HAYATE_MD_DEFINE_SHARED_KERNELS
 #include "md/domain.hpp"
 
+#include <algorithm>
+
 namespace hayate::md {
 HAYATE_FOR_EACH_SPACE(HAYATE_MD_DOMAIN_SPACE, )
+}  // namespace hayate::md
+
+namespace hayate::md {
+
+std::int64_t repeated_atom_id(const core::Comm& comm, std::vector<std::int64_t> ids) {
+  std::sort(ids.begin(), ids.end());
+  std::int64_t repeated = 0;
+  for (std::size_t k = 1; k < ids.size() && repeated == 0; ++k)
+    if (ids[k] == ids[k - 1]) repeated = ids[k];
+  const int ranks = comm.size(), me = comm.rank();
+  std::vector<std::int64_t> other;
+  for (int step = 1; step < ranks; ++step) {
+    // Rank me + step gets this rank's ids, each pair of ranks meets once from either side.
+    const int to = (me + step) % ranks, from = (me - step + ranks) % ranks;
+    std::uint64_t mine = ids.size(), theirs = 0;
+    comm.exchange(&mine, sizeof mine, to, &theirs, sizeof theirs, from, 41);
+    other.resize(std::size_t(theirs));
+    comm.exchange(ids.data(), ids.size() * sizeof(std::int64_t), to, other.data(),
+                  other.size() * sizeof(std::int64_t), from, 42);
+    for (std::size_t i = 0, j = 0; repeated == 0 && i < ids.size() && j < other.size();) {
+      if (ids[i] < other[j])
+        ++i;
+      else if (other[j] < ids[i])
+        ++j;
+      else
+        repeated = ids[i];
+    }
+  }
+  if (ranks > 1) repeated = comm.max(repeated);
+  return repeated;
+}
+
 }  // namespace hayate::md

@@ -186,6 +186,8 @@ class MdProblem final : public core::Problem {
       throw;
     } catch (const core::CollectiveFailure&) {
       throw;
+    } catch (const core::ReportedFailure&) {
+      throw;  // agreed among the ranks (a checkpoint part one rank could not read)
     } catch (const std::exception& e) {
       std::fprintf(stderr, "error: run failed on rank %d of %d: %s\n", world_.rank(), world_.size(),
                    e.what());

@@ -1017,6 +1017,17 @@ void check_checkpoint(const Config& config, const core::CheckpointReader& cp) {
   cp.get<double>("energy");
   cp.get<double>("virial");
   const std::size_t count = std::size_t(n);
+  // Several ranks restarting from a checkpoint in parts: each rank checks the values of the
+  // parts it reads, as it reads them, and the ids are checked across the ranks after
+  // (MdSystem::restore_share). Here the sizes, from the manifest.
+  if (cp.parts() > 0 && core::Comm::world().distributed()) {
+    for (const char* entry : {"x", "v", "f", "x_build"})
+      cp.check_size(entry, 3 * count * std::size_t(real_bytes));
+    cp.check_size("type", count * sizeof(std::int32_t));
+    cp.check_size("id", count * sizeof(std::int64_t));
+    if (cp.has("q")) cp.check_size("q", count * std::size_t(real_bytes));
+    return;
+  }
   for (const char* entry : {"x", "v", "f", "x_build"}) {
     if (real_bytes == 4)
       cp.check_reals<float>(entry, 3 * count);

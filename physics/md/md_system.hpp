@@ -559,39 +559,119 @@ class MdSystem {
     build_list();
   }
 
-  // Several ranks: this rank's atoms from the whole set in the checkpoint, those whose build
-  // position lies in its sub-box, in the file's order. The rebuild that made the build positions
-  // gave each atom to the rank owning that position, so on the rank count that wrote the file
-  // every rank gets back exactly its atoms in its order (the run continues to the bit); on
-  // another count the sub-boxes hold the atoms they would have held after that rebuild.
+  // Several ranks: this rank's atoms, those whose build position lies in its sub-box, in the
+  // checkpoint's (the one-rank) order. The rebuild that made the build positions gave each atom
+  // to the rank owning that position, so on the rank count that wrote the checkpoint every rank
+  // gets back exactly its atoms in its order (the run continues to the bit); on another count
+  // the sub-boxes hold the atoms they would have held after that rebuild.
+  // A checkpoint in parts is read part by part, and no rank holds more than one part besides its
+  // own atoms: on the rank count that wrote it each rank reads its own part only, when every rank
+  // finds only its own atoms there; otherwise every rank reads every part in turn. Each rank
+  // checks the values it reads, and the atom ids are checked across the ranks after.
   void restore_share(const core::CheckpointReader& cp) {
-    using HostVec = Kokkos::View<Real* [3], Kokkos::LayoutLeft, Kokkos::HostSpace>;
-    const std::size_t total = std::size_t(total_);
-    HostVec hx("x", total), hv("v", total), hf("f", total), hb("x_build", total);
-    Kokkos::View<int*, Kokkos::HostSpace> ht("type", total);
-    Kokkos::View<std::int64_t*, Kokkos::HostSpace> hid("id", total);
-    Kokkos::View<Real*, Kokkos::HostSpace> hq("q", total);
-    cp.get_view("x", hx);
-    cp.get_view("v", hv);
-    cp.get_view("f", hf);
-    cp.get_view("x_build", hb);
-    cp.get_view("type", ht, 0, types_.size() - 1);
-    cp.get_view("id", hid, std::int64_t(1), std::numeric_limits<std::int64_t>::max());
-    if (cp.has("q"))
-      cp.get_view("q", hq);
-    else
-      for (std::size_t i = 0; i < total; ++i) hq(i) = Real(types_.charge[std::size_t(ht(i))]);
-    whole_by_type_ = true;
-    for (std::size_t i = 0; i < total; ++i)
-      if (hq(i) != Real(types_.charge[std::size_t(ht(i))])) whole_by_type_ = false;
     const BrickGrid& grid = params_.grid;
-    std::vector<std::size_t> mine;
-    for (std::size_t i = 0; i < total; ++i) {
-      int g[3];
-      for (int d = 0; d < 3; ++d) g[d] = brick_cell(double(hb(i, d)), grid.p[d], grid.length[d]);
-      if (grid.rank_of(g) == comm_->rank()) mine.push_back(i);
-    }
-    natoms_ = int(mine.size());
+    const int me = comm_->rank();
+    struct Kept {
+      std::vector<Real> x, v, f, b, q;  // 3 per atom (x, v, f, b), atom-major
+      std::vector<int> type;
+      std::vector<std::int64_t> id;
+    } kept;
+    // Atoms 0..n-1 of a set read from the checkpoint: real(e, i, d) is component d of atom i's
+    // vectors[e] (below), type(i), id(i), charge(i). Returns how many were another rank's.
+    const auto take = [&](std::size_t n, const auto& real, const auto& type, const auto& id,
+                          const auto& charge) {
+      std::size_t others = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        int g[3];
+        for (int d = 0; d < 3; ++d)
+          g[d] = brick_cell(double(real(3, i, d)), grid.p[d], grid.length[d]);
+        if (grid.rank_of(g) != me) {
+          ++others;
+          continue;
+        }
+        for (int d = 0; d < 3; ++d) {
+          kept.x.push_back(real(0, i, d));
+          kept.v.push_back(real(1, i, d));
+          kept.f.push_back(real(2, i, d));
+          kept.b.push_back(real(3, i, d));
+        }
+        kept.type.push_back(type(i));
+        kept.id.push_back(id(i));
+        kept.q.push_back(charge(i));
+      }
+      return others;
+    };
+    const char* vectors[4] = {"x", "v", "f", "x_build"};
+    const int ntypes = types_.size();
+    const auto by_type = [&](int t) { return Real(types_.charge[std::size_t(t)]); };
+    // Part p of a checkpoint in parts: each entry's records, block (component) after block.
+    const auto take_part = [&](std::size_t p) {
+      const std::size_t n = std::size_t(cp.part_records("x", p));
+      std::vector<Real> r[4];
+      for (int e = 0; e < 4; ++e) r[e] = cp.get_part_reals<Real>(vectors[e], p);
+      const auto t = cp.get_part_integers<std::int32_t>("type", p, 0, ntypes - 1);
+      const auto ids =
+          cp.get_part_integers<std::int64_t>("id", p, 1, std::numeric_limits<std::int64_t>::max());
+      const std::vector<Real> q =
+          cp.has("q") ? cp.get_part_reals<Real>("q", p) : std::vector<Real>();
+      if (t.size() != n || ids.size() != n || (cp.has("q") && q.size() != n))
+        cp.fail_part(p, "type", "holds another number of atoms than entry 'x'");
+      const std::size_t others = take(
+          n, [&](int e, std::size_t i, int d) { return r[e][std::size_t(d) * n + i]; },
+          [&](std::size_t i) { return int(t[i]); }, [&](std::size_t i) { return ids[i]; },
+          [&](std::size_t i) { return q.empty() ? by_type(t[i]) : q[i]; });
+      cp.release_parts();
+      return others;
+    };
+    // The whole state of a one-rank checkpoint (it is in memory anyway).
+    const auto take_whole = [&] {
+      using HostVec = Kokkos::View<Real* [3], Kokkos::LayoutLeft, Kokkos::HostSpace>;
+      const std::size_t total = std::size_t(total_);
+      HostVec h[4];
+      for (int e = 0; e < 4; ++e) {
+        h[e] = HostVec(std::string(vectors[e]), total);
+        cp.get_view(vectors[e], h[e]);
+      }
+      Kokkos::View<int*, Kokkos::HostSpace> ht("type", total);
+      Kokkos::View<std::int64_t*, Kokkos::HostSpace> hid("id", total);
+      Kokkos::View<Real*, Kokkos::HostSpace> hq("q", cp.has("q") ? total : 0);
+      cp.get_view("type", ht, 0, ntypes - 1);
+      cp.get_view("id", hid, std::int64_t(1), std::numeric_limits<std::int64_t>::max());
+      if (cp.has("q")) cp.get_view("q", hq);
+      take(
+          total, [&](int e, std::size_t i, int d) { return h[e](i, d); },
+          [&](std::size_t i) { return ht(i); }, [&](std::size_t i) { return hid(i); },
+          [&](std::size_t i) { return cp.has("q") ? hq(i) : by_type(ht(i)); });
+    };
+    const auto take_every_part = [&] {
+      kept = Kept{};
+      for (std::size_t p = 0; p < cp.parts(); ++p) take_part(p);
+    };
+    // Reading may fail on some ranks only (a part one rank reads): agreed before any exchange.
+    const bool own_part = cp.parts() == std::size_t(comm_->size());
+    std::int64_t strays = 0;
+    comm_->agree([&] {
+      if (cp.parts() == 0)
+        take_whole();
+      else if (own_part)
+        strays = std::int64_t(take_part(std::size_t(me)));
+      else
+        take_every_part();
+    });
+    if (own_part && comm_->max(strays) > 0) comm_->agree(take_every_part);
+    const std::int64_t repeated = repeated_atom_id(*comm_, kept.id);
+    if (repeated != 0) cp.fail("id", "holds atom id " + std::to_string(repeated) + " twice");
+    std::int64_t count = std::int64_t(kept.id.size());
+    comm_->sum(&count, 1);
+    if (count != total_)
+      throw std::logic_error("md: the ranks took " + std::to_string(count) + " of the " +
+                             std::to_string(total_) + " atoms of the checkpoint");
+    bool mine_by_type = true;
+    for (std::size_t i = 0; i < kept.type.size(); ++i)
+      if (kept.q[i] != by_type(kept.type[i])) mine_by_type = false;
+    whole_by_type_ = comm_->min(std::int64_t(mine_by_type)) == 1;
+
+    natoms_ = int(kept.id.size());
     nlocal_ = natoms_;
     const OwnedAtoms<Real, Mem> own = OwnedAtoms<Real, Mem>::allocate(natoms_);
     x_ = own.x;
@@ -609,17 +689,18 @@ class MdSystem {
     auto mi = Kokkos::create_mirror_view(id_);
     auto mq = Kokkos::create_mirror_view(q_);
     for (int k = 0; k < natoms_; ++k) {
-      const std::size_t i = mine[std::size_t(k)];
+      const std::size_t i = std::size_t(k);
       for (int d = 0; d < 3; ++d) {
-        mx(k, d) = hx(i, d);
-        mv(k, d) = hv(i, d);
-        mf(k, d) = hf(i, d);
-        mb(k, d) = hb(i, d);
+        mx(k, d) = kept.x[3 * i + std::size_t(d)];
+        mv(k, d) = kept.v[3 * i + std::size_t(d)];
+        mf(k, d) = kept.f[3 * i + std::size_t(d)];
+        mb(k, d) = kept.b[3 * i + std::size_t(d)];
       }
-      mt(k) = ht(i);
-      mi(k) = hid(i);
-      mq(k) = hq(i);
+      mt(k) = kept.type[i];
+      mi(k) = kept.id[i];
+      mq(k) = kept.q[i];
     }
+    kept = Kept{};
     Kokkos::deep_copy(space_, x_, mx);
     Kokkos::deep_copy(space_, v_, mv);
     Kokkos::deep_copy(space_, f_, mf);

@@ -246,6 +246,42 @@ def write_manifest(path, names, generation):
         f.write(data + struct.pack("<Q", fnv1a(data)))
 
 
+def write_container(path, problem, entries):
+    """Writes a checkpoint container of `entries` ({name: bytes}, in order) with its checksum."""
+    def chunk(b):
+        return struct.pack("<Q", len(b)) + b
+    data = b"HAYATECK" + struct.pack("<I", 1) + chunk(problem) + struct.pack("<Q", len(entries))
+    for name, value in entries.items():
+        data += chunk(name.encode()) + chunk(value)
+    data += struct.pack("<Q", fnv1a(data))
+    with open(path, "wb") as f:
+        f.write(data)
+    return data
+
+
+def rewrite_part(manifest, rank, change):
+    """Applies change({name: bytes}) to part `rank` of a checkpoint and writes the part and the
+    manifest again with the new part's size and checksum: a checkpoint whose files all agree,
+    holding what `change` put there."""
+    problem, entries = read_container(manifest)
+    parts = entries["hayate.parts"]
+    at = 16
+    for k in range((struct.unpack_from("<Q", parts, 8)[0])):
+        (n,) = struct.unpack_from("<Q", parts, at)
+        name = parts[at + 8:at + 8 + n].decode()
+        at += 8 + n
+        if k == rank:
+            part_problem, part = read_container(os.path.join(os.path.dirname(manifest), name))
+            change(part)
+            data = write_container(os.path.join(os.path.dirname(manifest), name), part_problem,
+                                   part)
+            parts = parts[:at] + struct.pack("<QQ", len(data), struct.unpack("<Q", data[-8:])[0]) \
+                + parts[at + 16:]
+        at += 16
+    entries["hayate.parts"] = parts
+    write_container(manifest, problem, entries)
+
+
 def read_checkpoint(path):
     """{entry name: bytes} of a checkpoint; a manifest's split entries joined from its parts
     into the one-rank layout."""
@@ -362,7 +398,7 @@ def md_cases(r, source_dir):
                               f"rank (forces, energy, virial within {d:.2g} of the largest)", err)
     # A checkpoint of 4 ranks at step 50 continues on 4 to the same bytes, on 2 and on 1 to the
     # same thermo within 1e-9.
-    rc, _, _ = r.hayate_run(4, "md.yaml", "md_half", "run.steps=50")
+    rc_half, _, _ = r.hayate_run(4, "md.yaml", "md_half", "run.steps=50")
     for ranks in [4, 2, 0]:
         out = f"md_restart{ranks}"
         shutil.copytree(os.path.join(r.work, "md_half"), os.path.join(r.work, out))
@@ -382,6 +418,26 @@ def md_cases(r, source_dir):
                                           for x, y in zip(ra[1:], rb[1:]))
         check(ok, f"md: a 4-rank checkpoint continues on {max(ranks, 1)} rank(s) within 1e-9",
               err)
+    # Each rank reads its own part of a checkpoint of its rank count and checks what it reads:
+    # a value that is not finite in rank 2's part, or an atom id of rank 0's repeated in rank 3's,
+    # is refused with one message and exit 2 (the files agreeing with the manifest).
+    half = os.path.join(r.work, "md_half")
+    first_id = read_container(os.path.join(half, "checkpoint.bin.r0.g1"))[1]["id"][:8] \
+        if rc_half == 0 else b""
+    nan = struct.pack("<d", float("nan"))
+    for what, rank, change, expected in [
+            ("a position that is not finite in rank 2's part", 2,
+             lambda e: e.update(x=nan + e["x"][8:]),
+             ["rank 2 of 4", "checkpoint.bin.r2.g1': entry 'x' element 0", "not finite"]),
+            ("an atom id of rank 0's part repeated in rank 3's", 3,
+             lambda e: e.update(id=first_id + e["id"][8:]), ["'id' ", "twice"])]:
+        bad = f"md_bad{rank}"
+        shutil.copytree(half, os.path.join(r.work, bad))
+        rewrite_part(os.path.join(r.work, bad, "checkpoint.bin"), rank, change)
+        rc, _, err = r.hayate_run(4, "md.yaml", f"{bad}_out",
+                                  f"checkpoint.restart={bad}/checkpoint.bin")
+        check(rc == 2 and len(errors(err)) == 1 and all(x in err for x in expected),
+              f"md: {what} refused on 4 ranks, exit 2 (rc {rc}: {errors(err)})")
     # Migration: nearly free atoms (reach 0.35) at T = 200 cross several sub-boxes and the
     # periodic boundary between two rebuilds (about 25 box units per 200 steps, sub-boxes 6.7
     # wide): 8 ranks end where one rank does, every atom still there.

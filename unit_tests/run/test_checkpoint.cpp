@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <limits>
 
@@ -307,9 +308,44 @@ TEST(Checkpoint, CraftedManifestsAreRefused) {
   };
   for (const auto& [list, expected] : cases) {
     write_manifest(path, list);
-    const std::string message = input_error([&] { CheckpointReader r(path); });
+    // The list is checked when the manifest is read, each part when it is first read.
+    const std::string message = input_error([&] { CheckpointReader(path).bytes("x"); });
     EXPECT_NE(message.find(expected), std::string::npos) << message;
     EXPECT_LT(message.size(), 1000u);
+  }
+}
+
+// A rank reads the parts it needs one at a time: a part is read and checked against the
+// manifest when first asked for, so a corrupt part it never asks for costs it nothing.
+TEST(Checkpoint, PartsReadOneAtATime) {
+  const auto p0 = write_part("each.bin.r0.g1", {10, 11, 20, 21});
+  auto p1 = write_part("each.bin.r1.g1", {12, std::nan("")});
+  const std::string path = temp_file("each.bin");
+  write_manifest(path, part_list({p0, p1}, 2, {2, 1}));
+  {
+    const CheckpointReader r(path);
+    EXPECT_EQ(r.part_records("x", 0), 2u);
+    EXPECT_EQ(r.part_records("x", 1), 1u);
+    EXPECT_EQ(r.get_part_reals<double>("x", 0), (std::vector<double>{10, 11, 20, 21}));
+    const std::string message = input_error([&] { r.get_part_reals<double>("x", 1); });
+    EXPECT_NE(message.find("each.bin.r1.g1': entry 'x' element 1 holds a value that is not finite"),
+              std::string::npos)
+        << message;
+    EXPECT_THROW(r.part_records("step", 0), std::logic_error);
+    EXPECT_NE(input_error([&] { r.part_records("y", 0); }).find("no entry 'y'"), std::string::npos);
+  }
+  // Part 1 changed since the manifest was written: found when part 1 is read, not before.
+  p1.checksum += 1;
+  write_manifest(path, part_list({p0, p1}, 2, {2, 1}));
+  const CheckpointReader r(path);
+  EXPECT_EQ(r.get_part_reals<double>("x", 0), (std::vector<double>{10, 11, 20, 21}));
+  r.release_parts();
+  for (const auto& read : std::vector<std::function<void()>>{
+           [&] { r.get_part_reals<double>("x", 1); }, [&] { r.bytes("x"); }}) {
+    const std::string message = input_error(read);
+    EXPECT_NE(message.find("each.bin.r1.g1' is not the one this checkpoint was written with"),
+              std::string::npos)
+        << message;
   }
 }
 
