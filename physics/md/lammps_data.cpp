@@ -12,7 +12,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
-#include <unordered_map>
 
 namespace hayate::md {
 
@@ -33,7 +32,7 @@ bool is_section(const Line& line) {
 
 }  // namespace
 
-LammpsData read_lammps_data(const std::string& path) {
+LammpsData read_lammps_data(const std::string& path, const LammpsDataFilter& filter) {
   const std::uintmax_t bytes = core::check_input_file(path, "data file", core::max_data_file_bytes);
   core::TextReader r(path, "the data file");
   LammpsData d;
@@ -92,8 +91,16 @@ LammpsData read_lammps_data(const std::string& path) {
       r.fail(after_header, 1,
              fmt::format("the header has no '{0}lo {0}hi' line", static_cast<char>('x' + dim)));
 
+  if (filter.header) filter.header(d);
   const std::size_t natoms = static_cast<std::size_t>(d.natoms);
-  std::unordered_map<std::int64_t, std::size_t> index_of;
+  // Every atom's id with where it was read, sorted by id after the Atoms section: repeats are
+  // found there, and Velocities lines find their atoms (kept or not) by a binary search.
+  struct Seen {
+    std::int64_t id;
+    int line, column;
+    std::int32_t kept;  // index among the kept atoms, -1 if not kept
+  };
+  std::vector<Seen> ids;
   bool have_atom_section = false;
 
   // Reads `count` entry lines after a section keyword, calling f(line, k) for each.
@@ -145,11 +152,14 @@ LammpsData read_lammps_data(const std::string& path) {
       // The header's count is not trusted for memory: storage grows with the lines read, and an
       // Atoms line takes at least 10 bytes ("1 1 0 0 0" and a newline).
       const std::size_t likely = std::min<std::uintmax_t>(natoms, bytes / 10);
-      d.id.reserve(likely);
-      d.type.reserve(likely);
-      d.x.reserve(3 * likely);
-      if (charged) d.q.reserve(likely);
-      entries("Atoms", natoms, [&](const Line& l, std::size_t k) {
+      ids.reserve(likely);
+      if (!filter.keep) {
+        d.id.reserve(likely);
+        d.type.reserve(likely);
+        d.x.reserve(3 * likely);
+        if (charged) d.q.reserve(likely);
+      }
+      entries("Atoms", natoms, [&](const Line& l, std::size_t) {
         if (l.tokens.size() != first + 3 && l.tokens.size() != first + 6)
           r.fail(l, 0,
                  charged ? fmt::format("a charge Atoms line is 'id type q x y z [ix iy iz]' (6 "
@@ -160,32 +170,52 @@ LammpsData read_lammps_data(const std::string& path) {
                                        l.tokens.size()));
         const std::int64_t id = r.integer(l, 0, "the atom id");
         if (id < 1) r.fail(l, 0, "atom ids must be positive");
-        if (!index_of.emplace(id, k).second) r.fail(l, 0, fmt::format("atom id {} repeats", id));
         const std::int64_t t = r.integer(l, 1, "the atom type");
         if (t < 1 || t > d.ntypes)
           r.fail(l, 1, fmt::format("atom type {} is out of range 1..{}", t, d.ntypes));
-        d.id.push_back(id);
-        d.type.push_back(static_cast<int>(t));
-        if (charged) d.q.push_back(r.real(l, 2, "the charge"));
-        for (std::size_t c = 0; c < 3; ++c) d.x.push_back(r.real(l, first + c, "a coordinate"));
+        const double q = charged ? r.real(l, 2, "the charge") : 0.0;
+        double x[3];
+        for (std::size_t c = 0; c < 3; ++c) x[c] = r.real(l, first + c, "a coordinate");
         // Image flags only record how often an atom crossed the box; positions are wrapped.
         for (std::size_t c = first + 3; c < l.tokens.size(); ++c) r.integer(l, c, "an image flag");
+        const bool keep = !filter.keep || filter.keep(id, int(t), charged ? &q : nullptr, x);
+        ids.push_back(Seen{id, l.number, l.tokens[0].column,
+                           keep ? std::int32_t(d.id.size()) : std::int32_t(-1)});
+        if (!keep) return;
+        d.id.push_back(id);
+        d.type.push_back(static_cast<int>(t));
+        if (charged) d.q.push_back(q);
+        for (std::size_t c = 0; c < 3; ++c) d.x.push_back(x[c]);
       });
       have_atom_section = true;
+      // A repeated id: reported at the first line that repeats an earlier one.
+      std::sort(ids.begin(), ids.end(), [](const Seen& a, const Seen& b) {
+        return a.id < b.id || (a.id == b.id && a.line < b.line);
+      });
+      const Seen* repeat = nullptr;
+      for (std::size_t k = 1; k < ids.size(); ++k)
+        if (ids[k].id == ids[k - 1].id && (!repeat || ids[k].line < repeat->line)) repeat = &ids[k];
+      if (repeat)
+        r.fail(repeat->line, repeat->column, fmt::format("atom id {} repeats", repeat->id));
     } else if (section == "Velocities") {
       if (!have_atom_section)
         r.fail(keyword.number, 1, "the Velocities section must follow the Atoms section");
       if (!d.v.empty()) r.fail(keyword, 0, "a second Velocities section");
-      d.v.assign(3 * natoms, 0.0);
+      d.v.assign(3 * d.id.size(), 0.0);
       std::vector<bool> seen(natoms, false);
       entries("Velocities", natoms, [&](const Line& l, std::size_t) {
         if (l.tokens.size() != 4) r.fail(l, 0, "a Velocities line is 'id vx vy vz'");
         const std::int64_t id = r.integer(l, 0, "the atom id");
-        const auto it = index_of.find(id);
-        if (it == index_of.end() || seen[it->second])
+        const auto it = std::lower_bound(ids.begin(), ids.end(), id,
+                                         [](const Seen& s, std::int64_t v) { return s.id < v; });
+        const std::size_t k = std::size_t(it - ids.begin());
+        if (it == ids.end() || it->id != id || seen[k])
           r.fail(l, 0, fmt::format("atom id {} is not in the Atoms section or repeats", id));
-        seen[it->second] = true;
-        for (int c = 0; c < 3; ++c) d.v[3 * it->second + c] = r.real(l, 1 + c, "a velocity");
+        seen[k] = true;
+        double v[3];
+        for (int c = 0; c < 3; ++c) v[c] = r.real(l, 1 + c, "a velocity");
+        if (it->kept >= 0)
+          for (int c = 0; c < 3; ++c) d.v[3 * std::size_t(it->kept) + std::size_t(c)] = v[c];
       });
     } else if (section == "Pair Coeffs" || section == "PairIJ Coeffs") {
       // The input's pair section defines the potential; these lines are skipped.

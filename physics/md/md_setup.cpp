@@ -703,47 +703,6 @@ void keep_sub_box(InitialState& s, const BrickGrid& grid) {
 
 namespace {
 
-// Data type k (1-based) is the k-th declared type; masses in the file must agree with the
-// input's, which defines the potential.
-InitialState lammps_data_state(const Config& config, const TypeSet& types) {
-  const std::string key = "system.lammps_data.file";
-  const std::string file = config.string(key);
-  if (file.empty()) config.fail(key, "source: lammps_data needs a file name");
-  const LammpsData d = core::read_named_file({config.where(key), key}, file, "LAMMPS data file",
-                                             [&] { return read_lammps_data(file); });
-  if (d.ntypes > types.size())
-    config.fail(key, fmt::format("'{}' has {} atom types but the input declares {} ({}); declare "
-                                 "one entry of system.types per data-file type, in order",
-                                 file, d.ntypes, types.size(), joined(types.names)));
-  for (int t = 0; t < int(d.mass.size()); ++t)
-    if (std::fabs(d.mass[t] - types.mass[t]) > 1e-12 * types.mass[t])
-      config.fail(
-          key, fmt::format("{}:{}: type {} has mass {} but its type '{}' in system.types "
-                           "has mass {}",
-                           file, d.mass_line[t], t + 1, d.mass[t], types.names[t], types.mass[t]));
-  InitialState s;
-  s.types = types;
-  const std::size_t n = d.id.size();
-  for (int dim = 0; dim < 3; ++dim) s.box[dim] = d.hi[dim] - d.lo[dim];
-  s.x.resize(3 * n);
-  for (std::size_t i = 0; i < n; ++i)
-    for (int dim = 0; dim < 3; ++dim) s.x[3 * i + dim] = d.x[3 * i + dim] - d.lo[dim];
-  s.type.resize(n);
-  for (std::size_t i = 0; i < n; ++i) s.type[i] = d.type[i] - 1;
-  s.id = d.id;
-  s.q = d.q;
-  if (!d.v.empty())
-    s.v = d.v;
-  else
-    create_velocities(s, config.real("system.temperature"),
-                      static_cast<std::uint64_t>(config.integer("system.seed")), units_of(config));
-  return s;
-}
-
-}  // namespace
-
-namespace {
-
 // The lattice the input asks for, checked without making its atoms: the basis types, the cell
 // counts and the atom count.
 struct LatticeSpec {
@@ -809,6 +768,94 @@ std::string data_file(const Config& config, const std::string& key, const std::s
 
 namespace {
 
+// Data type k (1-based) is the k-th declared type; masses in the file must agree with the
+// input's, which defines the potential. The state holds the atoms of sub-box grid.me of the grid
+// grid_for picks once the header gives the box (every atom on one rank; none with `shape_only`,
+// which reads and checks the file for its count and box). Several ranks: the whole system's
+// count and charge sums, and the velocities the file lacks, are taken over every atom in file
+// order as it is read, so that they have one rank's bits; no rank holds the whole file's atoms.
+template <class GridFor>
+InitialState lammps_data_state(const Config& config, const TypeSet& types, double reach,
+                               GridFor grid_for, bool shape_only = false) {
+  const std::string key = "system.lammps_data.file";
+  const std::string file = data_file(config, key, "LAMMPS data file");
+  InitialState s;
+  s.types = types;
+  BrickGrid grid;
+  int me = 0;
+  double lo[3] = {0, 0, 0};
+  InitialState::Whole whole;
+  std::vector<std::int64_t> all_ids;  // every atom's, for velocities on several ranks
+  std::vector<int> all_types;
+  LammpsDataFilter filter;
+  filter.header = [&](const LammpsData& h) {
+    if (h.ntypes > types.size())
+      config.fail(key, fmt::format("'{}' has {} atom types but the input declares {} ({}); "
+                                   "declare one entry of system.types per data-file type, in "
+                                   "order",
+                                   file, h.ntypes, types.size(), joined(types.names)));
+    for (int d = 0; d < 3; ++d) {
+      lo[d] = h.lo[d];
+      s.box[d] = h.hi[d] - h.lo[d];
+    }
+    check_box(config, key, s.box, std::size_t(h.natoms), 2.0 * reach);
+    if (!shape_only) grid = grid_for(key, s.box, reach);
+    me = grid.rank_of(grid.me);
+  };
+  filter.keep = [&](std::int64_t id, int type, const double* q, const double x[3]) {
+    if (!shape_only && grid.ranks() <= 1) return true;
+    const double qt = types.charge[std::size_t(type - 1)], qi = q ? *q : qt;
+    ++whole.natoms;
+    whole.qsum += qi;
+    whole.q2sum += qi * qi;
+    if (float(qi) != float(qt)) whole.by_type_float = false;
+    if (qi != qt) whole.by_type_double = false;
+    if (shape_only) return false;
+    all_ids.push_back(id);
+    all_types.push_back(type - 1);
+    double p[3];
+    for (int d = 0; d < 3; ++d) p[d] = x[d] - lo[d];
+    return owner_rank(grid, p) == me;
+  };
+  const LammpsData d = core::read_named_file({config.where(key), key}, file, "LAMMPS data file",
+                                             [&] { return read_lammps_data(file, filter); });
+  for (int t = 0; t < int(d.mass.size()); ++t)
+    if (std::fabs(d.mass[t] - types.mass[t]) > 1e-12 * types.mass[t])
+      config.fail(
+          key, fmt::format("{}:{}: type {} has mass {} but its type '{}' in system.types "
+                           "has mass {}",
+                           file, d.mass_line[t], t + 1, d.mass[t], types.names[t], types.mass[t]));
+  const std::size_t n = d.id.size();
+  s.x.resize(3 * n);
+  for (std::size_t i = 0; i < n; ++i)
+    for (int dim = 0; dim < 3; ++dim) s.x[3 * i + dim] = d.x[3 * i + dim] - d.lo[dim];
+  s.type.resize(n);
+  for (std::size_t i = 0; i < n; ++i) s.type[i] = d.type[i] - 1;
+  s.id = d.id;
+  s.q = d.q;
+  if (shape_only || grid.ranks() > 1) s.whole = whole;
+  if (shape_only) return s;
+  if (!d.v.empty()) {
+    s.v = d.v;
+  } else if (grid.ranks() > 1) {
+    system_velocities(
+        s, whole.natoms,
+        [&](std::size_t k) {
+          return std::pair{all_ids[k], all_types[k]};
+        },
+        config.real("system.temperature"),
+        static_cast<std::uint64_t>(config.integer("system.seed")), units_of(config));
+  } else {
+    create_velocities(s, config.real("system.temperature"),
+                      static_cast<std::uint64_t>(config.integer("system.seed")), units_of(config));
+  }
+  return s;
+}
+
+}  // namespace
+
+namespace {
+
 // The state of the atoms in sub-box grid.me of the grid grid_for(key, box, reach) picks once the
 // box is known (every atom for a one-rank grid).
 template <class GridFor>
@@ -853,9 +900,7 @@ InitialState make_state(const Config& config, GridFor grid_for) {
     }
     return s;
   } else if (config.string("system.source") == "lammps_data") {
-    data_file(config, "system.lammps_data.file", "LAMMPS data file");
-    s = lammps_data_state(config, types);
-    where = "system.lammps_data.file";
+    return lammps_data_state(config, types, reach, grid_for);
   } else {
     const std::string file = data_file(config, "system.xyz.file", "XYZ file");
     const core::XyzFrame frame = core::read_named_file(
@@ -903,7 +948,7 @@ InitialState make_state(const Config& config, GridFor grid_for) {
     where = "system.xyz.file";
   }
   check_box(config, where, s.box, s.size(), 2.0 * reach);
-  // Several ranks: the file is read whole; each keeps its sub-box's atoms.
+  // Several ranks: the XYZ file is read whole; each keeps its sub-box's atoms.
   keep_sub_box(s, grid_for(where, s.box, reach));
   return s;
 }
@@ -934,11 +979,17 @@ SystemShape system_shape(const Config& config) {
     shape.natoms = l.natoms;
     return shape;
   }
-  const InitialState s = make_initial_state(config);  // a file: read (and checked) whole
+  // A file: read and checked; a data file's atoms are not kept.
+  const InitialState s =
+      config.string("system.source") == "xyz"
+          ? make_initial_state(config)
+          : lammps_data_state(
+                config, shape.types, shape.types.max_cutoff() + config.real("neighbor.skin"),
+                [](const std::string&, const double*, double) { return BrickGrid{}; }, true);
   shape.key =
       config.string("system.source") == "xyz" ? "system.xyz.file" : "system.lammps_data.file";
   for (int d = 0; d < 3; ++d) shape.box[d] = s.box[d];
-  shape.natoms = s.size();
+  shape.natoms = s.total();
   return shape;
 }
 

@@ -1,6 +1,6 @@
-// Each rank's share of the initial state: made for its sub-box alone (a lattice) or cut from the
-// file read whole, it holds exactly the whole state's atoms of that sub-box with the same bits,
-// in the same order, and the whole system's atom count and charge sums.
+// Each rank's share of the initial state: made for its sub-box alone (a lattice or a LAMMPS data
+// file) or cut from the XYZ file read whole, it holds exactly the whole state's atoms of that
+// sub-box with the same bits, in the same order, and the whole system's atom count and charge sums.
 #include "cli_runner.hpp"
 #include "md/md_setup.hpp"
 #include "run/registry.hpp"
@@ -49,11 +49,13 @@ std::vector<double> reference_velocities(const InitialState& s, double temperatu
   return v;
 }
 
-void expect_shares_join_into_the_whole(const core::Config& config, int ranks) {
+void expect_shares_join_into_the_whole(const core::Config& config, int ranks,
+                                       bool created_velocities = true) {
   const InitialState whole = make_initial_state(config);
-  EXPECT_EQ(whole.v, reference_velocities(whole, config.real("system.temperature"),
-                                          std::uint64_t(config.integer("system.seed")),
-                                          read_params(config, "serial", whole.size()).units));
+  if (created_velocities)
+    EXPECT_EQ(whole.v, reference_velocities(whole, config.real("system.temperature"),
+                                            std::uint64_t(config.integer("system.seed")),
+                                            read_params(config, "serial", whole.size()).units));
   const InitialState::Whole sums = whole.whole_system();
   const double reach = whole.types.max_cutoff() + config.real("neighbor.skin");
   std::vector<std::size_t> next(std::size_t(ranks), 0);
@@ -67,6 +69,8 @@ void expect_shares_join_into_the_whole(const core::Config& config, int ranks) {
     EXPECT_EQ(s.whole->natoms, whole.size());
     EXPECT_EQ(s.whole->qsum, sums.qsum);
     EXPECT_EQ(s.whole->q2sum, sums.q2sum);
+    EXPECT_EQ(s.whole->by_type_float, sums.by_type_float);
+    EXPECT_EQ(s.whole->by_type_double, sums.by_type_double);
     EXPECT_EQ(s.total(), whole.size());
     EXPECT_LT(s.size(), whole.size());
     for (int d = 0; d < 3; ++d) EXPECT_EQ(s.box[d], whole.box[d]);
@@ -132,6 +136,21 @@ TEST(MdRankState, FileSharesJoinIntoTheWholeFile) {
       "neighbor: {skin: 0.1}\n";
   const core::Config config = core::Registry::instance().loader().load_string(yaml, "charged.yaml");
   expect_shares_join_into_the_whole(config, 4);
+  // The file's own velocities, listed in another order than the atoms: each rank finds its
+  // atoms' velocities by id among every atom's.
+  {
+    std::ofstream out(data, std::ios::app);
+    out << "\nVelocities\n\n";
+    for (int i = 0; i < 64; ++i)
+      out << 1 + (i * 37) % 64 << " " << 0.01 * i << " " << -0.02 * (i % 7) << " " << 0.5 - 0.01 * i
+          << "\n";
+  }
+  const core::Config moving = core::Registry::instance().loader().load_string(yaml, "moving.yaml");
+  expect_shares_join_into_the_whole(moving, 3, false);
+  const InitialState whole = make_initial_state(moving);
+  ASSERT_EQ(whole.size(), 64u);
+  EXPECT_EQ(whole.id[0], 64);  // the file's first atom; its velocity line is the 20th
+  EXPECT_DOUBLE_EQ(whole.v[0], 0.19);
 }
 
 }  // namespace
