@@ -1,5 +1,7 @@
 #include "io/xyz.hpp"
 
+#include "io/xyz_filter.hpp"
+
 #include "config/error.hpp"
 #include "io/input_file.hpp"
 
@@ -9,6 +11,7 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 namespace hayate::core {
@@ -151,7 +154,13 @@ std::vector<std::pair<std::string, std::string>> parse_comment(const std::string
 
 }  // namespace
 
-XyzFrame read_xyz(const std::string& path, int index) {
+namespace {
+
+// Reads the file up to frame `index` (-1: to its end). Without a filter, frame `index` (-1: the
+// last) is returned whole. With one, frame `index` (>= 0) is filtered and every other frame only
+// checked; `frames` gets the number of frames read.
+XyzFrame read_frames(const std::string& path, int index, const XyzFilter* filter,
+                     std::vector<std::size_t>* rows, int* frames) {
   check_input_file(path, "particle file", max_data_file_bytes);
   std::ifstream in(path);
   if (!in) throw InputError(SourceLocation{path, 0, 0}, "cannot open the particle file");
@@ -229,13 +238,19 @@ XyzFrame read_xyz(const std::string& path, int index) {
       else if (!species)
         species = &p;
     }
+    // With a filter only the chosen frame is stored, and of it only the particles kept.
+    const bool stored = filter ? frame_no == index : (frame_no == index || index < 0);
+    if (filter && stored && filter->frame) filter->frame(f, n);
+    std::string sp;
+    std::vector<double> values;
     for (std::size_t i = 0; i < n; ++i) {
+      sp = "X";
+      values.clear();
       if (!std::getline(in, line))
         throw InputError(SourceLocation{path, line_no + 1, 1},
                          fmt::format("file ends after {} of {} particles", i, n));
       ++line_no;
       std::size_t pos = 0;
-      std::size_t real_col = 0;
       for (const auto& p : props) {
         for (int k = 0; k < p.count; ++k) {
           while (pos < line.size() && (line[pos] == ' ' || line[pos] == '\t')) ++pos;
@@ -247,7 +262,7 @@ XyzFrame read_xyz(const std::string& path, int index) {
             throw InputError(SourceLocation{path, line_no, static_cast<int>(start) + 1},
                              "missing value for property '" + p.name + "'");
           if (p.type == 'S') {
-            if (&p == species && k == 0) f.species.push_back(token);
+            if (&p == species && k == 0) sp = token;
             continue;
           }
           char* end = nullptr;
@@ -260,23 +275,49 @@ XyzFrame read_xyz(const std::string& path, int index) {
           if (!std::isfinite(v))
             throw InputError(SourceLocation{path, line_no, static_cast<int>(start) + 1},
                              "property '" + p.name + "' is not finite ('" + shown + "')");
-          f.columns[real_col].values.push_back(v);
+          values.push_back(v);
         }
-        if (p.type != 'S') ++real_col;
       }
-      if (f.species.size() < i + 1) f.species.push_back("X");
+      if (!stored || (filter && filter->keep && !filter->keep(i, sp, values.data()))) continue;
+      f.species.push_back(sp);
+      std::size_t at = 0;
+      for (auto& column : f.columns)
+        for (int k = 0; k < column.components; ++k) column.values.push_back(values[at++]);
+      if (rows) rows->push_back(i);
     }
-    if (frame_no == index || index < 0) {
+    if (stored) {
       frame = std::move(f);
       have = true;
       if (index >= 0) break;
     }
     ++frame_no;
   }
-  if (!have)
+  if (frames) *frames = frame_no;
+  if (!have && index != std::numeric_limits<int>::max())
     throw InputError(SourceLocation{path, 0, 0},
                      fmt::format("no frame {} in the file ({} frames)", index, frame_no));
   return frame;
+}
+
+}  // namespace
+
+XyzFrame read_xyz(const std::string& path, int index) {
+  return read_frames(path, index, nullptr, nullptr, nullptr);
+}
+
+XyzFrame read_xyz(const std::string& path, int index, const XyzFilter& filter,
+                  std::vector<std::size_t>& rows) {
+  rows.clear();
+  if (index < 0) {
+    // The last frame: count the frames first (checking them all, storing none).
+    int frames = 0;
+    read_frames(path, std::numeric_limits<int>::max(), &filter, nullptr, &frames);
+    if (frames == 0)
+      throw InputError(SourceLocation{path, 0, 0},
+                       fmt::format("no frame {} in the file (0 frames)", index));
+    index = frames - 1;
+  }
+  return read_frames(path, index, &filter, &rows, nullptr);
 }
 
 }  // namespace hayate::core

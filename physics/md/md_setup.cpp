@@ -2,6 +2,7 @@
 
 #include "io/input_file.hpp"
 #include "io/xyz.hpp"
+#include "io/xyz_filter.hpp"
 #include "lammps_data.hpp"
 #include "pair_table.hpp"
 #include "parallel/comm.hpp"
@@ -674,33 +675,6 @@ void create_velocities(InitialState& s, double temperature, std::uint64_t seed,
       temperature, seed, units);
 }
 
-void keep_sub_box(InitialState& s, const BrickGrid& grid) {
-  if (grid.ranks() <= 1) return;
-  const int rank = grid.rank_of(grid.me);
-  const InitialState::Whole whole = s.whole_system();
-  std::size_t kept = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    if (owner_rank(grid, &s.x[3 * i]) != rank) continue;
-    for (int d = 0; d < 3; ++d) {
-      s.x[3 * kept + d] = s.x[3 * i + d];
-      s.v[3 * kept + d] = s.v[3 * i + d];
-    }
-    s.type[kept] = s.type[i];
-    s.id[kept] = s.id[i];
-    if (!s.q.empty()) s.q[kept] = s.q[i];
-    ++kept;
-  }
-  s.x.resize(3 * kept);
-  s.v.resize(3 * kept);
-  s.type.resize(kept);
-  s.id.resize(kept);
-  if (!s.q.empty()) s.q.resize(kept);
-  for (auto* v : {&s.x, &s.v, &s.q}) v->shrink_to_fit();
-  s.type.shrink_to_fit();
-  s.id.shrink_to_fit();
-  s.whole = whole;
-}
-
 namespace {
 
 // The lattice the input asks for, checked without making its atoms: the basis types, the cell
@@ -856,17 +830,115 @@ InitialState lammps_data_state(const Config& config, const TypeSet& types, doubl
 
 namespace {
 
+// The frame system.xyz.frame of an extended XYZ file, as lammps_data_state reads a data file:
+// the grid is chosen once the frame's comment line gives the box, and each rank stores only its
+// sub-box's atoms (atom k of the frame has id k + 1). Every particle's species is checked.
+template <class GridFor>
+InitialState xyz_state(const Config& config, const TypeSet& types, double reach, GridFor grid_for,
+                       bool shape_only = false) {
+  const std::string key = "system.xyz.file";
+  const std::string file = data_file(config, key, "XYZ file");
+  InitialState s;
+  s.types = types;
+  BrickGrid grid;
+  int me = 0;
+  InitialState::Whole whole;
+  std::vector<int> all_types;  // every atom's, for velocities on several ranks
+  // Offsets of the columns among a particle's values (-1: absent).
+  int pos = -1, velo = -1, charge = -1;
+  core::XyzFilter filter;
+  filter.frame = [&](const core::XyzFrame& h, std::size_t n) {
+    if (!h.box) config.fail(key, "'" + file + "' has no Lattice=\"...\" (the periodic box)");
+    int at = 0;
+    for (const auto& c : h.columns) {
+      if (c.name == "pos" && pos < 0) {
+        if (c.components != 3) config.fail(key, "'" + file + "' has no pos:R:3 property");
+        pos = at;
+      } else if ((c.name == "charge" || (c.name == "q" && !h.column("charge"))) && charge < 0) {
+        if (c.components != 1)
+          config.fail(key, "'" + file + "' has a charge property of more than 1 component");
+        charge = at;
+      } else if (c.name == "velo" && velo < 0) {
+        if (c.components != 3)
+          config.fail(key, "'" + file + "' has a velo property with other than 3 components");
+        velo = at;
+      }
+      at += c.components;
+    }
+    if (pos < 0) config.fail(key, "'" + file + "' has no pos:R:3 property");
+    for (int d = 0; d < 3; ++d) {
+      s.box[d] = (*h.box)[d];
+      if (!(s.box[d] > 0)) config.fail(key, "'" + file + "' has a non-positive box length");
+    }
+    check_box(config, key, s.box, n, 2.0 * reach);
+    if (!shape_only) grid = grid_for(key, s.box, reach);
+    me = grid.rank_of(grid.me);
+  };
+  filter.keep = [&](std::size_t i, const std::string& species, const double* v) {
+    const int t = type_index(types, species);
+    if (t < 0)
+      config.fail(key, fmt::format("atom {} of '{}' has species {}, which is not a declared type "
+                                   "(declared types: {})",
+                                   i + 1, file, core::quoted(species), joined(types.names)));
+    if (!shape_only && grid.ranks() <= 1) return true;
+    const double qt = types.charge[std::size_t(t)], qi = charge >= 0 ? v[charge] : qt;
+    ++whole.natoms;
+    whole.qsum += qi;
+    whole.q2sum += qi * qi;
+    if (float(qi) != float(qt)) whole.by_type_float = false;
+    if (qi != qt) whole.by_type_double = false;
+    if (shape_only) return false;
+    all_types.push_back(t);
+    return owner_rank(grid, v + pos) == me;
+  };
+  std::vector<std::size_t> rows;
+  const core::XyzFrame frame =
+      core::read_named_file({config.where(key), key}, file, "XYZ file", [&] {
+        return core::read_xyz(file, static_cast<int>(config.integer("system.xyz.frame")), filter,
+                              rows);
+      });
+  if (shape_only || grid.ranks() > 1) s.whole = whole;
+  if (shape_only) return s;
+  const core::XyzColumn* x = frame.column("pos");
+  const core::XyzColumn* v = frame.column("velo");
+  const core::XyzColumn* q = frame.column("charge") ? frame.column("charge") : frame.column("q");
+  const std::size_t n = frame.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    s.type.push_back(type_index(types, frame.species[i]));
+    s.id.push_back(static_cast<std::int64_t>(rows[i] + 1));
+    for (int d = 0; d < 3; ++d) s.x.push_back(x->values[3 * i + d]);
+  }
+  if (q) s.q = q->values;
+  if (v) {
+    s.v = v->values;
+  } else if (grid.ranks() > 1) {
+    system_velocities(
+        s, whole.natoms,
+        [&](std::size_t k) {
+          return std::pair{std::int64_t(k) + 1, all_types[k]};
+        },
+        config.real("system.temperature"),
+        static_cast<std::uint64_t>(config.integer("system.seed")), units_of(config));
+  } else {
+    create_velocities(s, config.real("system.temperature"),
+                      static_cast<std::uint64_t>(config.integer("system.seed")), units_of(config));
+  }
+  return s;
+}
+
+}  // namespace
+
+namespace {
+
 // The state of the atoms in sub-box grid.me of the grid grid_for(key, box, reach) picks once the
 // box is known (every atom for a one-rank grid).
 template <class GridFor>
 InitialState make_state(const Config& config, GridFor grid_for) {
   const TypeSet types = read_types(config);
   const double reach = types.max_cutoff() + config.real("neighbor.skin");
-  InitialState s;
-  std::string where;
   if (config.string("system.source") == "lattice") {
     const LatticeSpec l = lattice_spec(config, types);
-    where = "system.lattice.cells";
+    const std::string where = "system.lattice.cells";
     check_box(config, where, l.box, l.natoms, 2.0 * reach);
     // Several ranks: each makes only the atoms of its sub-box.
     const BrickGrid g = grid_for(where, l.box, reach);
@@ -879,7 +951,7 @@ InitialState make_state(const Config& config, GridFor grid_for) {
     const std::size_t expected =
         g.ranks() <= 1 ? l.natoms
                        : std::min(l.natoms, l.natoms / std::size_t(g.ranks()) * 11 / 10 + 64);
-    s = cubic_lattice(
+    InitialState s = cubic_lattice(
         basis, l.a, int(l.cells[0]), int(l.cells[1]), int(l.cells[2]), type_of,
         [&](const double* x) { return g.ranks() <= 1 || owner_rank(g, x) == me; }, expected);
     s.types = types;
@@ -899,58 +971,10 @@ InitialState make_state(const Config& config, GridFor grid_for) {
       s.whole = w;
     }
     return s;
-  } else if (config.string("system.source") == "lammps_data") {
-    return lammps_data_state(config, types, reach, grid_for);
-  } else {
-    const std::string file = data_file(config, "system.xyz.file", "XYZ file");
-    const core::XyzFrame frame = core::read_named_file(
-        {config.where("system.xyz.file"), "system.xyz.file"}, file, "XYZ file",
-        [&] { return core::read_xyz(file, static_cast<int>(config.integer("system.xyz.frame"))); });
-    if (!frame.box)
-      config.fail("system.xyz.file", "'" + file + "' has no Lattice=\"...\" (the periodic box)");
-    const core::XyzColumn* pos = frame.column("pos");
-    if (!pos || pos->components != 3)
-      config.fail("system.xyz.file", "'" + file + "' has no pos:R:3 property");
-    const core::XyzColumn* velo = frame.column("velo");
-    const core::XyzColumn* charge =
-        frame.column("charge") ? frame.column("charge") : frame.column("q");
-    if (charge && charge->components != 1)
-      config.fail("system.xyz.file",
-                  "'" + file + "' has a charge property of more than 1 component");
-    if (charge) s.q = charge->values;
-    if (velo && velo->components != 3)
-      config.fail("system.xyz.file",
-                  "'" + file + "' has a velo property with other than 3 components");
-    const std::size_t n = frame.size();
-    s.types = types;
-    for (int d = 0; d < 3; ++d) {
-      s.box[d] = (*frame.box)[d];
-      if (!(s.box[d] > 0))
-        config.fail("system.xyz.file", "'" + file + "' has a non-positive box length");
-    }
-    for (std::size_t i = 0; i < n; ++i) {
-      const int t = type_index(types, frame.species[i]);
-      if (t < 0)
-        config.fail("system.xyz.file",
-                    fmt::format("atom {} of '{}' has species {}, which is not a declared type "
-                                "(declared types: {})",
-                                i + 1, file, core::quoted(frame.species[i]), joined(types.names)));
-      s.type.push_back(t);
-      s.id.push_back(static_cast<std::int64_t>(i + 1));
-      for (int d = 0; d < 3; ++d) s.x.push_back(pos->values[3 * i + d]);
-    }
-    if (velo)
-      s.v = velo->values;
-    else
-      create_velocities(s, config.real("system.temperature"),
-                        static_cast<std::uint64_t>(config.integer("system.seed")),
-                        units_of(config));
-    where = "system.xyz.file";
   }
-  check_box(config, where, s.box, s.size(), 2.0 * reach);
-  // Several ranks: the XYZ file is read whole; each keeps its sub-box's atoms.
-  keep_sub_box(s, grid_for(where, s.box, reach));
-  return s;
+  if (config.string("system.source") == "lammps_data")
+    return lammps_data_state(config, types, reach, grid_for);
+  return xyz_state(config, types, reach, grid_for);
 }
 
 }  // namespace
@@ -979,13 +1003,12 @@ SystemShape system_shape(const Config& config) {
     shape.natoms = l.natoms;
     return shape;
   }
-  // A file: read and checked; a data file's atoms are not kept.
-  const InitialState s =
-      config.string("system.source") == "xyz"
-          ? make_initial_state(config)
-          : lammps_data_state(
-                config, shape.types, shape.types.max_cutoff() + config.real("neighbor.skin"),
-                [](const std::string&, const double*, double) { return BrickGrid{}; }, true);
+  // A file: read and checked, its atoms not kept.
+  const double reach = shape.types.max_cutoff() + config.real("neighbor.skin");
+  const auto one_rank = [](const std::string&, const double*, double) { return BrickGrid{}; };
+  const InitialState s = config.string("system.source") == "xyz"
+                             ? xyz_state(config, shape.types, reach, one_rank, true)
+                             : lammps_data_state(config, shape.types, reach, one_rank, true);
   shape.key =
       config.string("system.source") == "xyz" ? "system.xyz.file" : "system.lammps_data.file";
   for (int d = 0; d < 3; ++d) shape.box[d] = s.box[d];

@@ -25,16 +25,12 @@ MdParams read_params(const core::Config& config, const std::string& backend, std
 // With `grid`: the ranks' grid of sub-boxes is chosen (rank_grid) and written there, and the
 // state holds the atoms of this rank's sub-box only, with the whole system's count and charge
 // sums in InitialState::whole (one rank: every atom, as without). A lattice makes only those
-// atoms, with the velocities the whole system gives them; a LAMMPS data file is read line by
-// line, each rank keeping its sub-box's atoms; an XYZ file is read whole, then the other ranks'
-// atoms are dropped.
+// atoms, with the velocities the whole system gives them; a file (LAMMPS data, extended XYZ)
+// is read line by line, each rank keeping its sub-box's atoms and taking the whole system's sums
+// over every atom as it passes.
 InitialState make_initial_state(const core::Config& config, BrickGrid* grid = nullptr);
 // The same for sub-box grid.me of a given grid (grid.length: the input's box).
 InitialState make_initial_state(const core::Config& config, const BrickGrid& grid);
-
-// Drops the atoms outside sub-box grid.me (no-op for a one-rank grid), keeping the whole
-// system's count and charge sums in state.whole.
-void keep_sub_box(InitialState& state, const BrickGrid& grid);
 
 // The atom count, box and types the input gives, and the key that sets the count and box; a
 // lattice is checked without making its atoms (a file is read).

@@ -1,5 +1,5 @@
-// Each rank's share of the initial state: made for its sub-box alone (a lattice or a LAMMPS data
-// file) or cut from the XYZ file read whole, it holds exactly the whole state's atoms of that
+// Each rank's share of the initial state, made for its sub-box alone from a lattice, a LAMMPS
+// data file or an extended XYZ file, holds exactly the whole state's atoms of that
 // sub-box with the same bits, in the same order, and the whole system's atom count and charge sums.
 #include "cli_runner.hpp"
 #include "md/md_setup.hpp"
@@ -151,6 +151,46 @@ TEST(MdRankState, FileSharesJoinIntoTheWholeFile) {
   ASSERT_EQ(whole.size(), 64u);
   EXPECT_EQ(whole.id[0], 64);  // the file's first atom; its velocity line is the 20th
   EXPECT_DOUBLE_EQ(whole.v[0], 0.19);
+}
+
+TEST(MdRankState, XyzSharesJoinIntoTheWholeFrame) {
+  // The last of two frames (the first has other positions), species of two types, per-atom
+  // charges in a column between others; velocities created, then the file's own.
+  const std::string dir = hayate::test::scratch_path("rank_state");
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/charged.xyz";
+  const auto write = [&](bool velocities) {
+    std::ofstream out(path);
+    for (int frame = 0; frame < 2; ++frame) {
+      out << "64\nLattice=\"8.5 0 0 0 8.5 0 0 0 8.5\" Properties=species:S:1:pos:R:3:charge:R:1"
+          << (velocities ? ":velo:R:3" : "") << " step=" << frame << "\n";
+      for (int i = 0; i < 64; ++i) {
+        out << (i % 3 ? "A" : "B") << " " << 0.5 + 2.1 * (i % 4) + 0.1 * frame << " "
+            << 0.3 + 2.05 * ((i / 4) % 4) << " " << 1.1 + 2.0 * (i / 16) << " "
+            << (i % 2 ? -0.25 * (i % 5) : 0.25 * (i % 3));
+        if (velocities) out << " " << 0.01 * i << " " << -0.02 * (i % 7) << " " << 0.5 - 0.01 * i;
+        out << "\n";
+      }
+    }
+  };
+  const std::string yaml =
+      "problem: md\nsystem:\n  source: xyz\n  temperature: 1.2\n"
+      "  xyz: {frame: -1, file: " +
+      path +
+      "}\n  types:\n    - {name: A, mass: 1.0}\n    - {name: B, mass: "
+      "2.0}\npair:\n  style: lj/cut/coul/cut\n  cutoff: 2.0\n  coul_cutoff: 2.0\n"
+      "neighbor: {skin: 0.1}\n";
+  write(false);
+  const core::Config created = core::Registry::instance().loader().load_string(yaml, "xyz.yaml");
+  const InitialState whole = make_initial_state(created);
+  ASSERT_EQ(whole.size(), 64u);
+  EXPECT_DOUBLE_EQ(whole.x[0], 0.6);  // the last frame's
+  EXPECT_EQ(whole.type[0], 1);
+  expect_shares_join_into_the_whole(created, 4);
+  write(true);
+  const core::Config moving = core::Registry::instance().loader().load_string(yaml, "moving.yaml");
+  expect_shares_join_into_the_whole(moving, 3, false);
+  EXPECT_DOUBLE_EQ(make_initial_state(moving).v[3 * 5], 0.05);
 }
 
 }  // namespace
