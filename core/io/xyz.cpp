@@ -11,7 +11,6 @@
 #include <charconv>
 #include <cmath>
 #include <fstream>
-#include <limits>
 #include <sstream>
 
 namespace hayate::core {
@@ -157,10 +156,10 @@ std::vector<std::pair<std::string, std::string>> parse_comment(const std::string
 namespace {
 
 // Reads the file up to frame `index` (-1: to its end). Without a filter, frame `index` (-1: the
-// last) is returned whole. With one, frame `index` (>= 0) is filtered and every other frame only
-// checked; `frames` gets the number of frames read.
+// last) is returned whole. With one, frame `index` (>= 0) is filtered and every frame before it
+// only checked.
 XyzFrame read_frames(const std::string& path, int index, const XyzFilter* filter,
-                     std::vector<std::size_t>* rows, int* frames) {
+                     std::vector<std::size_t>* rows) {
   check_input_file(path, "particle file", max_data_file_bytes);
   std::ifstream in(path);
   if (!in) throw InputError(SourceLocation{path, 0, 0}, "cannot open the particle file");
@@ -292,8 +291,7 @@ XyzFrame read_frames(const std::string& path, int index, const XyzFilter* filter
     }
     ++frame_no;
   }
-  if (frames) *frames = frame_no;
-  if (!have && index != std::numeric_limits<int>::max())
+  if (!have)
     throw InputError(SourceLocation{path, 0, 0},
                      fmt::format("no frame {} in the file ({} frames)", index, frame_no));
   return frame;
@@ -302,22 +300,51 @@ XyzFrame read_frames(const std::string& path, int index, const XyzFilter* filter
 }  // namespace
 
 XyzFrame read_xyz(const std::string& path, int index) {
-  return read_frames(path, index, nullptr, nullptr, nullptr);
+  return read_frames(path, index, nullptr, nullptr);
 }
+
+namespace {
+
+// Frames of the file by their count lines alone (nothing parsed but the counts): up to and
+// including the first frame whose count or length is wrong, so that the reading of frames up to
+// that one meets the error read_xyz would.
+int count_frames(const std::string& path) {
+  check_input_file(path, "particle file", max_data_file_bytes);
+  std::ifstream in(path);
+  if (!in) throw InputError(SourceLocation{path, 0, 0}, "cannot open the particle file");
+  std::string line;
+  int frames = 0;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    ++frames;
+    long long n = -1;
+    try {
+      std::size_t used = 0;
+      n = std::stoll(line, &used);
+      if (line.find_first_not_of(" \t\r", used) != std::string::npos) n = -1;
+    } catch (...) {
+    }
+    if (n < 0 || !std::getline(in, line)) return frames;
+    for (long long i = 0; i < n; ++i)
+      if (!std::getline(in, line)) return frames;
+  }
+  return frames;
+}
+
+}  // namespace
 
 XyzFrame read_xyz(const std::string& path, int index, const XyzFilter& filter,
                   std::vector<std::size_t>& rows) {
   rows.clear();
   if (index < 0) {
-    // The last frame: count the frames first (checking them all, storing none).
-    int frames = 0;
-    read_frames(path, std::numeric_limits<int>::max(), &filter, nullptr, &frames);
+    // The last frame: count the frames first; the reading below checks every one.
+    const int frames = count_frames(path);
     if (frames == 0)
       throw InputError(SourceLocation{path, 0, 0},
                        fmt::format("no frame {} in the file (0 frames)", index));
     index = frames - 1;
   }
-  return read_frames(path, index, &filter, &rows, nullptr);
+  return read_frames(path, index, &filter, &rows);
 }
 
 }  // namespace hayate::core

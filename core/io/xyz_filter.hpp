@@ -22,8 +22,8 @@ struct XyzFilter {
 
 // Frame `index` (0 = first, -1 = last) of an extended XYZ file holding only the particles
 // `filter` keeps; `rows` gets each kept particle's index in the frame. Every frame up to the
-// chosen one is read and checked as read_xyz does (-1: the file is read twice, the first time
-// to count its frames).
+// chosen one is read and checked as read_xyz does (-1: a first pass counts the frames by their
+// count lines, without parsing particles).
 XyzFrame read_xyz(const std::string& path, int index, const XyzFilter& filter,
                   std::vector<std::size_t>& rows);
 

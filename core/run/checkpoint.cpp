@@ -413,11 +413,12 @@ const CheckpointReader::LoadedPart& CheckpointReader::load_part(std::size_t r) c
 }
 
 void CheckpointReader::join_all() const {
-  std::uint64_t joined = 0;
-  for (const auto& s : splits_) joined += s.record_bytes * s.total * s.blocks;
-  std::size_t at = data_.size();
-  data_.resize(data_.size() + std::size_t(joined));
-  std::map<std::string, std::size_t> offset;
+  // Joined apart and appended at the end, so that a part that fails leaves data_ as it was.
+  std::uint64_t bytes = 0;
+  for (const auto& s : splits_) bytes += s.record_bytes * s.total * s.blocks;
+  std::string joined(std::size_t(bytes), '\0');
+  std::map<std::string, std::size_t> offset;  // in `joined`
+  std::size_t at = 0;
   for (const auto& s : splits_) {
     offset[s.name] = at;
     at += std::size_t(s.record_bytes * s.total * s.blocks);
@@ -430,13 +431,15 @@ void CheckpointReader::join_all() const {
       const std::uint64_t block = s.record_bytes * s.records[r];
       const Entry& e = part.entries.at(s.name);
       for (std::uint64_t b = 0; block > 0 && b < s.blocks; ++b)
-        std::memcpy(data_.data() + offset[s.name] + (b * s.total + s.first[r]) * s.record_bytes,
+        std::memcpy(joined.data() + offset[s.name] + (b * s.total + s.first[r]) * s.record_bytes,
                     part.bytes.data() + e.offset + b * block, std::size_t(block));
     }
     if (!kept) loaded_.erase(r);
   }
+  const std::size_t base = data_.size();
+  data_ += joined;
   for (auto& [name, e] : entries_)
-    if (e.split) e.offset = offset[name];
+    if (e.split) e.offset = base + offset[name];
   joined_ = true;
 }
 
@@ -444,7 +447,7 @@ const CheckpointReader::Split& CheckpointReader::split_entry(const std::string& 
   for (const auto& s : splits_)
     if (s.name == name) return s;
   find(name);  // says when there is no such entry
-  throw std::logic_error("checkpoint: entry '" + name + "' is not split over parts");
+  fail(name, "is not split over the checkpoint's part files");
 }
 
 std::uint64_t CheckpointReader::part_records(const std::string& name, std::size_t part) const {

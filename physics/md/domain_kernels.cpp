@@ -6,6 +6,7 @@
 #include "md/domain.hpp"
 
 #include <algorithm>
+#include <limits>
 
 namespace hayate::md {
 HAYATE_FOR_EACH_SPACE(HAYATE_MD_DOMAIN_SPACE, )
@@ -14,10 +15,15 @@ HAYATE_FOR_EACH_SPACE(HAYATE_MD_DOMAIN_SPACE, )
 namespace hayate::md {
 
 std::int64_t repeated_atom_id(const core::Comm& comm, std::vector<std::int64_t> ids) {
+  constexpr std::int64_t none = std::numeric_limits<std::int64_t>::max();
   std::sort(ids.begin(), ids.end());
-  std::int64_t repeated = 0;
-  for (std::size_t k = 1; k < ids.size() && repeated == 0; ++k)
-    if (ids[k] == ids[k - 1]) repeated = ids[k];
+  // The smallest repeated id, whichever ranks hold it: the one a single rank's check names.
+  std::int64_t repeated = none;
+  for (std::size_t k = 1; k < ids.size(); ++k)
+    if (ids[k] == ids[k - 1]) {
+      repeated = ids[k];
+      break;
+    }
   const int ranks = comm.size(), me = comm.rank();
   std::vector<std::int64_t> other;
   for (int step = 1; step < ranks; ++step) {
@@ -28,7 +34,7 @@ std::int64_t repeated_atom_id(const core::Comm& comm, std::vector<std::int64_t> 
     other.resize(std::size_t(theirs));
     comm.exchange(ids.data(), ids.size() * sizeof(std::int64_t), to, other.data(),
                   other.size() * sizeof(std::int64_t), from, 42);
-    for (std::size_t i = 0, j = 0; repeated == 0 && i < ids.size() && j < other.size();) {
+    for (std::size_t i = 0, j = 0; i < ids.size() && j < other.size() && ids[i] < repeated;) {
       if (ids[i] < other[j])
         ++i;
       else if (other[j] < ids[i])
@@ -37,8 +43,8 @@ std::int64_t repeated_atom_id(const core::Comm& comm, std::vector<std::int64_t> 
         repeated = ids[i];
     }
   }
-  if (ranks > 1) repeated = comm.max(repeated);
-  return repeated;
+  if (ranks > 1) repeated = comm.min(repeated);
+  return repeated == none ? 0 : repeated;
 }
 
 }  // namespace hayate::md

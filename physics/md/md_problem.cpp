@@ -27,7 +27,9 @@ void register_problem(core::Registry& registry) {
             });
       }};
   info.check = check_input;
-  info.check_restart = check_checkpoint;
+  info.check_restart = [](const core::Config& config, const core::CheckpointReader& cp) {
+    check_checkpoint(config, cp);
+  };
   registry.add(std::move(info));
   core::declare_distributed("md");  // spatial decomposition (domain.hpp)
 }

@@ -45,7 +45,7 @@ class MdProblem final : public core::Problem {
   }
 
   void restore(const core::CheckpointReader& cp, core::RunContext& ctx) override {
-    check_checkpoint(ctx.config, cp);
+    check_checkpoint(ctx.config, cp, PartChecks::sizes);  // values: as each rank reads them
     on_every_rank([&] { system_.restore(cp); });
     log_decomposition(ctx);
     open_output(ctx, system_.step());

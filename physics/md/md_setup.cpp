@@ -742,6 +742,31 @@ std::string data_file(const Config& config, const std::string& key, const std::s
 
 namespace {
 
+// An input error at one of the input's keys met in a reader's callback: carried past
+// read_named_file, which would take it for the file's own and name the file twice.
+struct KeyError {
+  core::InputError error;
+};
+template <class F>
+auto at_key(F f) {
+  return [f](auto&&... args) {
+    try {
+      return f(std::forward<decltype(args)>(args)...);
+    } catch (const core::InputError& e) {
+      throw KeyError{e};
+    }
+  };
+}
+template <class Read>
+auto read_file_at(const Config& config, const std::string& key, const std::string& file,
+                  const std::string& what, Read read) {
+  try {
+    return core::read_named_file({config.where(key), key}, file, what, read);
+  } catch (const KeyError& e) {
+    throw e.error;
+  }
+}
+
 // Data type k (1-based) is the k-th declared type; masses in the file must agree with the
 // input's, which defines the potential. The state holds the atoms of sub-box grid.me of the grid
 // grid_for picks once the header gives the box (every atom on one rank; none with `shape_only`,
@@ -762,7 +787,7 @@ InitialState lammps_data_state(const Config& config, const TypeSet& types, doubl
   std::vector<std::int64_t> all_ids;  // every atom's, for velocities on several ranks
   std::vector<int> all_types;
   LammpsDataFilter filter;
-  filter.header = [&](const LammpsData& h) {
+  filter.header = at_key([&](const LammpsData& h) {
     if (h.ntypes > types.size())
       config.fail(key, fmt::format("'{}' has {} atom types but the input declares {} ({}); "
                                    "declare one entry of system.types per data-file type, in "
@@ -775,7 +800,7 @@ InitialState lammps_data_state(const Config& config, const TypeSet& types, doubl
     check_box(config, key, s.box, std::size_t(h.natoms), 2.0 * reach);
     if (!shape_only) grid = grid_for(key, s.box, reach);
     me = grid.rank_of(grid.me);
-  };
+  });
   filter.keep = [&](std::int64_t id, int type, const double* q, const double x[3]) {
     if (!shape_only && grid.ranks() <= 1) return true;
     const double qt = types.charge[std::size_t(type - 1)], qi = q ? *q : qt;
@@ -791,8 +816,8 @@ InitialState lammps_data_state(const Config& config, const TypeSet& types, doubl
     for (int d = 0; d < 3; ++d) p[d] = x[d] - lo[d];
     return owner_rank(grid, p) == me;
   };
-  const LammpsData d = core::read_named_file({config.where(key), key}, file, "LAMMPS data file",
-                                             [&] { return read_lammps_data(file, filter); });
+  const LammpsData d = read_file_at(config, key, file, "LAMMPS data file",
+                                    [&] { return read_lammps_data(file, filter); });
   for (int t = 0; t < int(d.mass.size()); ++t)
     if (std::fabs(d.mass[t] - types.mass[t]) > 1e-12 * types.mass[t])
       config.fail(
@@ -847,7 +872,7 @@ InitialState xyz_state(const Config& config, const TypeSet& types, double reach,
   // Offsets of the columns among a particle's values (-1: absent).
   int pos = -1, velo = -1, charge = -1;
   core::XyzFilter filter;
-  filter.frame = [&](const core::XyzFrame& h, std::size_t n) {
+  filter.frame = at_key([&](const core::XyzFrame& h, std::size_t n) {
     if (!h.box) config.fail(key, "'" + file + "' has no Lattice=\"...\" (the periodic box)");
     int at = 0;
     for (const auto& c : h.columns) {
@@ -873,8 +898,8 @@ InitialState xyz_state(const Config& config, const TypeSet& types, double reach,
     check_box(config, key, s.box, n, 2.0 * reach);
     if (!shape_only) grid = grid_for(key, s.box, reach);
     me = grid.rank_of(grid.me);
-  };
-  filter.keep = [&](std::size_t i, const std::string& species, const double* v) {
+  });
+  filter.keep = at_key([&](std::size_t i, const std::string& species, const double* v) {
     const int t = type_index(types, species);
     if (t < 0)
       config.fail(key, fmt::format("atom {} of '{}' has species {}, which is not a declared type "
@@ -890,13 +915,11 @@ InitialState xyz_state(const Config& config, const TypeSet& types, double reach,
     if (shape_only) return false;
     all_types.push_back(t);
     return owner_rank(grid, v + pos) == me;
-  };
+  });
   std::vector<std::size_t> rows;
-  const core::XyzFrame frame =
-      core::read_named_file({config.where(key), key}, file, "XYZ file", [&] {
-        return core::read_xyz(file, static_cast<int>(config.integer("system.xyz.frame")), filter,
-                              rows);
-      });
+  const core::XyzFrame frame = read_file_at(config, key, file, "XYZ file", [&] {
+    return core::read_xyz(file, static_cast<int>(config.integer("system.xyz.frame")), filter, rows);
+  });
   if (shape_only || grid.ranks() > 1) s.whole = whole;
   if (shape_only) return s;
   const core::XyzColumn* x = frame.column("pos");
@@ -1035,7 +1058,8 @@ void check_input(const Config& config, const std::string& backend) {
   rank_grid(config, shape.key, shape.box, shape.types.max_cutoff() + config.real("neighbor.skin"));
 }
 
-void check_checkpoint(const Config& config, const core::CheckpointReader& cp) {
+void check_checkpoint(const Config& config, const core::CheckpointReader& cp,
+                      PartChecks part_checks) {
   const SystemShape shape = system_shape(config);
   const std::int64_t n = std::int64_t(shape.natoms);
   const auto saved_n = cp.get<std::int64_t>("natoms", 0, std::numeric_limits<std::int32_t>::max());
@@ -1091,15 +1115,30 @@ void check_checkpoint(const Config& config, const core::CheckpointReader& cp) {
   cp.get<double>("energy");
   cp.get<double>("virial");
   const std::size_t count = std::size_t(n);
-  // Several ranks restarting from a checkpoint in parts: each rank checks the values of the
-  // parts it reads, as it reads them, and the ids are checked across the ranks after
-  // (MdSystem::restore_share). Here the sizes, from the manifest.
-  if (cp.parts() > 0 && core::Comm::world().distributed()) {
+  // Several ranks and a checkpoint in parts: the sizes from the manifest, then each part read by
+  // one rank (part p by rank p mod R), one at a time, and the ids across the ranks.
+  const core::Comm& world = core::Comm::world();
+  if (cp.parts() > 0 && world.distributed()) {
     for (const char* entry : {"x", "v", "f", "x_build"})
       cp.check_size(entry, 3 * count * std::size_t(real_bytes));
     cp.check_size("type", count * sizeof(std::int32_t));
     cp.check_size("id", count * sizeof(std::int64_t));
     if (cp.has("q")) cp.check_size("q", count * std::size_t(real_bytes));
+    if (part_checks == PartChecks::sizes) return;
+    std::vector<std::int64_t> ids;
+    const int ntypes = int(shape.types.names.size());
+    // A part only this rank reads may fail: agreed before the ids pass between the ranks.
+    world.agree([&] {
+      for (std::size_t p = std::size_t(world.rank()); p < cp.parts();
+           p += std::size_t(world.size())) {
+        const auto part_ids = real_bytes == 4 ? CheckpointPart<float>::read(cp, p, ntypes).id
+                                              : CheckpointPart<double>::read(cp, p, ntypes).id;
+        cp.release_parts();
+        ids.insert(ids.end(), part_ids.begin(), part_ids.end());
+      }
+    });
+    if (const std::int64_t id = repeated_atom_id(world, std::move(ids)))
+      cp.fail("id", fmt::format("holds atom id {} twice", id));
     return;
   }
   for (const char* entry : {"x", "v", "f", "x_build"}) {

@@ -53,9 +53,12 @@ void check_input(const core::Config& config, const std::string& backend);
 // Checks a checkpoint against the input, entry by entry, before anything is allocated from it:
 // atom count, precision, pair style, types and masses, box, run.dt, the step within run.steps;
 // finite positions, velocities and forces; types within the declared ones, unique atom ids.
-// Several ranks with a checkpoint in parts: the per-atom entries' sizes only; each rank checks
-// the values it reads (MdSystem::restore_share).
-void check_checkpoint(const core::Config& config, const core::CheckpointReader& checkpoint);
+// Several ranks with a checkpoint in parts: each part is read and checked by one rank, one part
+// at a time, and the ids across the ranks; with PartChecks::sizes only the manifest's sizes (a
+// restore, which checks what each rank reads as it reads it: MdSystem::restore_share).
+enum class PartChecks { values, sizes };
+void check_checkpoint(const core::Config& config, const core::CheckpointReader& checkpoint,
+                      PartChecks part_checks = PartChecks::values);
 
 // fcc lattice as LAMMPS `lattice fcc rho`: 4 atoms per cubic cell of side (4/rho)^(1/3).
 // Atom b of each cell gets type types[b % types.size()].

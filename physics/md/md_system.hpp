@@ -68,6 +68,41 @@ struct InitialState {
   }
 };
 
+// Part p of an md checkpoint in parts, read and checked: every per-atom entry holds the atoms of
+// entry 'x', reals finite, types in [0, ntypes), ids at least 1 (InputError naming the part).
+template <class Real>
+struct CheckpointPart {
+  static constexpr const char* vectors[4] = {"x", "v", "f", "x_build"};
+  std::size_t n = 0;
+  std::vector<Real> vec[4];  // vectors[e]: every atom's x components, then y, then z
+  std::vector<std::int32_t> type;
+  std::vector<std::int64_t> id;
+  std::vector<Real> q;  // empty: the checkpoint holds no charges
+
+  static CheckpointPart read(const core::CheckpointReader& cp, std::size_t p, int ntypes) {
+    CheckpointPart part;
+    part.n = std::size_t(cp.part_records("x", p));
+    const auto sized = [&](const char* name, std::size_t have, std::size_t per_atom) {
+      if (have != per_atom * part.n)
+        cp.fail_part(p, name, "holds another number of atoms than entry 'x'");
+    };
+    for (int e = 0; e < 4; ++e) {
+      part.vec[e] = cp.get_part_reals<Real>(vectors[e], p);
+      sized(vectors[e], part.vec[e].size(), 3);
+    }
+    part.type = cp.get_part_integers<std::int32_t>("type", p, 0, ntypes - 1);
+    sized("type", part.type.size(), 1);
+    part.id =
+        cp.get_part_integers<std::int64_t>("id", p, 1, std::numeric_limits<std::int64_t>::max());
+    sized("id", part.id.size(), 1);
+    if (cp.has("q")) {
+      part.q = cp.get_part_reals<Real>("q", p);
+      sized("q", part.q.size(), 1);
+    }
+    return part;
+  }
+};
+
 enum class Thermostat { None, Langevin, Berendsen };
 
 // The long-range part of charged styles: kspace.style ewald with a relative force accuracy.
@@ -601,27 +636,19 @@ class MdSystem {
       }
       return others;
     };
-    const char* vectors[4] = {"x", "v", "f", "x_build"};
+    const char* const* vectors = CheckpointPart<Real>::vectors;
     const int ntypes = types_.size();
     const auto by_type = [&](int t) { return Real(types_.charge[std::size_t(t)]); };
-    // Part p of a checkpoint in parts: each entry's records, block (component) after block.
+    // Part p of a checkpoint in parts.
     const auto take_part = [&](std::size_t p) {
-      const std::size_t n = std::size_t(cp.part_records("x", p));
-      std::vector<Real> r[4];
-      for (int e = 0; e < 4; ++e) r[e] = cp.get_part_reals<Real>(vectors[e], p);
-      const auto t = cp.get_part_integers<std::int32_t>("type", p, 0, ntypes - 1);
-      const auto ids =
-          cp.get_part_integers<std::int64_t>("id", p, 1, std::numeric_limits<std::int64_t>::max());
-      const std::vector<Real> q =
-          cp.has("q") ? cp.get_part_reals<Real>("q", p) : std::vector<Real>();
-      if (t.size() != n || ids.size() != n || (cp.has("q") && q.size() != n))
-        cp.fail_part(p, "type", "holds another number of atoms than entry 'x'");
-      const std::size_t others = take(
-          n, [&](int e, std::size_t i, int d) { return r[e][std::size_t(d) * n + i]; },
-          [&](std::size_t i) { return int(t[i]); }, [&](std::size_t i) { return ids[i]; },
-          [&](std::size_t i) { return q.empty() ? by_type(t[i]) : q[i]; });
+      const auto part = CheckpointPart<Real>::read(cp, p, ntypes);
       cp.release_parts();
-      return others;
+      const std::size_t n = part.n;
+      return take(
+          n, [&](int e, std::size_t i, int d) { return part.vec[e][std::size_t(d) * n + i]; },
+          [&](std::size_t i) { return int(part.type[i]); },
+          [&](std::size_t i) { return part.id[i]; },
+          [&](std::size_t i) { return part.q.empty() ? by_type(part.type[i]) : part.q[i]; });
     };
     // The whole state of a one-rank checkpoint (it is in memory anyway).
     const auto take_whole = [&] {

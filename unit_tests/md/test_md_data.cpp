@@ -11,8 +11,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <array>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 namespace hayate::md::test {
 namespace {
@@ -233,6 +236,30 @@ TEST(MdData, BadFilesGiveDataFileLineColumn) {
   const auto r = hayate::test::run_cli("run md_bad_data.yaml --quiet --output md_bad_data_out");
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("md_bad.data:12:3"), std::string::npos) << r.output;
+}
+
+// An input error at a key, met while a file is read (its species, its type count), is reported
+// at that key once, also when the key came from the command line.
+TEST(MdData, KeyErrorsMetWhileReadingNameTheKeyOnce) {
+  write_file("md_species.xyz",
+             "2\nLattice=\"6 0 0 0 6 0 0 0 6\" Properties=species:S:1:pos:R:3\n"
+             "A 1 1 1\nC 2 2 2\n");
+  write_file("md_types.data",
+             "t\n\n2 atoms\n2 atom types\n0 6 xlo xhi\n0 6 ylo yhi\n0 6 zlo "
+             "zhi\n\nAtoms\n\n1 1 1 1 1\n2 2 2 2 2\n");
+  write_file("md_plain.yaml", "problem: md\nsystem:\n  types: [{name: A, mass: 1.0}]\n");
+  for (const auto& [sets, key, what] : std::vector<std::array<std::string, 3>>{
+           {"--set system.source=xyz --set system.xyz.file=md_species.xyz", "'system.xyz.file'",
+            "species 'C', which is not a declared type"},
+           {"--set system.source=lammps_data --set system.lammps_data.file=md_types.data",
+            "'system.lammps_data.file'", "2 atom types but the input declares 1"}}) {
+    const auto r = hayate::test::run_cli("check md_plain.yaml " + sets);
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find(what), std::string::npos) << r.output;
+    const std::size_t first = r.output.find(key);
+    EXPECT_NE(first, std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find(key, first + 1), std::string::npos) << r.output;
+  }
 }
 
 }  // namespace

@@ -259,27 +259,83 @@ def write_container(path, problem, entries):
     return data
 
 
-def rewrite_part(manifest, rank, change):
-    """Applies change({name: bytes}) to part `rank` of a checkpoint and writes the part and the
-    manifest again with the new part's size and checksum: a checkpoint whose files all agree,
-    holding what `change` put there."""
+def read_manifest(manifest):
+    """(problem, shared entries, generation, parts [[name, size, checksum]], split entries
+    [[name, record bytes, blocks, [records per part]]]) of a checkpoint's manifest."""
     problem, entries = read_container(manifest)
-    parts = entries["hayate.parts"]
-    at = 16
-    for k in range((struct.unpack_from("<Q", parts, 8)[0])):
-        (n,) = struct.unpack_from("<Q", parts, at)
-        name = parts[at + 8:at + 8 + n].decode()
-        at += 8 + n
-        if k == rank:
-            part_problem, part = read_container(os.path.join(os.path.dirname(manifest), name))
-            change(part)
-            data = write_container(os.path.join(os.path.dirname(manifest), name), part_problem,
-                                   part)
-            parts = parts[:at] + struct.pack("<QQ", len(data), struct.unpack("<Q", data[-8:])[0]) \
-                + parts[at + 16:]
-        at += 16
-    entries["hayate.parts"] = parts
-    write_container(manifest, problem, entries)
+    data, at = entries.pop("hayate.parts"), 0
+
+    def u64():
+        nonlocal at
+        (v,) = struct.unpack_from("<Q", data, at)
+        at += 8
+        return v
+
+    def name():
+        nonlocal at
+        n = u64()
+        at += n
+        return data[at - n:at].decode()
+
+    generation, count = u64(), u64()
+    parts = [[name(), u64(), u64()] for _ in range(count)]
+    splits = [[name(), u64(), u64(), [u64() for _ in range(count)]] for _ in range(u64())]
+    return problem, entries, generation, parts, splits
+
+
+def write_manifest_of(manifest, problem, entries, generation, parts, splits):
+    def chunk(b):
+        return struct.pack("<Q", len(b)) + b
+    data = struct.pack("<QQ", generation, len(parts))
+    for name, size, checksum in parts:
+        data += chunk(name.encode()) + struct.pack("<QQ", size, checksum)
+    data += struct.pack("<Q", len(splits))
+    for name, record, blocks, counts in splits:
+        data += chunk(name.encode()) + struct.pack("<QQ", record, blocks)
+        data += b"".join(struct.pack("<Q", c) for c in counts)
+    write_container(manifest, problem, {**entries, "hayate.parts": data})
+
+
+def rewrite_part(manifest, rank, change):
+    """Applies change({name: bytes}, splits) to part `rank` of a checkpoint (splits: the
+    manifest's split entries, which it may change too) and writes the part and the manifest
+    again: a checkpoint whose files all agree, holding what `change` put there."""
+    problem, entries, generation, parts, splits = read_manifest(manifest)
+    path = os.path.join(os.path.dirname(manifest), parts[rank][0])
+    part_problem, part = read_container(path)
+    change(part, splits)
+    data = write_container(path, part_problem, part)
+    parts[rank][1:] = [len(data), struct.unpack("<Q", data[-8:])[0]]
+    write_manifest_of(manifest, problem, entries, generation, parts, splits)
+
+
+def swap_parts(manifest, a, b):
+    """Lists parts a and b of a checkpoint in each other's places: a checkpoint whose files agree,
+    each of the two ranks' parts holding the other's atoms."""
+    problem, entries, generation, parts, splits = read_manifest(manifest)
+    parts[a], parts[b] = parts[b], parts[a]
+    for s in splits:
+        s[3][a], s[3][b] = s[3][b], s[3][a]
+    write_manifest_of(manifest, problem, entries, generation, parts, splits)
+
+
+def shift_record(manifest, entry, size, src, dst):
+    """Moves one record (of `size` bytes) of every block of split entry `entry` from part `src`
+    to part `dst` (a copy of dst's first), the manifest listing the new counts: the entry's total
+    stays right, but in those two parts it holds another number of atoms than the others."""
+    problem, entries, generation, parts, splits = read_manifest(manifest)
+    split = next(sp for sp in splits if sp[0] == entry)
+    blocks = split[2]
+    for rank, delta in [(src, -1), (dst, 1)]:
+        path = os.path.join(os.path.dirname(manifest), parts[rank][0])
+        part_problem, part = read_container(path)
+        n = split[3][rank]
+        old = [part[entry][k * n * size:(k + 1) * n * size] for k in range(blocks)]
+        part[entry] = b"".join(o[size:] if delta < 0 else o[:size] + o for o in old)
+        split[3][rank] += delta
+        data = write_container(path, part_problem, part)
+        parts[rank][1:] = [len(data), struct.unpack("<Q", data[-8:])[0]]
+    write_manifest_of(manifest, problem, entries, generation, parts, splits)
 
 
 def read_checkpoint(path):
@@ -427,10 +483,10 @@ def md_cases(r, source_dir):
     nan = struct.pack("<d", float("nan"))
     for what, rank, change, expected in [
             ("a position that is not finite in rank 2's part", 2,
-             lambda e: e.update(x=nan + e["x"][8:]),
+             lambda e, _: e.update(x=nan + e["x"][8:]),
              ["rank 2 of 4", "checkpoint.bin.r2.g1': entry 'x' element 0", "not finite"]),
             ("an atom id of rank 0's part repeated in rank 3's", 3,
-             lambda e: e.update(id=first_id + e["id"][8:]), ["'id' ", "twice"])]:
+             lambda e, _: e.update(id=first_id + e["id"][8:]), ["'id' ", "twice"])]:
         bad = f"md_bad{rank}"
         shutil.copytree(half, os.path.join(r.work, bad))
         rewrite_part(os.path.join(r.work, bad, "checkpoint.bin"), rank, change)
@@ -438,6 +494,36 @@ def md_cases(r, source_dir):
                                   f"checkpoint.restart={bad}/checkpoint.bin")
         check(rc == 2 and len(errors(err)) == 1 and all(x in err for x in expected),
               f"md: {what} refused on 4 ranks, exit 2 (rc {rc}: {errors(err)})")
+    # On 2 ranks rank 0 checks parts 0 and 2: the bad part 2 is reported by the first rank, once;
+    # `check` on several ranks refuses it too.
+    rc, _, err = r.hayate_run(2, "md.yaml", "md_bad2_on2",
+                              "checkpoint.restart=md_bad2/checkpoint.bin")
+    check(rc == 2 and len(errors(err)) == 1 and "checkpoint.bin.r2.g1'" in err and
+          "rank" not in err, f"md: a bad part read by the first rank of 2 refused once, exit 2 "
+                             f"(rc {rc}: {errors(err)})")
+    rc, _, err = r.run(4, ["check", "md.yaml", "--set",
+                           "checkpoint.restart=md_bad3/checkpoint.bin"])
+    check(rc == 2 and "twice" in err,
+          f"md: check on 4 ranks refuses a repeated atom id (rc {rc}: {errors(err)})")
+    # Parts whose entries disagree on their atoms (x and v listed with other counts in parts 0
+    # and 2, the totals right): refused, never read past an entry's end.
+    shutil.copytree(half, os.path.join(r.work, "md_shifted"))
+    shift_record(os.path.join(r.work, "md_shifted", "checkpoint.bin"), "v", 8, 0, 2)
+    rc, _, err = r.hayate_run(2, "md.yaml", "md_shifted_out",
+                              "checkpoint.restart=md_shifted/checkpoint.bin")
+    check(rc == 2 and len(errors(err)) == 1 and "another number of atoms than entry 'x'" in err,
+          f"md: parts whose entries hold other numbers of atoms refused, exit 2 (rc {rc}: "
+          f"{errors(err)})")
+    # Rank 0's and rank 1's parts listed in each other's places: no rank finds only its own atoms
+    # in its part, so every rank reads every part, and the run continues to the same bytes.
+    shutil.copytree(half, os.path.join(r.work, "md_swapped"))
+    swap_parts(os.path.join(r.work, "md_swapped", "checkpoint.bin"), 0, 1)
+    rc, _, err = r.hayate_run(4, "md.yaml", "md_swapped",
+                              "checkpoint.restart=md_swapped/checkpoint.bin")
+    check(rc == 0 and not same_files(r.work, "md_four", "md_swapped",
+                                     ["thermo.csv", "dump.xyz", "checkpoint.bin"]),
+          "md: parts listed in other ranks' places: every rank reads every part, the same bytes",
+          err)
     # Migration: nearly free atoms (reach 0.35) at T = 200 cross several sub-boxes and the
     # periodic boundary between two rebuilds (about 25 box units per 200 steps, sub-boxes 6.7
     # wide): 8 ranks end where one rank does, every atom still there.

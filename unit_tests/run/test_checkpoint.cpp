@@ -331,7 +331,8 @@ TEST(Checkpoint, PartsReadOneAtATime) {
     EXPECT_NE(message.find("each.bin.r1.g1': entry 'x' element 1 holds a value that is not finite"),
               std::string::npos)
         << message;
-    EXPECT_THROW(r.part_records("step", 0), std::logic_error);
+    EXPECT_NE(input_error([&] { r.part_records("step", 0); }).find("is not split"),
+              std::string::npos);
     EXPECT_NE(input_error([&] { r.part_records("y", 0); }).find("no entry 'y'"), std::string::npos);
   }
   // Part 1 changed since the manifest was written: found when part 1 is read, not before.
