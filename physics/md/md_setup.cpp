@@ -767,6 +767,35 @@ auto read_file_at(const Config& config, const std::string& key, const std::strin
   }
 }
 
+// What a file's reader gathers of every atom as it passes on several ranks: the whole system's
+// count and charge sums and, for velocities the file lacks, every atom's id and type in order.
+struct WholeFile {
+  InitialState::Whole whole;
+  std::vector<std::int64_t> ids;
+  std::vector<int> types;
+
+  void add_charge(double q, double type_charge) {
+    ++whole.natoms;
+    whole.qsum += q;
+    whole.q2sum += q * q;
+    if (float(q) != float(type_charge)) whole.by_type_float = false;
+    if (q != type_charge) whole.by_type_double = false;
+  }
+  // Velocities for the atoms s holds (a rank's share when `share`, else every atom), with the
+  // sums over every atom of the file in order.
+  void create_velocities(InitialState& s, const Config& config, bool share) const {
+    const double t = config.real("system.temperature");
+    const auto seed = static_cast<std::uint64_t>(config.integer("system.seed"));
+    if (!share) return md::create_velocities(s, t, seed, units_of(config));
+    system_velocities(
+        s, whole.natoms,
+        [&](std::size_t k) {
+          return std::pair{ids[k], types[k]};
+        },
+        t, seed, units_of(config));
+  }
+};
+
 // Data type k (1-based) is the k-th declared type; masses in the file must agree with the
 // input's, which defines the potential. The state holds the atoms of sub-box grid.me of the grid
 // grid_for picks once the header gives the box (every atom on one rank; none with `shape_only`,
@@ -783,9 +812,7 @@ InitialState lammps_data_state(const Config& config, const TypeSet& types, doubl
   BrickGrid grid;
   int me = 0;
   double lo[3] = {0, 0, 0};
-  InitialState::Whole whole;
-  std::vector<std::int64_t> all_ids;  // every atom's, for velocities on several ranks
-  std::vector<int> all_types;
+  WholeFile all;
   LammpsDataFilter filter;
   filter.header = at_key([&](const LammpsData& h) {
     if (h.ntypes > types.size())
@@ -803,15 +830,11 @@ InitialState lammps_data_state(const Config& config, const TypeSet& types, doubl
   });
   filter.keep = [&](std::int64_t id, int type, const double* q, const double x[3]) {
     if (!shape_only && grid.ranks() <= 1) return true;
-    const double qt = types.charge[std::size_t(type - 1)], qi = q ? *q : qt;
-    ++whole.natoms;
-    whole.qsum += qi;
-    whole.q2sum += qi * qi;
-    if (float(qi) != float(qt)) whole.by_type_float = false;
-    if (qi != qt) whole.by_type_double = false;
+    const double qt = types.charge[std::size_t(type - 1)];
+    all.add_charge(q ? *q : qt, qt);
     if (shape_only) return false;
-    all_ids.push_back(id);
-    all_types.push_back(type - 1);
+    all.ids.push_back(id);
+    all.types.push_back(type - 1);
     double p[3];
     for (int d = 0; d < 3; ++d) p[d] = x[d] - lo[d];
     return owner_rank(grid, p) == me;
@@ -832,22 +855,12 @@ InitialState lammps_data_state(const Config& config, const TypeSet& types, doubl
   for (std::size_t i = 0; i < n; ++i) s.type[i] = d.type[i] - 1;
   s.id = d.id;
   s.q = d.q;
-  if (shape_only || grid.ranks() > 1) s.whole = whole;
+  if (shape_only || grid.ranks() > 1) s.whole = all.whole;
   if (shape_only) return s;
-  if (!d.v.empty()) {
+  if (!d.v.empty())
     s.v = d.v;
-  } else if (grid.ranks() > 1) {
-    system_velocities(
-        s, whole.natoms,
-        [&](std::size_t k) {
-          return std::pair{all_ids[k], all_types[k]};
-        },
-        config.real("system.temperature"),
-        static_cast<std::uint64_t>(config.integer("system.seed")), units_of(config));
-  } else {
-    create_velocities(s, config.real("system.temperature"),
-                      static_cast<std::uint64_t>(config.integer("system.seed")), units_of(config));
-  }
+  else
+    all.create_velocities(s, config, grid.ranks() > 1);
   return s;
 }
 
@@ -867,8 +880,7 @@ InitialState xyz_state(const Config& config, const TypeSet& types, double reach,
   s.types = types;
   BrickGrid grid;
   int me = 0;
-  InitialState::Whole whole;
-  std::vector<int> all_types;  // every atom's, for velocities on several ranks
+  WholeFile all;
   // Offsets of the columns among a particle's values (-1: absent).
   int pos = -1, velo = -1, charge = -1;
   core::XyzFilter filter;
@@ -906,21 +918,18 @@ InitialState xyz_state(const Config& config, const TypeSet& types, double reach,
                                    "(declared types: {})",
                                    i + 1, file, core::quoted(species), joined(types.names)));
     if (!shape_only && grid.ranks() <= 1) return true;
-    const double qt = types.charge[std::size_t(t)], qi = charge >= 0 ? v[charge] : qt;
-    ++whole.natoms;
-    whole.qsum += qi;
-    whole.q2sum += qi * qi;
-    if (float(qi) != float(qt)) whole.by_type_float = false;
-    if (qi != qt) whole.by_type_double = false;
+    const double qt = types.charge[std::size_t(t)];
+    all.add_charge(charge >= 0 ? v[charge] : qt, qt);
     if (shape_only) return false;
-    all_types.push_back(t);
+    all.ids.push_back(std::int64_t(i) + 1);
+    all.types.push_back(t);
     return owner_rank(grid, v + pos) == me;
   });
   std::vector<std::size_t> rows;
   const core::XyzFrame frame = read_file_at(config, key, file, "XYZ file", [&] {
     return core::read_xyz(file, static_cast<int>(config.integer("system.xyz.frame")), filter, rows);
   });
-  if (shape_only || grid.ranks() > 1) s.whole = whole;
+  if (shape_only || grid.ranks() > 1) s.whole = all.whole;
   if (shape_only) return s;
   const core::XyzColumn* x = frame.column("pos");
   const core::XyzColumn* v = frame.column("velo");
@@ -932,20 +941,10 @@ InitialState xyz_state(const Config& config, const TypeSet& types, double reach,
     for (int d = 0; d < 3; ++d) s.x.push_back(x->values[3 * i + d]);
   }
   if (q) s.q = q->values;
-  if (v) {
+  if (v)
     s.v = v->values;
-  } else if (grid.ranks() > 1) {
-    system_velocities(
-        s, whole.natoms,
-        [&](std::size_t k) {
-          return std::pair{std::int64_t(k) + 1, all_types[k]};
-        },
-        config.real("system.temperature"),
-        static_cast<std::uint64_t>(config.integer("system.seed")), units_of(config));
-  } else {
-    create_velocities(s, config.real("system.temperature"),
-                      static_cast<std::uint64_t>(config.integer("system.seed")), units_of(config));
-  }
+  else
+    all.create_velocities(s, config, grid.ranks() > 1);
   return s;
 }
 
