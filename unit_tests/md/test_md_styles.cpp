@@ -120,9 +120,10 @@ TYPED_TEST(MdStyles, MorseNveConservesEnergy) {
 
 TEST(MdStylesInput, ShippedMorseInputRuns) {
   HAYATE_REQUIRE_MD_STYLE("morse");
-  const auto r =
-      hayate::test::run_cli("run " + hayate::test::source_path("inputs/md/morse_melt.yaml") +
-                            " --backend serial --quiet --output md_morse_out --set run.steps=20");
+  const auto r = hayate::test::run_cli(
+      "run " + hayate::test::source_path("inputs/md/morse_melt.yaml") +
+      " --backend serial --quiet --output " + hayate::test::scratch_path("morse_melt").string() +
+      " --set run.steps=20");
   EXPECT_EQ(r.exit_code, 0) << r.output;
 }
 
