@@ -168,6 +168,72 @@ void Comm::exchange(const void* send, std::size_t send_bytes, int to, void* recv
 #endif
 }
 
+struct Comm::Pending::Requests {
+#ifdef HAYATE_HAVE_MPI
+  std::vector<MPI_Request> list;
+#endif
+};
+
+Comm::Pending::Pending() : requests_(std::make_unique<Requests>()) {}
+
+Comm::Pending::~Pending() {
+  try {
+    wait();
+  } catch (...) {
+    // A failed transfer was reported by the wait() that the caller made, or the run is
+    // already unwinding from another failure.
+  }
+}
+
+bool Comm::Pending::empty() const {
+#ifdef HAYATE_HAVE_MPI
+  return requests_->list.empty();
+#else
+  return true;
+#endif
+}
+
+void Comm::Pending::wait() {
+#ifdef HAYATE_HAVE_MPI
+  auto& list = requests_->list;
+  if (list.empty()) return;
+  const int code = MPI_Waitall(int(list.size()), list.data(), MPI_STATUSES_IGNORE);
+  list.clear();
+  check(code, "wait");
+#endif
+}
+
+void Comm::start_exchange(Pending& pending, const void* send, std::size_t send_bytes, int to,
+                          void* recv, std::size_t recv_bytes, int from, int tag) const {
+  if (to == rank_ && from == rank_) {
+    exchange(send, send_bytes, to, recv, recv_bytes, from, tag);
+    return;
+  }
+#ifdef HAYATE_HAVE_MPI
+  // Receives first, so that a matching send finds its buffer posted; pieces of one (from, tag)
+  // arrive in the order they were sent.
+  auto& list = pending.requests_->list;
+  auto* r = static_cast<char*>(recv);
+  for (std::size_t done = 0; done < recv_bytes || done == 0; done += piece) {
+    const std::size_t rb = recv_bytes ? std::min(piece, recv_bytes - done) : 0;
+    list.emplace_back();
+    check(MPI_Irecv(r + done, int(rb), MPI_BYTE, from, tag, MPI_COMM_WORLD, &list.back()),
+          "receive");
+    if (recv_bytes == 0) break;
+  }
+  const auto* s = static_cast<const char*>(send);
+  for (std::size_t done = 0; done < send_bytes || done == 0; done += piece) {
+    const std::size_t sb = send_bytes ? std::min(piece, send_bytes - done) : 0;
+    list.emplace_back();
+    check(MPI_Isend(s + done, int(sb), MPI_BYTE, to, tag, MPI_COMM_WORLD, &list.back()), "send");
+    if (send_bytes == 0) break;
+  }
+#else
+  (void)pending;
+  throw std::logic_error("Comm::start_exchange: another rank without MPI");
+#endif
+}
+
 void Comm::send(const void* data, std::size_t bytes, int to, int tag) const {
 #ifdef HAYATE_HAVE_MPI
   const auto* p = static_cast<const char*>(data);

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -54,6 +55,26 @@ class Comm {
   // Sends `send` to rank `to` and receives `recv` from rank `from` in one exchange.
   void exchange(const void* send, std::size_t send_bytes, int to, void* recv,
                 std::size_t recv_bytes, int from, int tag) const;
+  // Messages in flight (start_exchange): their buffers stay untouched until wait() returns.
+  // Destroying it waits too, so that no transfer outlives its buffers.
+  class Pending {
+   public:
+    Pending();
+    ~Pending();
+    Pending(const Pending&) = delete;
+    Pending& operator=(const Pending&) = delete;
+    void wait();
+    bool empty() const;
+
+   private:
+    friend class Comm;
+    struct Requests;
+    std::unique_ptr<Requests> requests_;
+  };
+  // exchange() without waiting: the receive and the send join `pending`, so that several
+  // directions travel at once and the caller computes while they do.
+  void start_exchange(Pending& pending, const void* send, std::size_t send_bytes, int to,
+                      void* recv, std::size_t recv_bytes, int from, int tag) const;
   // Point to point (rank 0 scattering or gathering rank by rank).
   void send(const void* data, std::size_t bytes, int to, int tag) const;
   void recv(void* data, std::size_t bytes, int from, int tag) const;

@@ -8,7 +8,10 @@
 // periodic boundary on its way carries the box shift, so a rank's list and pair loop see plain
 // displacements. Directions with one rank keep the one-rank periodic treatment (images or the
 // minimum image), so one rank runs exactly the code it always ran. Buffers are packed and
-// unpacked by kernels on the device and pass through host memory to MPI.
+// unpacked by kernels on the device and pass through host memory to MPI. The ghosts' positions
+// travel while the pair loop runs over the interior atoms, those farther than cutoff + skin from
+// every cut face (no ghost in their list rows): start_forward(), the interior forces, then
+// finish_forward() and the forces on the border atoms.
 #include "config/error.hpp"
 #include "exec/instantiate.hpp"
 #include "neighbor.hpp"
@@ -131,6 +134,20 @@ struct OwnedAtoms {
   }
 };
 
+// What select() and the border test compare a position with along each axis: an atom below
+// low[d] or at or above high[d] is within reach of a cut face.
+template <class Real>
+struct CutFaces {
+  Real low[3], high[3];
+  bool split[3];
+  KOKKOS_INLINE_FUNCTION bool border(Real x, Real y, Real z) const {
+    const Real p[3] = {x, y, z};
+    bool near = false;
+    for (int d = 0; d < 3; ++d) near = near || (split[d] && (p[d] < low[d] || p[d] >= high[d]));
+    return near;
+  }
+};
+
 template <class Space, class Real>
 class Domain {
  public:
@@ -198,6 +215,21 @@ class Domain {
   // Rows n.. of x (the ghosts) from their owners' rows of x, shifted across the periodic
   // boundary where they crossed it; x needs n + ghosts() rows.
   void forward_positions(const core::Comm& comm, const Vec& x, int n);
+  // forward_positions() in two halves: start_forward() packs the owned rows that leave, stages
+  // them to the host and posts every direction's messages; finish_forward() waits for them and
+  // unpacks the ghost rows with kernels on `on` (any instance: it writes ghost rows only).
+  // Between the two the caller may compute whatever needs no ghost position.
+  void start_forward(const core::Comm& comm, const Vec& x);
+  void finish_forward(const Vec& x, int n, const Space& on);
+
+  // Border atoms: within cutoff + skin of a cut face, the atoms some direction sends (select()),
+  // and the only ones whose list rows may hold ghosts. The interior atoms' forces need no ghost.
+  // first_border(): the first row of x (0..n-1) that is a border atom, n if none.
+  int first_border(const Vec& x, int n) const;
+  // The order `perm` (new row k is row perm(k) of x) with its interior atoms first and its
+  // border atoms after them, each in the order perm gives; a new view.
+  Kokkos::View<int*, Mem> interior_first(const Kokkos::View<int*, Mem>& perm, const Vec& x,
+                                         int n) const;
   // The same for a per-atom value without shift (types, charges, ids).
   template <class T>
   void forward_values(const core::Comm& comm, const Kokkos::View<T*, Mem>& values, int n);
@@ -216,7 +248,7 @@ class Domain {
   // their count, and with send_index_ allocated, their rows and shifts stored from `offset`.
   int select(const Vec& x, int n, int dir, int offset);
   void pack_positions(const Vec& x);
-  void unpack_positions(const Vec& x, int n);
+  void unpack_positions(const Vec& x, int n, const Space& on);
   void pack_ghost_forces(const Vec& f, int n);
   void add_returned_forces(const Vec& f, int dir);
 
@@ -232,6 +264,16 @@ class Domain {
   template <class T>
   void exchange(const core::Comm& comm, T* send, T* recv, int per_atom, bool back = false) const;
 
+  CutFaces<Real> reach_test() const {
+    CutFaces<Real> r;
+    for (int d = 0; d < 3; ++d) {
+      r.low[d] = Real(grid_.lo(d) + reach_);
+      r.high[d] = Real(grid_.hi(d) - reach_);
+      r.split[d] = grid_.split(d);
+    }
+    return r;
+  }
+
   BrickGrid grid_;
   Space space_;
   double reach_ = 0;
@@ -242,37 +284,39 @@ class Domain {
   Kokkos::View<Real* [3], Mem> send_shift_;  // the shift each one carries
   Kokkos::View<Real*, Mem> send_buf_, recv_buf_;
   Kokkos::View<Real*, Host> send_host_, recv_host_;
+  core::Comm::Pending pending_;  // the ghost positions in flight (start_forward)
 };
 
 template <class Space, class Real>
 template <class T>
 void Domain<Space, Real>::exchange(const core::Comm& comm, T* send, T* recv, int per_atom,
                                    bool back) const {
+  // Every direction posted at once, then waited for: the messages travel together.
+  core::Comm::Pending pending;
   for (std::size_t k = 0; k < dirs_.size(); ++k) {
     if (back) {
-      comm.exchange(
-          recv + per_atom * recv_offset_[k], sizeof(T) * std::size_t(per_atom * recv_count_[k]),
-          dirs_[k].from, send + per_atom * send_offset_[k],
-          sizeof(T) * std::size_t(per_atom * send_count_[k]), dirs_[k].to, dirs_[k].tag + 100);
+      comm.start_exchange(pending, recv + per_atom * recv_offset_[k],
+                          sizeof(T) * std::size_t(per_atom * recv_count_[k]), dirs_[k].from,
+                          send + per_atom * send_offset_[k],
+                          sizeof(T) * std::size_t(per_atom * send_count_[k]), dirs_[k].to,
+                          dirs_[k].tag + 100);
       continue;
     }
-    comm.exchange(send + per_atom * send_offset_[k],
-                  sizeof(T) * std::size_t(per_atom * send_count_[k]), dirs_[k].to,
-                  recv + per_atom * recv_offset_[k],
-                  sizeof(T) * std::size_t(per_atom * recv_count_[k]), dirs_[k].from, dirs_[k].tag);
+    comm.start_exchange(pending, send + per_atom * send_offset_[k],
+                        sizeof(T) * std::size_t(per_atom * send_count_[k]), dirs_[k].to,
+                        recv + per_atom * recv_offset_[k],
+                        sizeof(T) * std::size_t(per_atom * recv_count_[k]), dirs_[k].from,
+                        dirs_[k].tag);
   }
+  pending.wait();
 }
 
 template <class Space, class Real>
 int Domain<Space, Real>::select(const Vec& x, int n, int k, int offset) {
   const Direction& dir = dirs_[k];
-  Real low[3], high[3];
+  const CutFaces<Real> reach = reach_test();
   int o[3];
-  for (int d = 0; d < 3; ++d) {
-    o[d] = dir.o[d];
-    low[d] = Real(grid_.lo(d) + reach_);
-    high[d] = Real(grid_.hi(d) - reach_);
-  }
+  for (int d = 0; d < 3; ++d) o[d] = dir.o[d];
   const Real sx = Real(dir.shift[0]), sy = Real(dir.shift[1]), sz = Real(dir.shift[2]);
   const auto index = send_index_;
   const auto shift = send_shift_;
@@ -283,7 +327,7 @@ int Domain<Space, Real>::select(const Vec& x, int n, int k, int offset) {
         bool near = true;
         for (int d = 0; d < 3; ++d) {
           const Real p = x(i, d);
-          near = near && (o[d] == 0 || (o[d] < 0 ? p < low[d] : p >= high[d]));
+          near = near && (o[d] == 0 || (o[d] < 0 ? p < reach.low[d] : p >= reach.high[d]));
         }
         if (!near) return;
         if (final && index.extent(0) > 0) {
@@ -371,10 +415,10 @@ void Domain<Space, Real>::pack_positions(const Vec& x) {
 }
 
 template <class Space, class Real>
-void Domain<Space, Real>::unpack_positions(const Vec& x, int n) {
+void Domain<Space, Real>::unpack_positions(const Vec& x, int n, const Space& on) {
   const auto buf = recv_buf_;
   Kokkos::parallel_for(
-      "hayate::md::ghost_unpack", Kokkos::RangePolicy<Space>(space_, 0, recv_total_),
+      "hayate::md::ghost_unpack", Kokkos::RangePolicy<Space>(on, 0, recv_total_),
       KOKKOS_LAMBDA(int g) {
         for (int d = 0; d < 3; ++d) x(n + g, d) = buf(3 * g + d);
       });
@@ -382,12 +426,68 @@ void Domain<Space, Real>::unpack_positions(const Vec& x, int n) {
 
 template <class Space, class Real>
 void Domain<Space, Real>::forward_positions(const core::Comm& comm, const Vec& x, int n) {
+  start_forward(comm, x);
+  finish_forward(x, n, space_);
+}
+
+template <class Space, class Real>
+void Domain<Space, Real>::start_forward(const core::Comm& comm, const Vec& x) {
+  pending_.wait();  // a previous start not finished (an exception in between): its buffers
   pack_positions(x);
   Kokkos::deep_copy(space_, send_host_, send_buf_);
   space_.fence();
-  exchange(comm, send_host_.data(), recv_host_.data(), 3);
-  Kokkos::deep_copy(space_, recv_buf_, recv_host_);
-  unpack_positions(x, n);
+  for (std::size_t k = 0; k < dirs_.size(); ++k)
+    comm.start_exchange(pending_, send_host_.data() + 3 * send_offset_[k],
+                        sizeof(Real) * std::size_t(3 * send_count_[k]), dirs_[k].to,
+                        recv_host_.data() + 3 * recv_offset_[k],
+                        sizeof(Real) * std::size_t(3 * recv_count_[k]), dirs_[k].from,
+                        dirs_[k].tag);
+}
+
+template <class Space, class Real>
+void Domain<Space, Real>::finish_forward(const Vec& x, int n, const Space& on) {
+  pending_.wait();
+  Kokkos::deep_copy(on, recv_buf_, recv_host_);
+  unpack_positions(x, n, on);
+}
+
+template <class Space, class Real>
+int Domain<Space, Real>::first_border(const Vec& x, int n) const {
+  const CutFaces<Real> reach = reach_test();
+  int first = n;
+  Kokkos::parallel_reduce(
+      "hayate::md::first_border", Kokkos::RangePolicy<Space>(space_, 0, n),
+      KOKKOS_LAMBDA(int i, int& m) {
+        if (i < m && reach.border(x(i, 0), x(i, 1), x(i, 2))) m = i;
+      },
+      Kokkos::Min<int>(first));
+  return first;
+}
+
+template <class Space, class Real>
+auto Domain<Space, Real>::interior_first(const Kokkos::View<int*, Mem>& perm, const Vec& x,
+                                         int n) const -> Kokkos::View<int*, Mem> {
+  const CutFaces<Real> reach = reach_test();
+  Kokkos::View<int*, Mem> before("hayate::md::interior_before", n);  // interior atoms before k
+  int interior = 0;
+  Kokkos::parallel_scan(
+      "hayate::md::interior_count", Kokkos::RangePolicy<Space>(space_, 0, n),
+      KOKKOS_LAMBDA(int k, int& count, bool final) {
+        const int i = perm(k);
+        if (final) before(k) = count;
+        if (!reach.border(x(i, 0), x(i, 1), x(i, 2))) ++count;
+      },
+      interior);
+  Kokkos::View<int*, Mem> out(
+      Kokkos::view_alloc(std::string("hayate::md::interior_first"), Kokkos::WithoutInitializing),
+      n);
+  Kokkos::parallel_for(
+      "hayate::md::interior_first", Kokkos::RangePolicy<Space>(space_, 0, n), KOKKOS_LAMBDA(int k) {
+        const int i = perm(k);
+        const int c = before(k);
+        out(reach.border(x(i, 0), x(i, 1), x(i, 2)) ? interior + (k - c) : c) = i;
+      });
+  return out;
 }
 
 template <class Space, class Real>

@@ -16,6 +16,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -225,7 +226,7 @@ struct PairKernel {
   Rows rows;
   Sink sink;
   Coeffs coeffs;
-  int natoms;
+  int natoms;  // atoms [first, natoms) are computed
   // List entries whose records the thread-per-atom loop loads together: on GPUs 4 beat 1 and 8
   // (8 costs occupancy), on CPUs they tie, so every backend runs the same loop.
   static constexpr int kGather = 4;
@@ -234,6 +235,7 @@ struct PairKernel {
   Kokkos::View<double* [2], Kokkos::LayoutRight, Mem> ev_atom;
   // Styles with tables: set when a pair inside the cutoff is closer than its table begins.
   Kokkos::View<int, Mem> below_range;
+  int first = 0;
 
   // Pair coefficients by type: a copy in registers when there is one type (no type loads, and
   // no reloads after each scatter store, which the compiler must assume may alias the table),
@@ -344,7 +346,7 @@ struct PairKernel {
   }
 
   KOKKOS_INLINE_FUNCTION void team_atom(const Team& team) const {
-    const int i = team.league_rank() * team.team_size() + team.team_rank();
+    const int i = first + team.league_rank() * team.team_size() + team.team_rank();
     if (i >= natoms) return;
     const auto acc = sink.access();
     const auto row = rows.row(i);
@@ -422,11 +424,25 @@ class ForceCompute {
   template <class Rows, class Pos>
   EnergyVirial compute(const ForceOptions& o, const Rows& rows, const Pos& pos, int n,
                        const ForceView<Space, Real>& f, const Coeffs& coeffs, bool ev) {
+    return compute(o, rows, pos, n, f, coeffs, ev, Phases{n, {}});
+  }
+
+  // The same in two launches: atoms [0, split.at), then split.between() on the host (it may
+  // wait for what the later atoms read), then atoms [split.at, n). The sums, the scatter and
+  // the energy (one reduction in atom order) are those of one launch.
+  struct Phases {
+    int at;
+    std::function<void()> between;
+  };
+  template <class Rows, class Pos>
+  EnergyVirial compute(const ForceOptions& o, const Rows& rows, const Pos& pos, int n,
+                       const ForceView<Space, Real>& f, const Coeffs& coeffs, bool ev,
+                       const Phases& split) {
     if (!supports(o))
       throw std::invalid_argument("duplicated scatter is not available on " +
                                   std::string(Space::name()));
     if (o.list == ListKind::Full)
-      return launch(o, DirectWrite<Space, Real>{f}, rows, pos, coeffs, n, ev);
+      return launch(o, DirectWrite<Space, Real>{f}, rows, pos, coeffs, n, ev, split);
     Kokkos::deep_copy(space_, f, Real(0));
     if (o.scatter == Scatter::Atomic) {
       if (atomic_target_ != f.data()) {
@@ -434,17 +450,18 @@ class ForceCompute {
         atomic_target_ = f.data();
       }
       atomic_.sv.reset_except(space_, f);
-      const EnergyVirial r = launch(o, atomic_, rows, pos, coeffs, n, ev);
+      const EnergyVirial r = launch(o, atomic_, rows, pos, coeffs, n, ev, split);
       atomic_.sv.contribute_into(space_, f);
       return r;
     }
-    return duplicated(o, rows, pos, f, coeffs, n, ev);
+    return duplicated(o, rows, pos, f, coeffs, n, ev, split);
   }
 
  private:
   template <class Rows, class Pos>
   EnergyVirial duplicated(const ForceOptions& o, const Rows& rows, const Pos& pos,
-                          const ForceView<Space, Real>& f, const Coeffs& coeffs, int n, bool ev) {
+                          const ForceView<Space, Real>& f, const Coeffs& coeffs, int n, bool ev,
+                          const Phases& split) {
     if constexpr (core::ExecTraits<Space>::is_gpu) {
       throw std::logic_error("duplicated scatter on a GPU");
     } else {
@@ -456,7 +473,7 @@ class ForceCompute {
         dup_extent_ = f.extent(0);
       }
       duplicated_.sv.reset_except(space_, f);
-      const EnergyVirial r = launch(o, duplicated_, rows, pos, coeffs, n, ev);
+      const EnergyVirial r = launch(o, duplicated_, rows, pos, coeffs, n, ev, split);
       duplicated_.sv.contribute_into(space_, f);
       return r;
     }
@@ -464,21 +481,26 @@ class ForceCompute {
 
   template <class Sink, class Rows, class Pos>
   EnergyVirial launch(const ForceOptions& o, const Sink& sink, const Rows& rows, const Pos& pos,
-                      const Coeffs& coeffs, int n, bool ev) {
+                      const Coeffs& coeffs, int n, bool ev, const Phases& split) {
+    const auto in_two = [&](auto kernel) {
+      const int at = split.at < n ? split.at : n;
+      kernel.natoms = at;
+      if (at > 0) run(o, kernel, 0, at);
+      if (split.between) split.between();
+      kernel.first = at;
+      kernel.natoms = n;
+      if (n > at) run(o, kernel, at, n);
+    };
     if (!ev) {
-      run(o,
-          PairKernel<Space, Real, Style, Rows, Sink, false, Pos>{
-              pos, rows, sink, coeffs.device(), n, {}, below_range_},
-          n);
+      in_two(PairKernel<Space, Real, Style, Rows, Sink, false, Pos>{
+          pos, rows, sink, coeffs.device(), n, {}, below_range_});
       return EnergyVirial{};
     }
     if (int(ev_atom_.extent(0)) < n)
       ev_atom_ = decltype(ev_atom_)(
           Kokkos::view_alloc(std::string("hayate::md::ev_atom"), Kokkos::WithoutInitializing), n);
-    run(o,
-        PairKernel<Space, Real, Style, Rows, Sink, true, Pos>{pos, rows, sink, coeffs.device(), n,
-                                                              ev_atom_, below_range_},
-        n);
+    in_two(PairKernel<Space, Real, Style, Rows, Sink, true, Pos>{pos, rows, sink, coeffs.device(),
+                                                                 n, ev_atom_, below_range_});
     // Summed in atom order by the backend's reduction: the same bits on every run.
     EnergyVirial result;
     Kokkos::parallel_reduce("hayate::md::energy_virial", Kokkos::RangePolicy<Space>(space_, 0, n),
@@ -487,13 +509,15 @@ class ForceCompute {
     return result;
   }
 
+  // Atoms [first, last); functor.first and functor.natoms say the same.
   template <class Functor>
-  void run(const ForceOptions& o, const Functor& functor, int n) const {
+  void run(const ForceOptions& o, const Functor& functor, int first, int last) const {
     const char* label = o.list == ListKind::Full       ? "hayate::md::pair_full"
                         : o.scatter == Scatter::Atomic ? "hayate::md::pair_half_atomic"
                                                        : "hayate::md::pair_half_duplicated";
     if (o.parallel == Parallel::Thread) {
-      Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, ThreadTag>(space_, 0, n), functor);
+      Kokkos::parallel_for(label, Kokkos::RangePolicy<Space, ThreadTag>(space_, first, last),
+                           functor);
       return;
     }
     using Policy = Kokkos::TeamPolicy<Space, TeamTag>;
@@ -502,6 +526,7 @@ class ForceCompute {
     using Traits = core::ExecTraits<Space>;
     const int vector = Traits::vector_length;
     const int per_team = Traits::is_gpu ? 4 : 1;
+    const int n = last - first;
     Kokkos::parallel_for(label, Policy(space_, (n + per_team - 1) / per_team, per_team, vector),
                          functor);
   }

@@ -203,12 +203,19 @@ class MdProblem final : public core::Problem {
     const std::int64_t own = system_.size(), ghosts = system_.ghost_atoms();
     const std::int64_t fewest = world_.min(own), most = world_.max(own);
     const std::int64_t most_ghosts = world_.max(ghosts);
+    const std::int64_t interior = system_.interior_atoms();
+    const std::int64_t fewest_inner = world_.min(interior), most_inner = world_.max(interior);
     if (ctx.quiet) return;
     const BrickGrid& g = domain->grid();
     spdlog::info(
         "md: {} ranks as {} x {} x {} sub-boxes, {} to {} atoms and up to {} ghost "
         "atoms per rank",
         world_.size(), g.p[0], g.p[1], g.p[2], fewest, most, most_ghosts);
+    if (system_.overlaps())
+      spdlog::info(
+          "md: {} to {} interior atoms per rank (farther than cutoff + skin from every cut "
+          "face), their forces computed while the ghosts' positions travel",
+          fewest_inner, most_inner);
   }
 
   void log_kspace(const core::RunContext& ctx) const {

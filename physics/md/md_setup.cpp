@@ -207,6 +207,11 @@ void declare_schema(core::Schema& s) {
            "Neighbor-list storage. auto: transposed (thread per atom) or padded (warp per "
            "atom) on GPUs, padded on CPUs")
       .defaults("auto");
+  s.choice("tuning.overlap", {"auto", "on", "off"},
+           "Several ranks: compute the forces on atoms farther than cutoff + skin from every "
+           "cut face while the ghosts' positions travel (on), or wait for them first (off). "
+           "auto: on")
+      .defaults("auto");
   for (const char* key : {"list", "scatter", "parallel", "positions"})
     s.moved(std::string("force.") + key, std::string("tuning.") + key);
   s.moved("neighbor.layout", "tuning.layout");
@@ -537,6 +542,7 @@ MdParams read_params(const Config& config, const std::string& backend, std::size
                     backend + "; use atomic or auto");
   p.force.charges =
       config.string("tuning.charges") == "per_atom" ? ChargeLookup::PerAtom : ChargeLookup::Auto;
+  p.overlap = config.string("tuning.overlap") != "off";
   const std::string layout = config.string("tuning.layout");
   p.layout = layout == "auto"     ? auto_layout(traits, p.force.parallel)
              : layout == "csr"    ? Layout::Csr

@@ -126,6 +126,9 @@ struct MdParams {
   double t_target = 1.0, damp = 1.0, tau = 0.5;
   std::uint64_t seed = 12345;
   BrickGrid grid;  // the ranks' sub-boxes (md/domain.hpp); one rank: the whole box
+  // Several ranks: the interior atoms' forces are computed while the ghosts' positions travel
+  // (Domain::start_forward); off: the positions arrive before the pair loop starts.
+  bool overlap = true;
 };
 
 struct Thermo {
@@ -194,6 +197,12 @@ class MdSystem {
       }
       if (params.kspace.ewald)
         ewald_.set_reduction([c = comm_](double* s, int n) { c->sum(s, n); });
+      // A GPU unpacks the arriving ghosts on a second stream while the interior atoms' forces
+      // run; host threads do one thing at a time anyway.
+      if (params.overlap && core::ExecTraits<Space>::is_gpu) {
+        auto instance = std::make_shared<compat::IndependentInstance<Space>>();
+        if (instance->independent()) ghost_instance_ = instance;
+      }
     }
     list_.layout = params.layout;
     list_.kind = params.force.list;
@@ -315,7 +324,9 @@ class MdSystem {
       migrate();
     }
     bins_.bin(space_, ConstVec(x_), nbox_, cutneigh_);
-    permute(bins_.atoms);
+    // Several ranks with overlap: the interior atoms first, so that the pair loop over them is
+    // one launch before the ghosts arrive.
+    permute(overlaps() ? domain_->interior_first(bins_.atoms, x_, natoms_) : bins_.atoms);
     if (comm_) {
       x_build_ = domain_->with_rows(x_, natoms_, natoms_);
       attach_ghosts();
@@ -358,12 +369,18 @@ class MdSystem {
 
   double max_displacement2() const;
 
-  // Several ranks: the ghosts' positions from their owners after a drift (compute_forces()
-  // sends them itself when the caller has not).
+  // Several ranks: the ghosts' positions from their owners after a drift. With overlap the
+  // force call sends them itself, during the interior atoms' forces, and this leaves them to it
+  // (as it does whenever the caller skips it).
   void update_ghosts() {
-    if (comm_ && !ghosts_current_) domain_->forward_positions(*comm_, x_, natoms_);
+    if (!comm_ || ghosts_current_ || overlaps()) return;
+    domain_->forward_positions(*comm_, x_, natoms_);
     ghosts_current_ = true;
   }
+  bool overlaps() const { return comm_ && params_.overlap; }
+  // Several ranks: atoms [0, interior_atoms()) have no ghost in their list rows (their forces
+  // are computed before the ghosts' positions arrive).
+  int interior_atoms() const { return interior_; }
 
   void compute_forces(bool ev) {
     update_ghosts();
@@ -398,8 +415,11 @@ class MdSystem {
 
   // The packed (x, y, z, type) records of the atoms and of their ghost images, from the
   // current positions (the images move with their atoms between rebuilds). Where the drift
-  // has just written the atoms' records, only the ghosts are left.
-  void pack();
+  // has just written the atoms' records, only the ghosts are left. Several ranks with overlap
+  // pack the records of this rank's atoms (and their images) before the ghosts' positions
+  // arrive, and those of the ghosts (and theirs) after, on `on`.
+  enum class PackRows { All, Owned, Ghosts };
+  void pack(PackRows rows, const Space& on);
 
   // One velocity-Verlet step; energy and virial are computed when want_ev.
   void advance(bool want_ev) {
@@ -788,6 +808,9 @@ class MdSystem {
     domain_->forward_values(*comm_, q_, natoms_);
     domain_->forward_values(*comm_, id_, natoms_);
     ghosts_current_ = true;
+    // The interior atoms lead when a rebuild ordered them so (and on a restart of the rank
+    // count that wrote the checkpoint, which kept that order); else fewer or none do.
+    interior_ = overlaps() ? domain_->first_border(x_build_, natoms_) : 0;
   }
 
   // Wraps x into [0, L); returns the number of atoms lost (a position that is not finite).
@@ -840,6 +863,9 @@ class MdSystem {
   std::int64_t total_ = 0;            // on all ranks
   const core::Comm* comm_ = nullptr;  // several ranks; null on one
   std::shared_ptr<Domain<Space, Real>> domain_;
+  int interior_ = 0;  // interior_atoms()
+  // Where the arriving ghosts are unpacked while the interior forces run (GPUs; null: space_).
+  std::shared_ptr<compat::IndependentInstance<Space>> ghost_instance_;
   Box<Real> nbox_;              // where the neighbor search bins (box_ on one rank)
   bool ghosts_current_ = true;  // ghost positions sent since the last drift
   TypeSet types_;
@@ -875,17 +901,33 @@ void MdSystem<Space, Real, Style>::local_forces(bool ev) {
   // Half lists on several ranks scatter to the ghost rows too.
   if (newton_ghosts() && int(f_.extent(0)) < nlocal_) f_ = domain_->with_rows(f_, natoms_, nlocal_);
   EnergyVirial result;
-  if (params_.force.positions == Positions::Packed) {
-    pack();
+  const bool packed = params_.force.positions == Positions::Packed;
+  // Ghost positions still to come (the drift moved them): they travel while the interior atoms'
+  // forces are computed, and the border atoms' wait for them.
+  const bool sending = comm_ && !ghosts_current_;
+  if (sending) domain_->start_forward(*comm_, x_);
+  typename ForceCompute<Space, Real, Style>::Phases phases{natoms_, {}};
+  if (sending) {
+    phases.at = interior_;
+    phases.between = [&] {
+      const Space& on = ghost_instance_ ? ghost_instance_->space() : space_;
+      domain_->finish_forward(x_, natoms_, on);
+      if (packed) pack(PackRows::Ghosts, on);
+      if (ghost_instance_) on.fence();
+      ghosts_current_ = true;
+    };
+  }
+  if (packed) {
+    pack(sending ? PackRows::Owned : PackRows::All, space_);
     const PackedPositions<Space, Real> pos{packed_, list_.ghosts.owner, nlocal_, packed_q_,
                                            charge_by_type_};
     list_.visit([&](const auto& rows) {
-      result = force_.compute(params_.force, rows, pos, natoms_, f_, coeffs_, ev);
+      result = force_.compute(params_.force, rows, pos, natoms_, f_, coeffs_, ev, phases);
     });
   } else {
     const SplitPositions<Real, Mem> pos{ConstVec(x_), type_, nbox_, q_, charge_by_type_};
     list_.visit([&](const auto& rows) {
-      result = force_.compute(params_.force, rows, pos, natoms_, f_, coeffs_, ev);
+      result = force_.compute(params_.force, rows, pos, natoms_, f_, coeffs_, ev, phases);
     });
   }
   // The pair sums of every rank; the wave-space part below is the whole system's already.
@@ -940,15 +982,21 @@ double MdSystem<Space, Real, Style>::max_displacement2() const {
 }
 
 template <class Space, class Real, class Style>
-void MdSystem<Space, Real, Style>::pack() {
+void MdSystem<Space, Real, Style>::pack(PackRows rows, const Space& on) {
   const int total = nlocal_ + list_.ghosts.count;
-  const int first = owned_packed_ && int(packed_.extent(0)) >= total ? natoms_ : 0;
-  owned_packed_ = false;
-  if (int(packed_.extent(0)) < total)
-    packed_ = Kokkos::View<PackedAtom<Real>*, Mem>(
-        Kokkos::view_alloc(std::string("hayate::md::packed"), Kokkos::WithoutInitializing),
-        total + total / 5 + 1);
+  int first = rows == PackRows::Ghosts ? natoms_ : 0;
+  if (rows != PackRows::Ghosts) {
+    if (owned_packed_ && int(packed_.extent(0)) >= total) first = natoms_;
+    owned_packed_ = false;
+    if (int(packed_.extent(0)) < total)
+      packed_ = Kokkos::View<PackedAtom<Real>*, Mem>(
+          Kokkos::view_alloc(std::string("hayate::md::packed"), Kokkos::WithoutInitializing),
+          total + total / 5 + 1);
+  }
   if (first == total) return;
+  // The records whose atom (the image's owner) is a row in [from, to).
+  const int from = rows == PackRows::Ghosts ? natoms_ : 0;
+  const int to = rows == PackRows::Owned ? natoms_ : nlocal_;
   const auto q = packed_;
   const auto x = x_;
   const auto type = type_;
@@ -956,8 +1004,9 @@ void MdSystem<Space, Real, Style>::pack() {
   const Box<Real> box = nbox_;
   const int n = nlocal_;
   Kokkos::parallel_for(
-      "hayate::md::pack", Kokkos::RangePolicy<Space>(space_, first, total), KOKKOS_LAMBDA(int k) {
+      "hayate::md::pack", Kokkos::RangePolicy<Space>(on, first, total), KOKKOS_LAMBDA(int k) {
         const int i = k < n ? k : owner(k - n);
+        if (i < from || i >= to) return;
         const int c = k < n ? 13 : code(k - n);
         q(k) = packed_record(x(i, 0), x(i, 1), x(i, 2), type(i), c, box);
       });
@@ -1119,7 +1168,7 @@ void MdSystem<Space, Real, Style>::permute(const Kokkos::View<int*, Mem>& perm) 
   EXTERN template void MdSystem<S, R, ST>::local_forces(bool);          \
   EXTERN template void MdSystem<S, R, ST>::pack_charges();              \
   EXTERN template double MdSystem<S, R, ST>::max_displacement2() const; \
-  EXTERN template void MdSystem<S, R, ST>::pack();                      \
+  EXTERN template void MdSystem<S, R, ST>::pack(PackRows, const S&);    \
   EXTERN template void MdSystem<S, R, ST>::kick_drift();                \
   EXTERN template void MdSystem<S, R, ST>::kick() const;                \
   EXTERN template void MdSystem<S, R, ST>::langevin();                  \

@@ -285,6 +285,108 @@ TYPED_TEST(MdForces, SubBoxWithGhostsListsEveryNeighborOfItsAtoms) {
   }
 }
 
+// A rank computes its interior atoms' forces before the ghosts' positions arrive: the border
+// test must leave no ghost in an interior atom's list row, and the reorder must put the interior
+// atoms first, each part in the order it had.
+TYPED_TEST(MdForces, InteriorAtomsComeFirstAndListNoGhost) {
+  using Space = TypeParam;
+  using Mem = typename Space::memory_space;
+  const double skin = 0.3;
+  const InitialState init = rattled_lattice(8, 0.8442, 0.25, true);  // sub-boxes 6.7 wide
+  const double reach = init.types.max_cutoff() + skin;
+  const double box[3] = {init.box[0], init.box[1], init.box[2]};
+  const auto cutoffs =
+      NeighborCutoffs<double, Mem>::make(init.types.cutoff, init.types.size(), skin);
+  const int n = int(init.size());
+  for (const int me : {0, 1}) {
+    SCOPED_TRACE("sub-box " + std::to_string(me));
+    BrickGrid grid;
+    grid.p[2] = 2;
+    grid.me[2] = me;
+    for (int d = 0; d < 3; ++d) grid.length[d] = box[d];
+    const Domain<Space, double> domain(grid, reach, Space());
+    const NeighborBox<double> nbox = domain.neighbor_box();
+    const double lo = grid.lo(2), hi = grid.hi(2), margin = reach * (1 + 1e-5);
+    // Owned atoms (wrapped, in input order), then every ghost within the margin.
+    std::vector<double> x;
+    std::vector<int> type;
+    std::vector<bool> interior;
+    for (int pass = 0; pass < 2; ++pass)
+      for (int j = 0; j < n; ++j)
+        for (const int shift : {-1, 0, 1}) {
+          double p[3];
+          for (int d = 0; d < 3; ++d)
+            p[d] = init.x[3 * j + d] - box[d] * std::floor(init.x[3 * j + d] / box[d]);
+          p[2] += shift * box[2];
+          const bool owned = shift == 0 && p[2] >= lo && p[2] < hi;
+          const bool ghost = !owned && p[2] >= lo - margin && p[2] < hi + margin;
+          if (pass == 0 ? !owned : !ghost) continue;
+          x.insert(x.end(), p, p + 3);
+          type.push_back(init.type[j]);
+          if (owned) interior.push_back(p[2] >= lo + margin && p[2] < hi - margin);
+        }
+    const int owned = int(interior.size()), total = int(type.size());
+    const int inner = int(std::count(interior.begin(), interior.end(), true));
+    ASSERT_GT(inner, 0);
+    ASSERT_LT(inner, owned);
+    VecView<double, Mem> pos("pos", total);
+    Kokkos::View<int*, Mem> types("types", total), identity("identity", owned);
+    auto hx = Kokkos::create_mirror_view(pos);
+    auto ht = Kokkos::create_mirror_view(types);
+    auto hp = Kokkos::create_mirror_view(identity);
+    for (int k = 0; k < total; ++k) {
+      for (int d = 0; d < 3; ++d) hx(k, d) = x[3 * std::size_t(k) + std::size_t(d)];
+      ht(k) = type[std::size_t(k)];
+    }
+    for (int k = 0; k < owned; ++k) hp(k) = k;
+    Kokkos::deep_copy(pos, hx);
+    Kokkos::deep_copy(types, ht);
+    Kokkos::deep_copy(identity, hp);
+    // In input order the first border atom is the first that is not interior.
+    const int first = int(std::find(interior.begin(), interior.end(), false) - interior.begin());
+    EXPECT_EQ(domain.first_border(pos, owned), first);
+    // The reorder: interior atoms in their order, then the border atoms in theirs.
+    const auto order = Kokkos::create_mirror_view_and_copy(
+        Kokkos::HostSpace(), domain.interior_first(identity, pos, owned));
+    std::vector<int> want;
+    for (const bool inside : {true, false})
+      for (int i = 0; i < owned; ++i)
+        if (interior[std::size_t(i)] == inside) want.push_back(i);
+    ASSERT_EQ(int(order.extent(0)), owned);
+    for (int k = 0; k < owned; ++k) ASSERT_EQ(order(k), want[std::size_t(k)]) << "row " << k;
+    // Reordered so, the border starts after the interior atoms.
+    VecView<double, Mem> sorted("sorted", owned);
+    auto hs = Kokkos::create_mirror_view(sorted);
+    for (int k = 0; k < owned; ++k)
+      for (int d = 0; d < 3; ++d) hs(k, d) = hx(order(k), d);
+    Kokkos::deep_copy(sorted, hs);
+    EXPECT_EQ(domain.first_border(sorted, owned), inner);
+    // No interior atom's full list row holds a ghost (rows >= owned), while border atoms' do.
+    CellBins<Space> bins;
+    for (int d = 0; d < 3; ++d) bins.origin[d] = nbox.origin[d];
+    bins.bin(Space(), ConstVecView<double, Mem>(pos), nbox.box, reach);
+    for (const bool images : {false, true}) {
+      NeighborList<Space> list;
+      list.kind = ListKind::Full;
+      list.use_ghosts = images;
+      for (int d = 0; d < 3; ++d) list.ghosts.images[d] = nbox.images[d];
+      list.build(Space(), ConstVecView<double, Mem>(pos), Kokkos::View<const int*, Mem>(types),
+                 bins, nbox.box, cutoffs, reach, owned);
+      const auto rows = list.to_host();
+      int border_with_ghosts = 0;
+      for (int i = 0; i < owned; ++i) {
+        const bool ghost = std::any_of(rows[std::size_t(i)].begin(), rows[std::size_t(i)].end(),
+                                       [&](int k) { return k >= owned; });
+        if (interior[std::size_t(i)])
+          ASSERT_FALSE(ghost) << "interior atom " << i << " lists a ghost";
+        else
+          border_with_ghosts += ghost ? 1 : 0;
+      }
+      EXPECT_GT(border_with_ghosts, 0);
+    }
+  }
+}
+
 TEST(MdDomain, ChoosesTheGridOfLeastSurfaceThatKeepsSubBoxesAsWideAsTheReach) {
   const double cube[3] = {20, 20, 20}, flat[3] = {20, 20, 10};
   auto grid = [](int ranks, const double* box, double reach) {

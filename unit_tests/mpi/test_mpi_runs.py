@@ -5,6 +5,7 @@ cannot run distributed once, with exit 2. Stdlib only."""
 import argparse
 import filecmp
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -427,6 +428,36 @@ def md_cases(r, source_dir):
         check(len(frames) == 3 and all(len(fr["velo"]) == 2048 for fr in frames) and
               momentum < 1e-9, f"md: 4 ranks dump every atom in each frame; total momentum "
                                f"{momentum:.2g}")
+    # Overlap: the interior atoms' forces (no ghost in their rows) are computed while the ghosts'
+    # positions travel, the border atoms' after. 100 steps (positions sent every step) on 2
+    # ranks (1x1x2: a sixth of each rank's atoms interior) with each list, scatter and position
+    # format, and with overlap off, follow one rank's thermo within 1e-9 as above.
+    for ranks, variant, extra in [(2, "auto", []), (2, "full", ["tuning.list=full"]),
+                                  (2, "full split", ["tuning.list=full", "tuning.positions=split"]),
+                                  (2, "half atomic", ["tuning.list=half", "tuning.scatter=atomic"]),
+                                  (2, "half duplicated split",
+                                   ["tuning.list=half", "tuning.scatter=duplicated",
+                                    "tuning.positions=split"]),
+                                  (2, "overlap off", ["tuning.overlap=off"]),
+                                  (4, "overlap off", ["tuning.overlap=off"])]:
+        out = f"md_overlap{ranks}_{variant.replace(' ', '_')}"
+        rc, _, err = r.hayate_run(ranks, "md.yaml", out, *extra)
+        worst = float("inf")
+        if rc == 0:
+            a = read_csv(os.path.join(r.work, "md_one", "thermo.csv"))
+            b = read_csv(os.path.join(r.work, out, "thermo.csv"))
+            if len(a) == len(b) == 12:
+                worst = max(abs(float(x) - float(y)) / max(1.0, abs(float(x)))
+                            for ra, rb in zip(a[1:], b[1:]) for x, y in zip(ra[1:], rb[1:]))
+        check(worst <= 1e-9, f"md: 100 steps on {ranks} ranks, {variant}, follow one rank's "
+                             f"thermo (within {worst:.2g})", err)
+    # The log says how many atoms each rank computes before the ghosts arrive: some on 1x1x2.
+    rc, out, err = r.run(2, ["run", "md.yaml", "--threads", "1", "--output", "md_overlap_log",
+                             "--set", "run.steps=0"])
+    found = re.search(r"(\d+) to (\d+) interior atoms per rank", out + err)
+    check(rc == 0 and found is not None and int(found.group(1)) > 0,
+          "md: 2 ranks (1x1x2) log their interior atoms, computed while the ghosts travel: " +
+          (found.group(0) if found else "no such line"), err)
     # Forces at step 0 of the melt (the last frame above) on 1 rank (the full list) and on grids
     # 1x1x2 (2 ranks), 1x2x2 (4), 2x2x2 (8) and, in a box half as high, 2x2x1 (4): forces,
     # energy and virial to 1e-12 of the largest, with the full list and with the half list
