@@ -352,6 +352,14 @@ void Comm::abort(int code) const {
   std::_Exit(code);
 }
 
+bool Comm::cuda_aware() const {
+#if defined(HAYATE_HAVE_MPI) && defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  return mpi_ && MPIX_Query_cuda_support() == 1;
+#else
+  return false;
+#endif
+}
+
 std::string Comm::describe() const {
 #ifdef HAYATE_HAVE_MPI
   char version[MPI_MAX_LIBRARY_VERSION_STRING];

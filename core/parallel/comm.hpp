@@ -98,11 +98,18 @@ class Comm {
 
   // "MPI: Open MPI v4.1.4 ..., 4 ranks, CUDA-aware: no", or why there is no MPI.
   std::string describe() const;
+  // Whether the library takes GPU memory in its calls (it reports CUDA support at run time).
+  bool cuda_aware() const;
+  // Whether GPU buffers go to MPI directly rather than through host copies (run --gpu-aware;
+  // off until main decides). Host backends' buffers are host memory either way.
+  bool device_memory() const { return device_memory_; }
+  void set_device_memory(bool on) { device_memory_ = on; }
 
  private:
   friend class MpiSession;
   int rank_ = 0, size_ = 1, local_rank_ = 0;
   bool mpi_ = false;
+  bool device_memory_ = false;
 };
 
 // Initializes MPI when the process was started by mpirun (and the build has MPI) and finalizes

@@ -43,6 +43,8 @@ std::string info_text() {
   for (const auto& b : backends) os << ' ' << b;
   os << "\ndefault backend: " << default_backend() << "\n";
   os << Comm::world().describe() << "\n";
+  os << "GPU buffers handed to MPI (run --gpu-aware auto): "
+     << (Comm::world().cuda_aware() ? "yes" : "no, staged through host memory") << "\n";
   os << "problems:";
   for (const auto& p : Registry::instance().names()) os << ' ' << p;
   os << "\n\n";

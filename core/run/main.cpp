@@ -96,6 +96,11 @@ int main(int argc, char** argv) {
   run->add_flag("--quiet", quiet, "Only warnings and errors");
   auto* run_threads = run->add_option("--threads", threads, "Host threads for the OpenMP backend");
   auto* run_device = run->add_option("--device", device, "GPU index for the CUDA backend");
+  std::string gpu_aware = "auto";
+  run->add_option("--gpu-aware", gpu_aware,
+                  "Several ranks on GPUs: hand device buffers to MPI (on), stage them through "
+                  "host memory (off), or on where the MPI library is CUDA-aware (auto)")
+      ->check(CLI::IsMember({"auto", "on", "off"}));
 
   auto* check = app.add_subcommand("check", "Validate an input file without running it");
   check->add_option("input", input, "YAML input file")->required();
@@ -160,6 +165,13 @@ int main(int argc, char** argv) {
     }
     // run: validate before touching the device so bad input fails fast.
     check_launch_options(threads, run_threads->count() > 0, device, run_device->count() > 0);
+    // Every rank runs the same library: every rank refuses alike (the first one reports).
+    if (gpu_aware == "on" && world.distributed() && !world.cuda_aware())
+      throw InputError(SourceLocation{"--gpu-aware on", 0, 0},
+                       "the MPI library does not take GPU memory (" + world.describe() +
+                           "); use auto or off");
+    Comm::world().set_device_memory(gpu_aware == "on" ||
+                                    (gpu_aware == "auto" && world.cuda_aware()));
     const Config config = Registry::instance().loader().load_file(input, overrides);
     // Ranks sharing a host take its GPUs in turn unless --device names one.
     if (!run_device->count() && world.distributed() && gpu_device_count() > 0)

@@ -8,11 +8,13 @@
 // periodic boundary on its way carries the box shift, so a rank's list and pair loop see plain
 // displacements. Directions with one rank keep the one-rank periodic treatment (images or the
 // minimum image), so one rank runs exactly the code it always ran. Buffers are packed and
-// unpacked by kernels on the device and pass through host memory to MPI. The ghosts' positions
+// unpacked by kernels on the device and pass through host memory to MPI, or go to it directly
+// where it takes GPU memory (Comm::device_memory). The ghosts' positions
 // travel while the pair loop runs over the interior atoms, those farther than cutoff + skin from
 // every cut face (no ghost in their list rows): start_forward(), the interior forces, then
 // finish_forward() and the forces on the border atoms.
 #include "config/error.hpp"
+#include "exec/exec_traits.hpp"
 #include "exec/instantiate.hpp"
 #include "neighbor.hpp"
 #include "parallel/comm.hpp"
@@ -283,7 +285,10 @@ class Domain {
   Kokkos::View<int*, Mem> send_index_;       // owned rows sent, direction after direction
   Kokkos::View<Real* [3], Mem> send_shift_;  // the shift each one carries
   Kokkos::View<Real*, Mem> send_buf_, recv_buf_;
-  Kokkos::View<Real*, Host> send_host_, recv_host_;
+  Kokkos::View<Real*, Host> send_host_, recv_host_;  // staging (host spaces: the buffers)
+  bool direct_ = false;  // a GPU's buffers handed to MPI (no staging)
+  Real* send_mpi() const { return direct_ ? send_buf_.data() : send_host_.data(); }
+  Real* recv_mpi() const { return direct_ ? recv_buf_.data() : recv_host_.data(); }
   core::Comm::Pending pending_;  // the ghost positions in flight (start_forward)
 };
 
@@ -375,8 +380,9 @@ int Domain<Space, Real>::plan(const core::Comm& comm, const Vec& x, int n) {
   recv_total_ = int(received);
   send_buf_ = Kokkos::View<Real*, Mem>("hayate::md::ghost_send_buf", 3 * std::size_t(send_total_));
   recv_buf_ = Kokkos::View<Real*, Mem>("hayate::md::ghost_recv_buf", 3 * std::size_t(recv_total_));
-  send_host_ = Kokkos::create_mirror_view(Host(), send_buf_);
-  recv_host_ = Kokkos::create_mirror_view(Host(), recv_buf_);
+  direct_ = core::ExecTraits<Space>::is_gpu && comm.device_memory();
+  send_host_ = direct_ ? Kokkos::View<Real*, Host>() : Kokkos::create_mirror_view(Host(), send_buf_);
+  recv_host_ = direct_ ? Kokkos::View<Real*, Host>() : Kokkos::create_mirror_view(Host(), recv_buf_);
   return recv_total_;
 }
 
@@ -434,12 +440,12 @@ template <class Space, class Real>
 void Domain<Space, Real>::start_forward(const core::Comm& comm, const Vec& x) {
   pending_.wait();  // a previous start not finished (an exception in between): its buffers
   pack_positions(x);
-  Kokkos::deep_copy(space_, send_host_, send_buf_);
+  if (!direct_) Kokkos::deep_copy(space_, send_host_, send_buf_);
   space_.fence();
   for (std::size_t k = 0; k < dirs_.size(); ++k)
-    comm.start_exchange(pending_, send_host_.data() + 3 * send_offset_[k],
+    comm.start_exchange(pending_, send_mpi() + 3 * send_offset_[k],
                         sizeof(Real) * std::size_t(3 * send_count_[k]), dirs_[k].to,
-                        recv_host_.data() + 3 * recv_offset_[k],
+                        recv_mpi() + 3 * recv_offset_[k],
                         sizeof(Real) * std::size_t(3 * recv_count_[k]), dirs_[k].from,
                         dirs_[k].tag);
 }
@@ -447,7 +453,7 @@ void Domain<Space, Real>::start_forward(const core::Comm& comm, const Vec& x) {
 template <class Space, class Real>
 void Domain<Space, Real>::finish_forward(const Vec& x, int n, const Space& on) {
   pending_.wait();
-  Kokkos::deep_copy(on, recv_buf_, recv_host_);
+  if (!direct_) Kokkos::deep_copy(on, recv_buf_, recv_host_);
   unpack_positions(x, n, on);
 }
 
@@ -519,10 +525,10 @@ void Domain<Space, Real>::reverse_forces(const core::Comm& comm, const Vec& f, i
   // The position buffers, used the other way round: ghosts' forces out of the receive side,
   // owners' shares into the send side.
   pack_ghost_forces(f, n);
-  Kokkos::deep_copy(space_, recv_host_, recv_buf_);
+  if (!direct_) Kokkos::deep_copy(space_, recv_host_, recv_buf_);
   space_.fence();
-  exchange(comm, send_host_.data(), recv_host_.data(), 3, true);
-  Kokkos::deep_copy(space_, send_buf_, send_host_);
+  exchange(comm, send_mpi(), recv_mpi(), 3, true);
+  if (!direct_) Kokkos::deep_copy(space_, send_buf_, send_host_);
   // Within one direction an atom appears once: no two threads add to one row.
   for (std::size_t k = 0; k < dirs_.size(); ++k)
     if (send_count_[k] > 0) add_returned_forces(f, int(k));

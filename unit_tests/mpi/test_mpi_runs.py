@@ -451,6 +451,25 @@ def md_cases(r, source_dir):
                             for ra, rb in zip(a[1:], b[1:]) for x, y in zip(ra[1:], rb[1:]))
         check(worst <= 1e-9, f"md: 100 steps on {ranks} ranks, {variant}, follow one rank's "
                              f"thermo (within {worst:.2g})", err)
+    # --gpu-aware: off stages GPU buffers through host memory, which host backends' buffers are
+    # anyway (the bytes of auto); on is refused once, exit 2, where the library takes no GPU
+    # memory (Debian's Open MPI), and runs where it does.
+    rc, _, err = r.run(2, ["run", "md.yaml", "--threads", "1", "--quiet", "--output",
+                           "md_aware_off", "--gpu-aware", "off"])
+    check(rc == 0 and not same_files(r.work, "md_overlap2_auto", "md_aware_off",
+                                     ["thermo.csv", "checkpoint.bin"]),
+          "md: --gpu-aware off on 2 ranks gives the bytes of auto", err)
+    _, info, _ = r.run(1, ["info"])
+    aware = "CUDA-aware: yes" in info
+    rc, _, err = r.run(2, ["run", "md.yaml", "--threads", "1", "--quiet", "--output",
+                           "md_aware_on", "--gpu-aware", "on"])
+    if aware:
+        check(rc == 0, "md: --gpu-aware on runs with a CUDA-aware library", err)
+    else:
+        check(rc == 2 and len(errors(err)) == 1 and "--gpu-aware on" in err and
+              not os.path.exists(os.path.join(r.work, "md_aware_on")),
+              f"md: --gpu-aware on refused once, exit 2, by a library without CUDA support "
+              f"(rc {rc}: {errors(err)})")
     # The log says how many atoms each rank computes before the ghosts arrive: some on 1x1x2.
     rc, out, err = r.run(2, ["run", "md.yaml", "--threads", "1", "--output", "md_overlap_log",
                              "--set", "run.steps=0"])
