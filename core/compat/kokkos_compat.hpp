@@ -109,7 +109,9 @@ class IndependentInstance {
     independent_ = true;
 #elif defined(KOKKOS_ENABLE_CUDA)
     if constexpr (std::is_same_v<Space, Kokkos::Cuda>) {
-      if (cudaStreamCreate(&stream_) == cudaSuccess) {
+      // Non-blocking: Kokkos 3.4's default instance runs on the legacy default stream, with
+      // which a plain stream would serialize.
+      if (cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking) == cudaSuccess) {
         space_ = Kokkos::Cuda(stream_);
         independent_ = true;
       }

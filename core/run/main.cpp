@@ -167,9 +167,9 @@ int main(int argc, char** argv) {
     check_launch_options(threads, run_threads->count() > 0, device, run_device->count() > 0);
     // Every rank runs the same library: every rank refuses alike (the first one reports).
     if (gpu_aware == "on" && world.distributed() && !world.cuda_aware())
-      throw InputError(SourceLocation{"--gpu-aware on", 0, 0},
-                       "the MPI library does not take GPU memory (" + world.describe() +
-                           "); use auto or off");
+      throw InputError(
+          SourceLocation{"--gpu-aware on", 0, 0},
+          "the MPI library does not take GPU memory (" + world.describe() + "); use auto or off");
     Comm::world().set_device_memory(gpu_aware == "on" ||
                                     (gpu_aware == "auto" && world.cuda_aware()));
     const Config config = Registry::instance().loader().load_file(input, overrides);

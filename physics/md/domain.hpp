@@ -286,7 +286,7 @@ class Domain {
   Kokkos::View<Real* [3], Mem> send_shift_;  // the shift each one carries
   Kokkos::View<Real*, Mem> send_buf_, recv_buf_;
   Kokkos::View<Real*, Host> send_host_, recv_host_;  // staging (host spaces: the buffers)
-  bool direct_ = false;  // a GPU's buffers handed to MPI (no staging)
+  bool direct_ = false;                              // a GPU's buffers handed to MPI (no staging)
   Real* send_mpi() const { return direct_ ? send_buf_.data() : send_host_.data(); }
   Real* recv_mpi() const { return direct_ ? recv_buf_.data() : recv_host_.data(); }
   core::Comm::Pending pending_;  // the ghost positions in flight (start_forward)
@@ -349,6 +349,7 @@ int Domain<Space, Real>::select(const Vec& x, int n, int k, int offset) {
 
 template <class Space, class Real>
 int Domain<Space, Real>::plan(const core::Comm& comm, const Vec& x, int n) {
+  pending_.wait();  // messages still in flight (a force call that failed) use the old buffers
   const std::size_t nd = dirs_.size();
   send_count_.assign(nd, 0);
   send_offset_.assign(nd, 0);
@@ -381,8 +382,12 @@ int Domain<Space, Real>::plan(const core::Comm& comm, const Vec& x, int n) {
   send_buf_ = Kokkos::View<Real*, Mem>("hayate::md::ghost_send_buf", 3 * std::size_t(send_total_));
   recv_buf_ = Kokkos::View<Real*, Mem>("hayate::md::ghost_recv_buf", 3 * std::size_t(recv_total_));
   direct_ = core::ExecTraits<Space>::is_gpu && comm.device_memory();
-  send_host_ = direct_ ? Kokkos::View<Real*, Host>() : Kokkos::create_mirror_view(Host(), send_buf_);
-  recv_host_ = direct_ ? Kokkos::View<Real*, Host>() : Kokkos::create_mirror_view(Host(), recv_buf_);
+  send_host_ = Kokkos::View<Real*, Host>();
+  recv_host_ = Kokkos::View<Real*, Host>();
+  if (!direct_) {
+    send_host_ = Kokkos::create_mirror_view(Host(), send_buf_);
+    recv_host_ = Kokkos::create_mirror_view(Host(), recv_buf_);
+  }
   return recv_total_;
 }
 
@@ -443,11 +448,10 @@ void Domain<Space, Real>::start_forward(const core::Comm& comm, const Vec& x) {
   if (!direct_) Kokkos::deep_copy(space_, send_host_, send_buf_);
   space_.fence();
   for (std::size_t k = 0; k < dirs_.size(); ++k)
-    comm.start_exchange(pending_, send_mpi() + 3 * send_offset_[k],
-                        sizeof(Real) * std::size_t(3 * send_count_[k]), dirs_[k].to,
-                        recv_mpi() + 3 * recv_offset_[k],
-                        sizeof(Real) * std::size_t(3 * recv_count_[k]), dirs_[k].from,
-                        dirs_[k].tag);
+    comm.start_exchange(
+        pending_, send_mpi() + 3 * send_offset_[k], sizeof(Real) * std::size_t(3 * send_count_[k]),
+        dirs_[k].to, recv_mpi() + 3 * recv_offset_[k],
+        sizeof(Real) * std::size_t(3 * recv_count_[k]), dirs_[k].from, dirs_[k].tag);
 }
 
 template <class Space, class Real>
@@ -467,7 +471,7 @@ int Domain<Space, Real>::first_border(const Vec& x, int n) const {
         if (i < m && reach.border(x(i, 0), x(i, 1), x(i, 2))) m = i;
       },
       Kokkos::Min<int>(first));
-  return first;
+  return first < n ? first : n;  // the reducer starts from its own identity, not from n
 }
 
 template <class Space, class Real>

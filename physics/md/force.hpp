@@ -428,8 +428,10 @@ class ForceCompute {
   }
 
   // The same in two launches: atoms [0, split.at), then split.between() on the host (it may
-  // wait for what the later atoms read), then atoms [split.at, n). The sums, the scatter and
-  // the energy (one reduction in atom order) are those of one launch.
+  // wait for what the later atoms read), then atoms [split.at, n). Each atom's sum, the
+  // scatter buffers and the energy (one reduction in atom order) are those of one launch; only
+  // a duplicated scatter on several threads may receive its shares in its copies in another
+  // order (rounding).
   struct Phases {
     int at;
     std::function<void()> between;

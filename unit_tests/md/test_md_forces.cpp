@@ -361,6 +361,7 @@ TYPED_TEST(MdForces, InteriorAtomsComeFirstAndListNoGhost) {
       for (int d = 0; d < 3; ++d) hs(k, d) = hx(order(k), d);
     Kokkos::deep_copy(sorted, hs);
     EXPECT_EQ(domain.first_border(sorted, owned), inner);
+    EXPECT_EQ(domain.first_border(sorted, inner), inner);  // no border atom: all of them
     // No interior atom's full list row holds a ghost (rows >= owned), while border atoms' do.
     CellBins<Space> bins;
     for (int d = 0; d < 3; ++d) bins.origin[d] = nbox.origin[d];
