@@ -226,7 +226,7 @@ struct PairKernel {
   Rows rows;
   Sink sink;
   Coeffs coeffs;
-  int natoms;  // atoms [first, natoms) are computed
+  int natoms;
   // List entries whose records the thread-per-atom loop loads together: on GPUs 4 beat 1 and 8
   // (8 costs occupancy), on CPUs they tie, so every backend runs the same loop.
   static constexpr int kGather = 4;
@@ -235,7 +235,6 @@ struct PairKernel {
   Kokkos::View<double* [2], Kokkos::LayoutRight, Mem> ev_atom;
   // Styles with tables: set when a pair inside the cutoff is closer than its table begins.
   Kokkos::View<int, Mem> below_range;
-  int first = 0;
 
   // Pair coefficients by type: a copy in registers when there is one type (no type loads, and
   // no reloads after each scatter store, which the compiler must assume may alias the table),
@@ -346,7 +345,7 @@ struct PairKernel {
   }
 
   KOKKOS_INLINE_FUNCTION void team_atom(const Team& team) const {
-    const int i = first + team.league_rank() * team.team_size() + team.team_rank();
+    const int i = team.league_rank() * team.team_size() + team.team_rank();
     if (i >= natoms) return;
     const auto acc = sink.access();
     const auto row = rows.row(i);
@@ -484,13 +483,12 @@ class ForceCompute {
   template <class Sink, class Rows, class Pos>
   EnergyVirial launch(const ForceOptions& o, const Sink& sink, const Rows& rows, const Pos& pos,
                       const Coeffs& coeffs, int n, bool ev, const Phases& split) {
-    const auto in_two = [&](auto kernel) {
-      const int at = split.at < n ? split.at : n;
-      kernel.natoms = at;
+    // A team per atom runs whole: an offset in its atom index cost the warp kernels registers
+    // and occupancy steps (a thread per atom only needs the range's start).
+    const int at = o.parallel == Parallel::Team ? 0 : (split.at < n ? split.at : n);
+    const auto in_two = [&](const auto& kernel) {
       if (at > 0) run(o, kernel, 0, at);
       if (split.between) split.between();
-      kernel.first = at;
-      kernel.natoms = n;
       if (n > at) run(o, kernel, at, n);
     };
     if (!ev) {
@@ -511,7 +509,7 @@ class ForceCompute {
     return result;
   }
 
-  // Atoms [first, last); functor.first and functor.natoms say the same.
+  // Atoms [first, last): a team per atom only from 0.
   template <class Functor>
   void run(const ForceOptions& o, const Functor& functor, int first, int last) const {
     const char* label = o.list == ListKind::Full       ? "hayate::md::pair_full"
@@ -528,8 +526,7 @@ class ForceCompute {
     using Traits = core::ExecTraits<Space>;
     const int vector = Traits::vector_length;
     const int per_team = Traits::is_gpu ? 4 : 1;
-    const int n = last - first;
-    Kokkos::parallel_for(label, Policy(space_, (n + per_team - 1) / per_team, per_team, vector),
+    Kokkos::parallel_for(label, Policy(space_, (last + per_team - 1) / per_team, per_team, vector),
                          functor);
   }
 

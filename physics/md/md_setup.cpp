@@ -209,8 +209,8 @@ void declare_schema(core::Schema& s) {
       .defaults("auto");
   s.choice("tuning.overlap", {"auto", "on", "off"},
            "Several ranks: compute the forces on atoms farther than cutoff + skin from every "
-           "cut face while the ghosts' positions travel (on), or wait for them first (off). "
-           "auto: on")
+           "cut face while the ghosts' positions travel (on), or wait for them first (off; "
+           "always with tuning.parallel warp). auto: on")
       .defaults("auto");
   for (const char* key : {"list", "scatter", "parallel", "positions"})
     s.moved(std::string("force.") + key, std::string("tuning.") + key);

@@ -377,7 +377,10 @@ class MdSystem {
     domain_->forward_positions(*comm_, x_, natoms_);
     ghosts_current_ = true;
   }
-  bool overlaps() const { return comm_ && params_.overlap; }
+  // A team per atom (tuning.parallel: warp) computes every atom in one launch (ForceCompute).
+  bool overlaps() const {
+    return comm_ && params_.overlap && params_.force.parallel == Parallel::Thread;
+  }
   // Several ranks: atoms [0, interior_atoms()) have no ghost in their list rows (their forces
   // are computed before the ghosts' positions arrive).
   int interior_atoms() const { return interior_; }

@@ -438,6 +438,7 @@ def md_cases(r, source_dir):
                                   (2, "half duplicated split",
                                    ["tuning.list=half", "tuning.scatter=duplicated",
                                     "tuning.positions=split"]),
+                                  (2, "warp (no overlap)", ["tuning.parallel=warp"]),
                                   (2, "overlap off", ["tuning.overlap=off"]),
                                   (4, "overlap off", ["tuning.overlap=off"])]:
         out = f"md_overlap{ranks}_{variant.replace(' ', '_')}"
