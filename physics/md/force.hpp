@@ -275,11 +275,21 @@ struct PairKernel {
       return Real(0);
   }
 
+  // No loads made ahead of the pair's arithmetic (pair_force computes the whole force).
+  struct NoLookup {};
+
   template <class Access, class Coeff>
   KOKKOS_INLINE_FUNCTION void pair_force(const int j, const Real dx, const Real dy, const Real dz,
                                          const int ti, const int tj, const Real qi, Accum<Real>& a,
                                          const Access& acc, const Coeff& coeff) const {
-    const Real r2 = dx * dx + dy * dy + dz * dz;
+    pair_force(j, dx, dy, dz, dx * dx + dy * dy + dz * dz, ti, tj, qi, a, acc, coeff, NoLookup{});
+  }
+
+  template <class Access, class Coeff, class Lookup>
+  KOKKOS_INLINE_FUNCTION void pair_force(const int j, const Real dx, const Real dy, const Real dz,
+                                         const Real r2, const int ti, const int tj, const Real qi,
+                                         Accum<Real>& a, const Access& acc, const Coeff& coeff,
+                                         const Lookup& lookup) const {
     const Entry& e = coeff(ti, tj);
     // Computed for every list entry and multiplied by 0 or 1, not branched on: about a quarter
     // of the entries lie in the skin, and a CPU mispredicts that branch; a GPU warp runs both
@@ -293,8 +303,10 @@ struct PairKernel {
           r2, e.c,
           pos.charge_by_type ? e.c.qq_types : coeffs.shared.qqr2e * (qi * pos.charge_of(j)),
           coeffs.shared);
-    else
+    else if constexpr (std::is_same_v<Lookup, NoLookup>)
       f = Style::compute(r2, e.c);
+    else
+      f = Style::compute(lookup, e.c);
     if constexpr (has_tables<Style>::value)
       if (in != Real(0) && Style::below_range(r2, e.c)) below_range() = 1;
     const PairForce<Real> p{in * f.fpair, in * (f.energy - e.offset)};
@@ -332,8 +344,21 @@ struct PairKernel {
         Real dx[kGather], dy[kGather], dz[kGather];
         for (int b = 0; b < kGather; ++b) j[b] = row(k + b);
         for (int b = 0; b < kGather; ++b) pos.delta(j[b], xi, yi, zi, dx[b], dy[b], dz[b], tj[b]);
-        for (int b = 0; b < kGather; ++b)
-          pair_force(j[b], dx[b], dy[b], dz[b], ti, tj[b], qi, a, acc, coeff);
+        if constexpr (has_lookup<Style, Real>::value) {
+          // The table reads of the kGather pairs, all started before the first is used: with
+          // few warps per SM (32,000 atoms on an H200) their latency was the table's cost.
+          Real r2[kGather];
+          typename Style::template Lookup<Real> l[kGather];
+          for (int b = 0; b < kGather; ++b) {
+            r2[b] = dx[b] * dx[b] + dy[b] * dy[b] + dz[b] * dz[b];
+            l[b] = Style::lookup(r2[b], coeff(ti, tj[b]).c);
+          }
+          for (int b = 0; b < kGather; ++b)
+            pair_force(j[b], dx[b], dy[b], dz[b], r2[b], ti, tj[b], qi, a, acc, coeff, l[b]);
+        } else {
+          for (int b = 0; b < kGather; ++b)
+            pair_force(j[b], dx[b], dy[b], dz[b], ti, tj[b], qi, a, acc, coeff);
+        }
       }
       for (; k < n; ++k) pair_term(row(k), xi, yi, zi, ti, qi, a, acc, coeff);
     });

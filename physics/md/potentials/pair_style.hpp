@@ -46,6 +46,16 @@ template <class Style>
 struct has_tables<Style, std::void_t<decltype(Style::has_tables)>>
     : std::bool_constant<Style::has_tables> {};
 
+// Styles whose force of a pair starts with loads that depend on r^2 (a table's interval) split
+// compute in two: lookup(r^2, coeff) does the loads, compute(lookup, coeff) the arithmetic. The
+// force driver then issues the loads of several pairs before the arithmetic of the first: a
+// table read is a gather whose latency a single pair would leave exposed.
+template <class Style, class Real, class = void>
+struct has_lookup : std::false_type {};
+template <class Style, class Real>
+struct has_lookup<Style, Real, std::void_t<typename Style::template Lookup<Real>>>
+    : std::true_type {};
+
 // What all type pairs of a style share, held once by the kernels (a charged style's Coulomb
 // table); nothing for most styles.
 struct NoSharedCoeffs {};

@@ -73,22 +73,43 @@ struct Table {
     return r2 < c.innersq;
   }
 
+  // A pair's interval and its force at the interval's ends: the loads of a pair, made before
+  // its arithmetic so that the driver can start those of several pairs at once (has_lookup).
   template <class Real>
-  KOKKOS_INLINE_FUNCTION static PairForce<Real> compute(const Real r2, const Coeff<Real>& c) {
+  struct Lookup {
+    Real b;  // position in the interval, 0 to 1
+    int k;   // the interval
+    Real f0, f1;
+  };
+
+  template <class Real>
+  KOKKOS_INLINE_FUNCTION static Lookup<Real> lookup(const Real r2, const Coeff<Real>& c) {
     const Real x = (r2 - c.innersq) * c.invdelta;
     // Clamped: beyond the table (a pair outside the cutoff, whose result the driver multiplies
     // by 0) the index stays in bounds.
     Real start;
     const int k = compat::table_interval(x, c.last, start);
-    const Real b = x - start, a = Real(1) - b;
+    return {x - start, k, c.f[k], c.f[k + 1]};
+  }
+
+  template <class Real>
+  KOKKOS_INLINE_FUNCTION static PairForce<Real> compute(const Lookup<Real>& l,
+                                                        const Coeff<Real>& c) {
+    const Real b = l.b, a = Real(1) - b;
+    const int k = l.k;
     Real e = a * c.e[k] + b * c.e[k + 1];
-    Real f = a * c.f[k] + b * c.f[k + 1];
+    Real f = a * l.f0 + b * l.f1;
     if (c.h2_6 != Real(0)) {
       const Real ca = (a * a * a - a) * c.h2_6, cb = (b * b * b - b) * c.h2_6;
       e += ca * c.e2[k] + cb * c.e2[k + 1];
       f += ca * c.f2[k] + cb * c.f2[k + 1];
     }
     return {f, e};
+  }
+
+  template <class Real>
+  KOKKOS_INLINE_FUNCTION static PairForce<Real> compute(const Real r2, const Coeff<Real>& c) {
+    return compute(lookup(r2, c), c);
   }
 };
 
