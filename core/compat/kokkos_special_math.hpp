@@ -152,6 +152,24 @@ struct ExponentSegments {
   }
 };
 
+// Two consecutive values from p, which is aligned to their pair (16 bytes in double, 8 in
+// float): on a GPU one load through the read-only path, where element loads from a pointer the
+// compiler cannot place would be two generic ones, each an L1 access of its own.
+template <class T>
+KOKKOS_INLINE_FUNCTION void load2_aligned(const T* p, T& a, T& b) {
+#ifdef __CUDA_ARCH__
+  if constexpr (sizeof(T) == sizeof(double)) {
+    const double2 v = __ldg(reinterpret_cast<const double2*>(p));
+    a = v.x, b = v.y;
+  } else {
+    const float2 v = __ldg(reinterpret_cast<const float2*>(p));
+    a = v.x, b = v.y;
+  }
+#else
+  a = p[0], b = p[1];
+#endif
+}
+
 // Four consecutive values from p, which is 16-byte aligned: on a GPU in 16-byte loads
 // through the read-only path (two in double, one in float), where element loads from a pointer
 // the compiler cannot place would be four generic 8-byte ones, each an L1 access of its own.

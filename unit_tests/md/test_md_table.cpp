@@ -16,10 +16,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <sstream>
 #include <string>
@@ -154,6 +156,55 @@ TEST(MdTableAccuracy, LinearTableConvergesAtSecondOrder) {
   const double s1000 = table_error(1000, true), s2000 = table_error(2000, true);
   EXPECT_LT(s1000, 0.01 * e1000);
   EXPECT_NEAR(s1000 / s2000, 16.0, 4.0);
+}
+
+// The flattened layout (each interval's force values paired for one aligned load): every
+// table's pairs aligned whatever the sizes, coul/long's table after them on 16 bytes, and the
+// lookup the interpolation of the table's own points, a f_k + b f_{k+1} (+ the spline terms).
+template <class Real>
+void check_table_layout(bool spline) {
+  TypeSet t = TypeSet::empty("table", 1, 1);
+  for (const int n : {999, 1000, 7, 2})
+    t.tables.push_back(table_of_style("lj/cut", {1.0, 1.0}, 0.8, 2.5, TableSampling{n, spline}));
+  alignas(16) static Real data[16384];
+  const std::vector<Real> flat = Table::flatten<Real>(t);
+  ASSERT_EQ(flat.size(), Table::size<Real>(t));
+  ASSERT_LE(flat.size(), std::size(data));
+  EXPECT_EQ(flat.size() * sizeof(Real) % 16, 0u);  // coul/long's table follows on 16 bytes
+  std::copy(flat.begin(), flat.end(), data);
+  for (std::size_t i = 0; i < t.tables.size(); ++i) {
+    const double index = double(i);
+    const auto c = Table::coeff<Real>(&index, data, t);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(c.f) % (2 * sizeof(Real)), 0u);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(c.f2) % (2 * sizeof(Real)), 0u);
+    const TableData& tab = t.tables[i];
+    for (int k = 0; k + 1 < tab.n; ++k)
+      for (const double frac : {0.0, 0.3, 0.75}) {
+        const Real r2 = Real(tab.innersq + (k + frac) * tab.delta);
+        const Real x = (r2 - c.innersq) * c.invdelta;
+        Real start;
+        const int j = compat::table_interval(x, c.last, start);
+        const Real b = x - start, a = Real(1) - b;
+        auto at = [&](const std::vector<double>& v, int m) { return Real(v[std::size_t(m)]); };
+        Real f = a * at(tab.f, j) + b * at(tab.f, j + 1);
+        Real e = a * at(tab.e, j) + b * at(tab.e, j + 1);
+        if (spline) {
+          const Real ca = (a * a * a - a) * c.h2_6, cb = (b * b * b - b) * c.h2_6;
+          e += ca * at(tab.e2, j) + cb * at(tab.e2, j + 1);
+          f += ca * at(tab.f2, j) + cb * at(tab.f2, j + 1);
+        }
+        const PairForce<Real> p = Table::compute(r2, c);
+        EXPECT_EQ(p.fpair, f) << "table " << i << " interval " << k;
+        EXPECT_EQ(p.energy, e) << "table " << i << " interval " << k;
+      }
+  }
+}
+
+TEST(MdTableAccuracy, RecordsAlignedAndTheLookupInterpolatesThePoints) {
+  for (const bool spline : {false, true}) {
+    check_table_layout<double>(spline);
+    check_table_layout<float>(spline);
+  }
 }
 
 TYPED_TEST(MdTable, TableWithCoulombMatchesLjCutCoulLong) {

@@ -245,8 +245,7 @@ struct WithCoulomb {
   template <class Real>
   static Shared<Real> shared(const Real* data, const TypeSet& t, const CoulombSettings& c) {
     std::size_t short_values = 0;
-    if constexpr (has_tables)
-      for (const auto& tab : t.tables) short_values += 4 * std::size_t(tab.n);
+    if constexpr (has_tables) short_values = Short::template size<Real>(t);
     return {Kind::table_at(data + short_values, c), Real(c.cutoff * c.cutoff), Real(c.qqr2e),
             Real(c.g_ewald)};
   }

@@ -11,6 +11,8 @@
 #include <Kokkos_Core.hpp>
 
 #include <cstddef>
+#include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 namespace hayate::md {
@@ -24,12 +26,17 @@ struct Table {
   static constexpr bool mixes = false;
   static constexpr bool has_tables = true;
 
+  // The force is read as each interval's pair of end values, (f_k, f_{k+1}) side by side and
+  // aligned to the pair, so that a GPU reads a pair's force with one load through the read-only
+  // path where f[k] and f[k + 1] were two generic loads: the lanes of a warp read scattered
+  // intervals and each load costs the L1 a request per lane (docs/dev/decisions.md). The
+  // energy, read only when energies are asked for, stays one value per point.
   template <class Real>
   struct Coeff {
-    const Real* e = nullptr;  // n values each: e, f, e2, f2 (device memory)
-    const Real* f = nullptr;
+    const Real* f = nullptr;   // n - 1 pairs (f_k, f_{k+1}), then n - 1 of f2 (device memory)
+    const Real* f2 = nullptr;  // spline second derivatives of f, paired as f
+    const Real* e = nullptr;   // n values each: e, e2
     const Real* e2 = nullptr;
-    const Real* f2 = nullptr;
     // h2_6 = delta^2 / 6 for splines, 0 for linear interpolation: no separate flag, which
     // would take the kernels' arguments past what CUDA launches pass directly (Kokkos then
     // copies them to constant memory and waits for the previous such kernel first).
@@ -37,27 +44,50 @@ struct Table {
     Real last = 0;  // n - 2: the last interval
   };
 
-  // Every table's values, flattened: table k at offset 4 n_0 + ... as e, f, e2, f2.
+  // Reals per table: the paired f and f2 (2 (n - 1) each), then e and e2 (n each), padded to
+  // 16 bytes, so that every table's pairs, and coul/long's table after them, stay aligned.
+  template <class Real>
+  static std::size_t size(const TableData& tab) {
+    constexpr std::size_t align = 16 / sizeof(Real);
+    return (6 * std::size_t(tab.n) - 4 + align - 1) / align * align;
+  }
+  // Reals of every table together: where a style's further values (coul/long's table) begin.
+  template <class Real>
+  static std::size_t size(const TypeSet& t) {
+    std::size_t total = 0;
+    for (const auto& tab : t.tables) total += size<Real>(tab);
+    return total;
+  }
+
+  // Every table's values, flattened in the order of TypeSet::tables.
   template <class Real>
   static std::vector<Real> flatten(const TypeSet& t) {
     std::vector<Real> out;
-    for (const auto& tab : t.tables)
-      for (const auto* v : {&tab.e, &tab.f, &tab.e2, &tab.f2})
+    for (const auto& tab : t.tables) {
+      for (const auto* v : {&tab.f, &tab.f2})
+        for (std::size_t k = 0; k + 1 < v->size(); ++k)
+          out.insert(out.end(), {Real((*v)[k]), Real((*v)[k + 1])});
+      for (const auto* v : {&tab.e, &tab.e2})
         for (double x : *v) out.push_back(Real(x));
+      out.resize(out.size() + size<Real>(tab) - (6 * std::size_t(tab.n) - 4), Real(0));
+    }
     return out;
   }
 
   template <class Real>
   static Coeff<Real> coeff(const double* p, const Real* data, const TypeSet& t) {
+    if (reinterpret_cast<std::uintptr_t>(data) % (2 * sizeof(Real)) != 0)
+      throw std::logic_error("the pair tables are not aligned for their loads");
     const std::size_t k = std::size_t(p[0]);
     std::size_t offset = 0;
-    for (std::size_t j = 0; j < k; ++j) offset += 4 * std::size_t(t.tables[j].n);
+    for (std::size_t j = 0; j < k; ++j) offset += size<Real>(t.tables[j]);
     const TableData& tab = t.tables[k];
+    const std::size_t pairs = 2 * (std::size_t(tab.n) - 1);
     Coeff<Real> c;
-    c.e = data + offset;
-    c.f = c.e + tab.n;
-    c.e2 = c.f + tab.n;
-    c.f2 = c.e2 + tab.n;
+    c.f = data + offset;
+    c.f2 = c.f + pairs;
+    c.e = c.f2 + pairs;
+    c.e2 = c.e + tab.n;
     c.innersq = Real(tab.innersq);
     c.invdelta = Real(1.0 / tab.delta);
     c.h2_6 = tab.spline ? Real(tab.delta * tab.delta / 6.0) : Real(0);
@@ -89,7 +119,9 @@ struct Table {
     // by 0) the index stays in bounds.
     Real start;
     const int k = compat::table_interval(x, c.last, start);
-    return {x - start, k, c.f[k], c.f[k + 1]};
+    Lookup<Real> l{x - start, k, Real(0), Real(0)};
+    compat::load2_aligned(c.f + 2 * k, l.f0, l.f1);
+    return l;
   }
 
   template <class Real>
@@ -101,8 +133,10 @@ struct Table {
     Real f = a * l.f0 + b * l.f1;
     if (c.h2_6 != Real(0)) {
       const Real ca = (a * a * a - a) * c.h2_6, cb = (b * b * b - b) * c.h2_6;
+      Real s0, s1;
+      compat::load2_aligned(c.f2 + 2 * k, s0, s1);
       e += ca * c.e2[k] + cb * c.e2[k + 1];
-      f += ca * c.f2[k] + cb * c.f2[k + 1];
+      f += ca * s0 + cb * s1;
     }
     return {f, e};
   }
