@@ -316,11 +316,13 @@ void register_ewald(int cells, double accuracy) {
 
 // pair style table against the analytic lj/cut it tabulates, in.lj's atoms (fcc at 0.8442,
 // cutoff 2.5), 100 steps each; the same neighbor lists and variants (auto).
+template <class Real>
 void register_table_vs_lj(int cells) {
   const int atoms = 4 * cells * cells * cells;
   for (const bool table : {false, true}) {
-    const std::string name =
-        "md/table/" + std::to_string(atoms) + "/" + (table ? "table_linear" : "lj_cut") + "/double";
+    const std::string name = "md/table/" + std::to_string(atoms) + "/" +
+                             (table ? "table_linear" : "lj_cut") + "/" +
+                             (sizeof(Real) == 4 ? "float" : "double");
     register_for_each_space(
         name,
         [cells, table](auto space, benchmark::State& state) {
@@ -334,7 +336,7 @@ void register_table_vs_lj(int cells) {
           params.check = false;
           md::InitialState s = bench_state(0.8442, cells, cells, cells, 0.0);
           auto run = [&](auto style) {
-            md::MdSystem<Space, double, decltype(style)> sys(s, params);
+            md::MdSystem<Space, Real, decltype(style)> sys(s, params);
             sys.initialize();
             for (auto _ : state)
               time_region(state, space, [&] {
@@ -390,7 +392,10 @@ void register_md_suite() {
     register_charged_pairs<md::LjCutCoulLong>(cells, {false, md::CoulLongEval::Analytic, true});
     register_ewald(cells, 1e-5);
   }
-  for (const int cells : {20, 80}) register_table_vs_lj(cells);
+  for (const int cells : {20, 80}) {
+    register_table_vs_lj<double>(cells);
+    register_table_vs_lj<float>(cells);
+  }
 }
 
 }  // namespace hayate::bench
