@@ -300,6 +300,26 @@ TEST(MdInput, ThermoHeaderAndInputsValidate) {
   }
 }
 
+#ifdef KOKKOS_ENABLE_OPENMP
+TEST(MdInput, FullListTrajectoryIsTheSameOnAnyThreadCount) {
+  // Each thread writes only its own atoms' forces: positions and velocities do not depend on
+  // how the atoms are shared out (md.md); through two neighbor-list rebuilds.
+  std::string dumps[2];
+  for (const int threads : {1, 2}) {
+    const std::string out = "md_threads_" + std::to_string(threads);
+    const auto r = hayate::test::run_cli(
+        "run " + hayate::test::source_path("inputs/md/lj_melt.yaml") +
+        " --backend openmp --threads " + std::to_string(threads) + " --quiet --output " + out +
+        " --set system.lattice.cells=[5,5,5] --set tuning.list=full --set run.steps=45"
+        " --set output.thermo_every=45 --set output.dump_every=45");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    dumps[threads - 1] = read_text(out + "/dump.xyz");
+  }
+  ASSERT_FALSE(dumps[0].empty());
+  EXPECT_TRUE(dumps[0] == dumps[1]);
+}
+#endif
+
 // Builds the problem from YAML text and returns the input error it raises ("" if none).
 std::string problem_error(const std::string& yaml) {
   try {
