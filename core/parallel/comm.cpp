@@ -352,8 +352,15 @@ void Comm::abort(int code) const {
   std::_Exit(code);
 }
 
+// Open MPI's CUDA extension: MPIX_CUDA_AWARE_SUPPORT is what the headers hayate was compiled
+// against support, MPIX_Query_cuda_support() what the library loaded at run time supports. Only
+// the second counts: a CUDA-aware build of the same library (same ABI) may be the one loaded.
+#if defined(HAYATE_HAVE_MPI) && defined(MPIX_CUDA_AWARE_SUPPORT)
+#define HAYATE_MPI_CUDA_QUERY 1
+#endif
+
 bool Comm::cuda_aware() const {
-#if defined(HAYATE_HAVE_MPI) && defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+#ifdef HAYATE_MPI_CUDA_QUERY
   return mpi_ && MPIX_Query_cuda_support() == 1;
 #else
   return false;
@@ -367,10 +374,12 @@ std::string Comm::describe() const {
   MPI_Get_library_version(version, &length);
   std::string v(version, std::size_t(length));
   if (const auto cut = v.find_first_of(",\n"); cut != std::string::npos) v.resize(cut);
-  std::string aware = "no";
-#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
-  aware = "compiled in";
-  if (mpi_) aware = MPIX_Query_cuda_support() ? "yes" : "compiled in, not available at run time";
+  std::string aware = "no (the library has no CUDA query)";
+#ifdef HAYATE_MPI_CUDA_QUERY
+  // The library is asked only after MPI_Init, which a plain start never calls.
+  aware = !mpi_                            ? "asked under mpirun (mpirun -np 1 hayate info)"
+          : MPIX_Query_cuda_support() == 1 ? "yes"
+                                           : "no";
 #endif
   return fmt::format("MPI: {}; {} rank{}{}; CUDA-aware: {}", v, size_, size_ == 1 ? "" : "s",
                      mpi_ ? "" : " (not launched by mpirun)", aware);
