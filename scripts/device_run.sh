@@ -12,11 +12,15 @@
 #                                     SHARDS processes side by side, each cut at LIMIT s (540)
 #     bench BUILD FILTER [REPS]       BUILD's benchmarks matching FILTER, medians of REPS (5)
 #     lammps DIR INPUT [VAR=VALUE]... LAMMPS packed in DIR (scripts/pack_lammps.sh) on INPUT
-#     run BUILD INPUT [KEY=VALUE]...  BUILD's hayate on INPUT with --set KEY=VALUE; its CSV files
-#                                     under 1 MB (timers, thermo) and its log are kept in OUT
-#     mpirun RANKS BUILD INPUT [KEY=VALUE]...
+#     run BUILD INPUT [KEY=VALUE|--FLAG=VALUE]...
+#                                     BUILD's hayate on INPUT with --set KEY=VALUE and run's own
+#                                     flags (--gpu-aware=on); its CSV files under 1 MB (timers,
+#                                     thermo) and its log are kept in OUT
+#     mpirun RANKS BUILD INPUT [KEY=VALUE|--FLAG=VALUE]...
 #                                     the same on RANKS ranks, launched by the Open MPI that
 #                                     scripts/pack_openmpi.sh packed (unpacked first)
+#     mpitests BUILD                  unit_tests/mpi/test_mpi_runs.py over BUILD's hayate, ranks
+#                                     launched by that Open MPI
 #
 # Example: scripts/device_run.sh out unpack .deps/ab.tar.xz tests build/cuda ab build/cuda-base build/cuda
 set -uo pipefail
@@ -29,7 +33,14 @@ summary="$out/summary.txt"
 note() { echo "$*" | tee -a "$summary"; }
 libs() { echo "$1/devlibs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"; }
 name_of() { echo "$1" | tr '/' '_'; }
-actions='^(unpack|info|tests|ab|sanitize|bench|lammps|run|mpirun)$'
+actions='^(unpack|info|tests|ab|sanitize|bench|lammps|run|mpirun|mpitests)$'
+# The carried Open MPI (scripts/pack_openmpi.sh), relocated by OPAL_PREFIX; the single-copy
+# mechanism (CMA) needs a ptrace permission containers withhold.
+use_openmpi() {
+  export OPAL_PREFIX="$here/.deps/ompi" PMIX_MCA_mca_base_component_path="$here/.deps/ompi/pmix"
+  export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_ALLOW_RUN_AS_ROOT=1 \
+    OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+}
 count=0
 
 while [ $# -gt 0 ]; do
@@ -125,9 +136,7 @@ while [ $# -gt 0 ]; do
     run|mpirun)
       launch=()
       if [ "$action" = mpirun ]; then
-        export OPAL_PREFIX="$here/.deps/ompi" PMIX_MCA_mca_base_component_path="$here/.deps/ompi/pmix"
-        export OMPI_MCA_btl_vader_single_copy_mechanism=none OMPI_ALLOW_RUN_AS_ROOT=1 \
-          OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+        use_openmpi
         # The cores shared out between the ranks, unbound: bound to the same cores, ranks of
         # OpenMP threads wait on each other (4 ranks of in.lj ran 40x slower).
         threads=$(($(nproc) / $1))
@@ -138,7 +147,10 @@ while [ $# -gt 0 ]; do
       build=$1 input=$2
       shift 2
       sets=()
-      while [ $# -gt 0 ] && [[ "$1" == *=* ]]; do sets+=(--set "$1"); shift; done
+      while [ $# -gt 0 ] && [[ "$1" == *=* ]]; do
+        case "$1" in --*) sets+=("$1") ;; *) sets+=(--set "$1") ;; esac
+        shift
+      done
       count=$((count + 1))
       dir="$out/run-$count"
       scratch=$(mktemp -d)  # snapshots of millions of particles stay on the machine
@@ -154,6 +166,17 @@ while [ $# -gt 0 ]; do
       find "$scratch/run" -maxdepth 1 -name '*.csv' -size -1024k -exec cp {} "$dir/" \;
       rm -rf "$scratch"
       grep -E 'steps in' "$dir.log" | tee -a "$summary" >/dev/null ;;
+    mpitests)
+      build=$1
+      shift
+      use_openmpi
+      log="$out/mpitests-$(name_of "$build").txt"
+      start=$SECONDS
+      LD_LIBRARY_PATH="$OPAL_PREFIX/libs:$(libs "$here/$build")" python3 \
+        "$here/unit_tests/mpi/test_mpi_runs.py" --binary "$here/$build/hayate" \
+        --mpirun "$OPAL_PREFIX/bin/orterun" --source-dir "$here" >"$log" 2>&1
+      note "mpitests $build: exit $?, $(tail -n 1 "$log") ($((SECONDS - start)) s)"
+      grep -E '^FAIL ' "$log" | head -n 20 | tee -a "$summary" ;;
     *)
       note "unknown action '$action'"
       exit 2 ;;
