@@ -24,8 +24,10 @@
 #include <array>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hayate::md {
@@ -150,6 +152,21 @@ struct CutFaces {
   }
 };
 
+// Grows v to at least n entries (an eighth more, for the next rebuild's growth) and keeps it
+// otherwise: the buffers of one list rebuild serve the next, since a device allocation and its
+// release each wait for the device. Contents are not kept.
+template <class V>
+void grow(V& v, std::size_t n, const char* label) {
+  if (v.extent(0) >= n && v.data() != nullptr) return;
+  v = V(Kokkos::view_alloc(std::string(label), Kokkos::WithoutInitializing), n + n / 8 + 1);
+}
+
+// The first n entries of a buffer grow() sized.
+template <class V>
+auto head(const V& v, std::size_t n) {
+  return Kokkos::subview(v, std::make_pair(std::size_t(0), n));
+}
+
 template <class Space, class Real>
 class Domain {
  public:
@@ -247,8 +264,8 @@ class Domain {
   Kokkos::View<T*, Mem> with_rows(const Kokkos::View<T*, Mem>& from, int keep, int rows) const;
 
   // Public for nvcc (device lambdas). The owned rows of x (0..n-1) that direction `dir` sends:
-  // their count, and with send_index_ allocated, their rows and shifts stored from `offset`.
-  int select(const Vec& x, int n, int dir, int offset);
+  // their count, and with `fill`, their rows and shifts stored in send_index_ from `offset`.
+  int select(const Vec& x, int n, int dir, int offset, bool fill);
   void pack_positions(const Vec& x);
   void unpack_positions(const Vec& x, int n, const Space& on);
   void pack_ghost_forces(const Vec& f, int n);
@@ -287,6 +304,13 @@ class Domain {
   Kokkos::View<Real*, Mem> send_buf_, recv_buf_;
   Kokkos::View<Real*, Host> send_host_, recv_host_;  // staging (host spaces: the buffers)
   bool direct_ = false;                              // a GPU's buffers handed to MPI (no staging)
+  // forward_values(): one word a value, whatever its type.
+  Kokkos::View<std::uint64_t*, Mem> word_send_, word_recv_;
+  Kokkos::View<std::uint64_t*, Host> word_send_host_, word_recv_host_;
+  // migrate()'s work arrays.
+  Kokkos::View<int*, Mem> migrate_dest_, migrate_stay_;
+  Kokkos::View<double*, Mem> migrate_real_;
+  Kokkos::View<std::int64_t*, Mem> migrate_int_;
   Real* send_mpi() const { return direct_ ? send_buf_.data() : send_host_.data(); }
   Real* recv_mpi() const { return direct_ ? recv_buf_.data() : recv_host_.data(); }
   core::Comm::Pending pending_;  // the ghost positions in flight (start_forward)
@@ -317,7 +341,7 @@ void Domain<Space, Real>::exchange(const core::Comm& comm, T* send, T* recv, int
 }
 
 template <class Space, class Real>
-int Domain<Space, Real>::select(const Vec& x, int n, int k, int offset) {
+int Domain<Space, Real>::select(const Vec& x, int n, int k, int offset, bool fill) {
   const Direction& dir = dirs_[k];
   const CutFaces<Real> reach = reach_test();
   int o[3];
@@ -335,7 +359,7 @@ int Domain<Space, Real>::select(const Vec& x, int n, int k, int offset) {
           near = near && (o[d] == 0 || (o[d] < 0 ? p < reach.low[d] : p >= reach.high[d]));
         }
         if (!near) return;
-        if (final && index.extent(0) > 0) {
+        if (final && fill) {
           index(offset + count) = i;
           shift(offset + count, 0) = sx;
           shift(offset + count, 1) = sy;
@@ -355,19 +379,18 @@ int Domain<Space, Real>::plan(const core::Comm& comm, const Vec& x, int n) {
   send_offset_.assign(nd, 0);
   recv_count_.assign(nd, 0);
   recv_offset_.assign(nd, 0);
-  // Counting pass (no index view yet), then the filling pass.
-  send_index_ = Kokkos::View<int*, Mem>();
+  // Counting pass, then the filling pass.
   std::int64_t total = 0;
   for (std::size_t k = 0; k < nd; ++k) {
-    const int count = select(x, n, int(k), 0);
+    const int count = select(x, n, int(k), 0, false);
     send_count_[k] = count;
     send_offset_[k] = total;
     total += count;
   }
   send_total_ = int(total);
-  send_index_ = Kokkos::View<int*, Mem>("hayate::md::ghost_send", send_total_);
-  send_shift_ = Kokkos::View<Real* [3], Mem>("hayate::md::ghost_shift", send_total_);
-  for (std::size_t k = 0; k < nd; ++k) select(x, n, int(k), int(send_offset_[k]));
+  grow(send_index_, std::size_t(send_total_), "hayate::md::ghost_send");
+  grow(send_shift_, std::size_t(send_total_), "hayate::md::ghost_shift");
+  for (std::size_t k = 0; k < nd; ++k) select(x, n, int(k), int(send_offset_[k]), true);
   for (std::size_t k = 0; k < nd; ++k)
     comm.exchange(&send_count_[k], sizeof(std::int64_t), dirs_[k].to, &recv_count_[k],
                   sizeof(std::int64_t), dirs_[k].from, dirs_[k].tag);
@@ -379,15 +402,24 @@ int Domain<Space, Real>::plan(const core::Comm& comm, const Vec& x, int n) {
   if (received > std::numeric_limits<int>::max() / 4)
     throw core::RuntimeFailure("md: more ghost atoms than one rank can index");
   recv_total_ = int(received);
-  send_buf_ = Kokkos::View<Real*, Mem>("hayate::md::ghost_send_buf", 3 * std::size_t(send_total_));
-  recv_buf_ = Kokkos::View<Real*, Mem>("hayate::md::ghost_recv_buf", 3 * std::size_t(recv_total_));
+  grow(send_buf_, 3 * std::size_t(send_total_), "hayate::md::ghost_send_buf");
+  grow(recv_buf_, 3 * std::size_t(recv_total_), "hayate::md::ghost_recv_buf");
+  grow(word_send_, std::size_t(send_total_), "hayate::md::ghost_send_values");
+  grow(word_recv_, std::size_t(recv_total_), "hayate::md::ghost_recv_values");
   direct_ = core::ExecTraits<Space>::is_gpu && comm.device_memory();
-  send_host_ = Kokkos::View<Real*, Host>();
-  recv_host_ = Kokkos::View<Real*, Host>();
+  // Host mirrors of the same sizes (on host backends the buffers themselves).
+  auto mirror = [](auto& host, const auto& buf) {
+    const bool stale = Kokkos::SpaceAccessibility<Host, Mem>::accessible
+                           ? host.data() != buf.data()
+                           : host.extent(0) != buf.extent(0);
+    if (stale) host = Kokkos::create_mirror_view(Host(), buf);
+  };
   if (!direct_) {
-    send_host_ = Kokkos::create_mirror_view(Host(), send_buf_);
-    recv_host_ = Kokkos::create_mirror_view(Host(), recv_buf_);
+    mirror(send_host_, send_buf_);
+    mirror(recv_host_, recv_buf_);
   }
+  mirror(word_send_host_, word_send_);
+  mirror(word_recv_host_, word_recv_);
   return recv_total_;
 }
 
@@ -445,7 +477,8 @@ template <class Space, class Real>
 void Domain<Space, Real>::start_forward(const core::Comm& comm, const Vec& x) {
   pending_.wait();  // a previous start not finished (an exception in between): its buffers
   pack_positions(x);
-  if (!direct_) Kokkos::deep_copy(space_, send_host_, send_buf_);
+  const std::size_t sent = 3 * std::size_t(send_total_);
+  if (!direct_) Kokkos::deep_copy(space_, head(send_host_, sent), head(send_buf_, sent));
   space_.fence();
   for (std::size_t k = 0; k < dirs_.size(); ++k)
     comm.start_exchange(
@@ -457,7 +490,8 @@ void Domain<Space, Real>::start_forward(const core::Comm& comm, const Vec& x) {
 template <class Space, class Real>
 void Domain<Space, Real>::finish_forward(const Vec& x, int n, const Space& on) {
   pending_.wait();
-  if (!direct_) Kokkos::deep_copy(on, recv_buf_, recv_host_);
+  const std::size_t received = 3 * std::size_t(recv_total_);
+  if (!direct_) Kokkos::deep_copy(on, head(recv_buf_, received), head(recv_host_, received));
   unpack_positions(x, n, on);
 }
 
@@ -529,10 +563,11 @@ void Domain<Space, Real>::reverse_forces(const core::Comm& comm, const Vec& f, i
   // The position buffers, used the other way round: ghosts' forces out of the receive side,
   // owners' shares into the send side.
   pack_ghost_forces(f, n);
-  if (!direct_) Kokkos::deep_copy(space_, recv_host_, recv_buf_);
+  const std::size_t sent = 3 * std::size_t(send_total_), received = 3 * std::size_t(recv_total_);
+  if (!direct_) Kokkos::deep_copy(space_, head(recv_host_, received), head(recv_buf_, received));
   space_.fence();
   exchange(comm, send_mpi(), recv_mpi(), 3, true);
-  if (!direct_) Kokkos::deep_copy(space_, send_buf_, send_host_);
+  if (!direct_) Kokkos::deep_copy(space_, head(send_buf_, sent), head(send_host_, sent));
   // Within one direction an atom appears once: no two threads add to one row.
   for (std::size_t k = 0; k < dirs_.size(); ++k)
     if (send_count_[k] > 0) add_returned_forces(f, int(k));
@@ -542,20 +577,32 @@ template <class Space, class Real>
 template <class T>
 void Domain<Space, Real>::forward_values(const core::Comm& comm,
                                          const Kokkos::View<T*, Mem>& values, int n) {
-  // At rebuilds only: the gather goes through host copies of the whole arrays' ends.
-  Kokkos::View<T*, Mem> send("hayate::md::ghost_send_values", send_total_);
-  Kokkos::View<T*, Mem> recv("hayate::md::ghost_recv_values", recv_total_);
+  // At rebuilds only, through host memory, one word a value in the buffers plan() sized.
+  static_assert(sizeof(T) <= sizeof(std::uint64_t), "a value fits one word");
+  const auto send = word_send_;
+  const auto recv = word_recv_;
   const auto index = send_index_;
   Kokkos::parallel_for(
       "hayate::md::ghost_pack_values", Kokkos::RangePolicy<Space>(space_, 0, send_total_),
-      KOKKOS_LAMBDA(int e) { send(e) = values(index(e)); });
-  auto hs = Kokkos::create_mirror_view_and_copy(Host(), send);
-  auto hr = Kokkos::create_mirror_view(Host(), recv);
-  exchange(comm, hs.data(), hr.data(), 1);
-  Kokkos::deep_copy(space_, recv, hr);
+      KOKKOS_LAMBDA(int e) {
+        const T value = values(index(e));
+        std::uint64_t word = 0;
+        memcpy(&word, &value, sizeof(T));
+        send(e) = word;
+      });
+  const std::size_t sent = std::size_t(send_total_), received = std::size_t(recv_total_);
+  Kokkos::deep_copy(space_, head(word_send_host_, sent), head(send, sent));
+  space_.fence();
+  exchange(comm, word_send_host_.data(), word_recv_host_.data(), 1);
+  Kokkos::deep_copy(space_, head(recv, received), head(word_recv_host_, received));
   Kokkos::parallel_for(
       "hayate::md::ghost_unpack_values", Kokkos::RangePolicy<Space>(space_, 0, recv_total_),
-      KOKKOS_LAMBDA(int g) { values(n + g) = recv(g); });
+      KOKKOS_LAMBDA(int g) {
+        const std::uint64_t word = recv(g);
+        T value;
+        memcpy(&value, &word, sizeof(T));
+        values(n + g) = value;
+      });
   space_.fence();
 }
 
@@ -565,7 +612,9 @@ auto Domain<Space, Real>::migrate(const core::Comm& comm, const OwnedAtoms<Real,
   const int n = mine.n;
   const BrickGrid grid = grid_;
   const int me = comm.rank();
-  Kokkos::View<int*, Mem> dest("hayate::md::migrate_dest", n);
+  grow(migrate_dest_, std::size_t(n), "hayate::md::migrate_dest");
+  grow(migrate_stay_, std::size_t(n), "hayate::md::migrate_stay");
+  const auto dest = migrate_dest_;
   const auto x = mine.x;
   int leaving = 0;
   Kokkos::parallel_reduce(
@@ -580,9 +629,11 @@ auto Domain<Space, Real>::migrate(const core::Comm& comm, const OwnedAtoms<Real,
       leaving);
   // Records of the leaving atoms, in atom order: x, v, q as doubles; type, id, rank as integers.
   constexpr int nreal = 7, nint = 3;
-  Kokkos::View<double*, Mem> real_out("hayate::md::migrate_real", std::size_t(nreal) * leaving);
-  Kokkos::View<std::int64_t*, Mem> int_out("hayate::md::migrate_int", std::size_t(nint) * leaving);
-  Kokkos::View<int*, Mem> stay("hayate::md::migrate_stay", n);
+  grow(migrate_real_, std::size_t(nreal) * leaving, "hayate::md::migrate_real");
+  grow(migrate_int_, std::size_t(nint) * leaving, "hayate::md::migrate_int");
+  const auto real_out = migrate_real_;
+  const auto int_out = migrate_int_;
+  const auto stay = migrate_stay_;
   const auto v = mine.v;
   const auto type = mine.type;
   const auto id = mine.id;
@@ -608,8 +659,9 @@ auto Domain<Space, Real>::migrate(const core::Comm& comm, const OwnedAtoms<Real,
         ++left;
       });
   staying = n - leaving;
-  auto hr = Kokkos::create_mirror_view_and_copy(Host(), real_out);
-  auto hi = Kokkos::create_mirror_view_and_copy(Host(), int_out);
+  auto hr =
+      Kokkos::create_mirror_view_and_copy(Host(), head(real_out, std::size_t(nreal) * leaving));
+  auto hi = Kokkos::create_mirror_view_and_copy(Host(), head(int_out, std::size_t(nint) * leaving));
   // Group by destination (stable), then exchange with every other rank: atoms may go anywhere.
   const int ranks = comm.size();
   std::vector<std::vector<double>> out_real(ranks);
@@ -640,12 +692,15 @@ auto Domain<Space, Real>::migrate(const core::Comm& comm, const OwnedAtoms<Real,
   }
   const int arriving = int(arrivals_int.size() / 2);
   OwnedAtoms<Real, Mem> out = OwnedAtoms<Real, Mem>::allocate(staying + arriving);
-  Kokkos::View<double*, Mem> real_in("hayate::md::migrate_real_in", arrivals_real.size());
-  Kokkos::View<std::int64_t*, Mem> int_in("hayate::md::migrate_int_in", arrivals_int.size());
-  Kokkos::deep_copy(space_, real_in,
+  // The leaving records are on the host (hr, hi, done with): the arrivals take their buffers.
+  grow(migrate_real_, arrivals_real.size(), "hayate::md::migrate_real");
+  grow(migrate_int_, arrivals_int.size(), "hayate::md::migrate_int");
+  const auto real_in = migrate_real_;
+  const auto int_in = migrate_int_;
+  Kokkos::deep_copy(space_, head(real_in, arrivals_real.size()),
                     Kokkos::View<const double*, Host, Kokkos::MemoryUnmanaged>(
                         arrivals_real.data(), arrivals_real.size()));
-  Kokkos::deep_copy(space_, int_in,
+  Kokkos::deep_copy(space_, head(int_in, arrivals_int.size()),
                     Kokkos::View<const std::int64_t*, Host, Kokkos::MemoryUnmanaged>(
                         arrivals_int.data(), arrivals_int.size()));
   const auto nx = out.x, nv = out.v;
